@@ -1,0 +1,193 @@
+"""Boundary checks shared by every public function.
+
+Each check raises ``ValueError`` or ``TypeError`` whose message names the parameter (in backticks)
+and the offending value, and lists the allowed values for closed vocabularies. Checks never modify
+their input: array checks return a new float64 array when conversion or copying is needed.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "as_generator",
+    "check_choice",
+    "check_int",
+    "check_real",
+    "as_float_matrix",
+    "as_square_matrix",
+    "as_participants",
+]
+
+
+def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Normalise ``rng`` (None, int seed, SeedSequence or Generator) into a ``Generator``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, bool) or not (
+        rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence))
+    ):
+        raise TypeError(
+            f"`{name}` must be None, an int seed, a SeedSequence or a numpy Generator; "
+            f"got {type(rng).__name__} {rng!r}"
+        )
+    if isinstance(rng, numbers.Integral) and rng < 0:
+        raise ValueError(f"`{name}` seed must be non-negative; got {rng!r}")
+    return np.random.default_rng(rng)
+
+
+def check_choice(value: Any, name: str, allowed: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``; otherwise raise naming the allowed values."""
+    allowed = tuple(allowed)
+    if not isinstance(value, str) or value not in allowed:
+        options = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"`{name}` must be one of {options}; got {value!r}")
+    return value
+
+
+def check_real(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+) -> float:
+    """Return ``value`` as a float after checking type, finiteness and the interval bounds."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number; got {type(value).__name__} {value!r}")
+    v = float(value)
+    if np.isnan(v) or (np.isinf(v) and not allow_inf):
+        raise ValueError(f"`{name}` must be finite; got {value!r}")
+    if low is not None and (v < low or (low_open and v == low)):
+        op = ">" if low_open else ">="
+        raise ValueError(f"`{name}` must be {op} {low:g}; got {value!r}")
+    if high is not None and (v > high or (high_open and v == high)):
+        op = "<" if high_open else "<="
+        raise ValueError(f"`{name}` must be {op} {high:g}; got {value!r}")
+    return v
+
+
+def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as an int after checking its type and bounds."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer; got {type(value).__name__} {value!r}")
+    v = int(value)
+    if low is not None and v < low:
+        raise ValueError(f"`{name}` must be >= {low}; got {value!r}")
+    if high is not None and v > high:
+        raise ValueError(f"`{name}` must be <= {high}; got {value!r}")
+    return v
+
+
+def _non_numeric_column(df: pd.DataFrame) -> str | None:
+    for col in df.columns:
+        if not (
+            pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col])
+        ):
+            return str(col)
+    return None
+
+
+def as_float_matrix(X: Any, name: str, *, where: str = "") -> np.ndarray:
+    """Return a new finite float64 2-D array built from ``X`` (array-like or DataFrame).
+
+    Boolean arrays (e.g. masks ``W != 0``) are accepted as 0/1.
+
+    ``where`` is appended to the parameter name in messages (e.g. ``" (participant 3)"``).
+    """
+    label = f"`{name}`{where}"
+    if isinstance(X, pd.DataFrame):
+        bad = _non_numeric_column(X)
+        if bad is not None:
+            raise TypeError(f"{label} column {bad!r} is not numeric (dtype {X[bad].dtype})")
+        arr = X.to_numpy(dtype=float, copy=True)
+    else:
+        try:
+            raw = np.asarray(X)
+        except Exception as exc:  # pragma: no cover - numpy raises many kinds here
+            raise TypeError(f"{label} must be array-like; got {type(X).__name__}") from exc
+        if raw.dtype == object or not (
+            raw.dtype == bool
+            or (np.issubdtype(raw.dtype, np.number) and not np.issubdtype(raw.dtype, np.complexfloating))
+        ):
+            raise TypeError(f"{label} must hold real numbers; got dtype {raw.dtype}")
+        arr = np.array(raw, dtype=float, copy=True)
+    if arr.ndim != 2:
+        raise ValueError(f"{label} must be 2-dimensional; got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{label} has a non-finite value {float(arr[i, j])!r} at row {i}, column {j}"
+        )
+    return arr
+
+
+def as_square_matrix(W: Any, name: str) -> np.ndarray:
+    """Return a new finite float64 square matrix (e.g. an adjacency or weight matrix)."""
+    arr = as_float_matrix(W, name)
+    if arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"`{name}` must be a square matrix; got shape {arr.shape}")
+    return arr
+
+
+def as_participants(
+    participants: Any, name: str = "participants", *, min_rows: int = 2
+) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
+    """Validate a sequence of participants' datasets.
+
+    Parameters
+    ----------
+    participants : sequence of arrays or DataFrames, each of shape (n_k, d)
+        One dataset per participant; ``n_k`` may differ, ``d`` may not.
+
+    Returns
+    -------
+    arrays : list of new float64 arrays of shape (n_k, d)
+    columns : tuple of column names, or None when no participant is a DataFrame
+    """
+    if isinstance(participants, (np.ndarray, pd.DataFrame)) or not isinstance(
+        participants, Sequence
+    ):
+        raise TypeError(
+            f"`{name}` must be a sequence (list or tuple) of (n_k, d) arrays or DataFrames, "
+            f"one per participant; got {type(participants).__name__}"
+        )
+    if len(participants) == 0:
+        raise ValueError(f"`{name}` must hold at least one participant; got an empty sequence")
+    arrays: list[np.ndarray] = []
+    columns: tuple[str, ...] | None = None
+    for k, X in enumerate(participants):
+        where = f" (participant {k})"
+        arr = as_float_matrix(X, name, where=where)
+        if isinstance(X, pd.DataFrame):
+            cols = tuple(str(c) for c in X.columns)
+            if columns is None:
+                columns = cols
+            elif cols != columns:
+                diff = next((a, b) for a, b in zip(cols + ("",) * len(columns), columns) if a != b)
+                raise ValueError(
+                    f"`{name}`{where} has columns {list(cols)} but an earlier participant has "
+                    f"{list(columns)} (first mismatch: {diff[0]!r} vs {diff[1]!r})"
+                )
+        if arrays and arr.shape[1] != arrays[0].shape[1]:
+            raise ValueError(
+                f"`{name}`{where} has {arr.shape[1]} columns but participant 0 has "
+                f"{arrays[0].shape[1]}"
+            )
+        if arr.shape[0] < min_rows:
+            raise ValueError(
+                f"`{name}`{where} has {arr.shape[0]} rows; at least {min_rows} are required"
+            )
+        arrays.append(arr)
+    if arrays[0].shape[1] < 1:
+        raise ValueError(f"`{name}` must have at least one column; got 0")
+    return arrays, columns

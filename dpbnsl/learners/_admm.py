@@ -1,0 +1,115 @@
+"""Pieces shared by the consensus-ADMM learners: the penalty schedule and the server's W-step.
+
+Server problem (seed 000 eq. 3; seed 001 eq. 5 with ``lambda1 = 0``):
+
+    min_W  λ‖W‖₁ + α h(W) + ρ₁/2 h(W)² + Σ_k ⟨β_k, B_k − W⟩ + ρ₂/2 Σ_k ‖B_k − W‖_F²
+
+With ``B̄`` the mean of the B_k, ``Σ_k ‖B_k − W‖² = P‖W − B̄‖² + Σ_k ‖B_k − B̄‖²``, so the problem depends
+on the participants only through ``B̄``, ``Σβ_k`` and a constant; one evaluation costs O(d²) plus one
+matrix exponential (for h and ∇h). Writing it around ``B̄`` (rather than expanding ``‖B_k‖²``) keeps
+the objective free of cancellation when ρ₂ is large, which L-BFGS-B's relative-decrease test needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.optimize
+
+from ..graphs import acyclicity
+
+__all__ = ["PenaltySchedule", "ServerProblem", "solve_server"]
+
+
+@dataclass(frozen=True)
+class PenaltySchedule:
+    """Penalties ρ₁, ρ₂ growing geometrically (×γ₁, ×γ₂) each round while below ``rho_max``.
+
+    ``rho(t)`` gives the pair in force during round ``t`` (0-based); the multiplier updates of round
+    ``t`` use these values, before they grow (seed 000 Alg. 1).
+    """
+
+    rho1: float
+    rho2: float
+    gamma1: float = 1.0
+    gamma2: float = 1.0
+    rho_max: float = np.inf
+
+    def rho(self, t: int) -> tuple[float, float]:
+        return self._grow(self.rho1, self.gamma1, t), self._grow(self.rho2, self.gamma2, t)
+
+    def _grow(self, r: float, g: float, t: int) -> float:
+        for _ in range(t):
+            if r >= self.rho_max or g == 1.0:
+                break
+            r *= g
+        return r
+
+    def saturated(self, t: int) -> bool:
+        """True when both penalties have reached ``rho_max`` after round ``t``'s growth."""
+        r1, r2 = self.rho(t + 1)
+        return r1 >= self.rho_max and r2 >= self.rho_max
+
+
+@dataclass(frozen=True)
+class ServerProblem:
+    """The data of one server W-step: the mean of the B_k, the sum of the β_k, and the constant
+    ``Σ_k ⟨β_k, B_k⟩ + ρ₂/2 Σ_k ‖B_k − B̄‖²`` (so that the objective value is exact)."""
+
+    B_mean: np.ndarray
+    beta_sum: np.ndarray
+    const: float
+    n_participants: int
+    alpha: float
+    rho1: float
+    rho2: float
+    lambda1: float = 0.0
+
+
+def _objective(W: np.ndarray, p: ServerProblem) -> tuple[float, np.ndarray]:
+    """Smooth part of the server objective (everything but λ‖W‖₁) and its gradient.
+
+    A trial point so far out that exp(W∘W) overflows is reported as +inf, which makes the L-BFGS-B
+    line search step back (this happens only when ρ is very large).
+    """
+    P = p.n_participants
+    D = W - p.B_mean
+    with np.errstate(over="ignore", invalid="ignore"):
+        h, gh = acyclicity(W)
+        f = (
+            p.alpha * h
+            + 0.5 * p.rho1 * h * h
+            - float(np.sum(p.beta_sum * W))
+            + 0.5 * p.rho2 * P * float(np.sum(D * D))
+            + p.const
+        )
+        g = (p.alpha + p.rho1 * h) * gh - p.beta_sum + p.rho2 * P * D
+    if not (np.isfinite(f) and np.isfinite(g).all()):
+        return np.inf, np.zeros_like(W)
+    return f, g
+
+
+def solve_server(W0: np.ndarray, p: ServerProblem, *, free: np.ndarray | None = None) -> np.ndarray:
+    """Solve the server W-step by L-BFGS-B on the split ``W = W⁺ − W⁻`` (``W⁺, W⁻ ≥ 0``).
+
+    The diagonal is fixed at 0; entries where ``free`` is False are fixed at 0 as well. Warm-started
+    from ``W0``; scipy's default L-BFGS-B options (as in the authors' code).
+    """
+    d = W0.shape[0]
+    fixed = np.eye(d, dtype=bool) if free is None else (np.eye(d, dtype=bool) | ~free)
+    upper = np.where(fixed.ravel(), 0.0, None)
+    bounds = [(0.0, u) for u in upper] * 2
+    start = np.where(fixed, 0.0, W0)
+    x0 = np.concatenate([np.maximum(start, 0).ravel(), np.maximum(-start, 0).ravel()])
+    lam = p.lambda1
+
+    def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+        W = (x[: d * d] - x[d * d :]).reshape(d, d)
+        f, g = _objective(W, p)
+        f += lam * float(x.sum())
+        g = g.ravel()
+        return f, np.concatenate([g + lam, -g + lam])
+
+    sol = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds)
+    return (sol.x[: d * d] - sol.x[d * d :]).reshape(d, d)

@@ -1,0 +1,85 @@
+"""The result every learner returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..federation import Transcript
+from ..graphs import is_dag
+
+__all__ = ["LearnResult"]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class LearnResult:
+    """A learned structure.
+
+    Attributes
+    ----------
+    method : str
+        The learner's name (e.g. ``"fed-bnsl"``).
+    W : array of shape (d, d)
+        Thresholded weighted adjacency (``W[i, j] != 0`` ⇔ edge i → j); read-only.
+    W_raw : array of shape (d, d)
+        The estimate before thresholding; read-only.
+    history : DataFrame
+        One row per round (federated learners) or per outer iteration (centralised learners).
+    columns : tuple of str or None
+        Variable names, when the input carried them.
+    transcript : Transcript or None
+        Every message that crossed the wire (federated learners only).
+    ledger : object or None
+        The privacy ledger (private learners only).
+    params : mapping
+        The hyperparameters the learner ran with.
+    info : mapping
+        Learner-specific extras (e.g. ``oracle=True`` for NOTEARS-Best, per-participant results).
+    """
+
+    method: str
+    W: np.ndarray
+    W_raw: np.ndarray
+    history: pd.DataFrame
+    columns: tuple[str, ...] | None = None
+    transcript: Transcript | None = None
+    ledger: Any = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "W", _readonly(self.W))
+        object.__setattr__(self, "W_raw", _readonly(self.W_raw))
+
+    @property
+    def adjacency(self) -> np.ndarray:
+        """0/1 integer adjacency of the thresholded estimate."""
+        return (self.W != 0).astype(int)
+
+    @property
+    def is_dag(self) -> bool:
+        return is_dag(self.W)
+
+    @property
+    def n_edges(self) -> int:
+        return int(np.count_nonzero(self.W))
+
+    def to_frame(self, *, raw: bool = False) -> pd.DataFrame:
+        """The (raw or thresholded) weights as a DataFrame labelled by variable names."""
+        names = list(self.columns) if self.columns else [f"X{i}" for i in range(self.W.shape[0])]
+        return pd.DataFrame(np.array(self.W_raw if raw else self.W), index=names, columns=names)
+
+    def __repr__(self) -> str:
+        extra = ", oracle" if self.info.get("oracle") else ""
+        rounds = f", {len(self.history)} rounds" if len(self.history) else ""
+        return f"LearnResult({self.method!r}, d={self.W.shape[0]}, edges={self.n_edges}{rounds}{extra})"

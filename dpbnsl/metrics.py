@@ -1,0 +1,352 @@
+"""Accuracy of learned graphs against a ground truth.
+
+Convention: ``B[i, j] != 0`` means the edge ``i -> j``; only the support matters except in
+:func:`auroc_aupr` and :func:`nmse`, which use the weights. A boolean array (e.g. ``W != 0``) is
+accepted as a 0/1 matrix. Graph metrics take ``(truth, estimate)`` in that order and require the
+truth to be a DAG, so that a swapped call with a cyclic estimate raises instead of returning a
+wrong number. A ratio with a zero denominator follows NOTEARS (Zheng et al. 2018): the
+denominator is floored at 1, so an empty ratio is 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.stats
+
+from ._validation import as_square_matrix
+from .graphs import dag_to_cpdag, is_dag, v_structures
+
+__all__ = [
+    "Accuracy",
+    "SkeletonScores",
+    "VStructureCounts",
+    "RankingScores",
+    "count_accuracy",
+    "skeleton_scores",
+    "v_structure_counts",
+    "v_structure_recall",
+    "shd_cpdag",
+    "auroc_aupr",
+    "nmse",
+]
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Edge-level accuracy of an estimated graph (see :func:`count_accuracy`)."""
+
+    shd: int
+    tpr: float
+    fdr: float
+    fpr: float
+    precision: float
+    recall: float
+    f1: float
+    nnz: int
+    reversed: int
+    extra: int
+    missing: int
+    true_positive: int
+    n_true_edges: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        """Return the fields as a plain ``dict`` (e.g. one row of a results table)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class SkeletonScores:
+    """Precision, recall and F1 on undirected node pairs (see :func:`skeleton_scores`)."""
+
+    precision: float
+    recall: float
+    f1: float
+    true_positive: int
+    n_true: int
+    n_predicted: int
+
+
+@dataclass(frozen=True)
+class VStructureCounts:
+    """True v-structures found in the estimate, v-structures of the truth and of the estimate."""
+
+    found: int
+    n_true: int
+    n_est: int
+
+
+@dataclass(frozen=True)
+class RankingScores:
+    """Threshold-free scores of an edge ranking (see :func:`auroc_aupr`)."""
+
+    auroc: float
+    aupr: float
+
+
+def _pair(A, B, name_a: str, name_b: str, *, dag: tuple[str, ...] = ()):
+    """Validate two same-shape square matrices; those named in ``dag`` must be acyclic.
+
+    A boolean array (e.g. ``W != 0``) is accepted as a 0/1 adjacency matrix.
+    """
+    A, B = (M.astype(float) if isinstance(M, np.ndarray) and M.dtype == bool else M for M in (A, B))
+    a, b = as_square_matrix(A, name_a), as_square_matrix(B, name_b)
+    if a.shape[0] == 0:
+        raise ValueError(f"`{name_a}` must have at least one node; got shape {a.shape}")
+    if a.shape != b.shape:
+        raise ValueError(
+            f"`{name_a}` and `{name_b}` must have the same shape; got {a.shape} and {b.shape}"
+        )
+    for name, m in ((name_a, a), (name_b, b)):
+        if name in dag and not is_dag(m):
+            hint = " (argument order is (truth, estimate))" if name == name_a else ""
+            raise ValueError(f"`{name}` must be a DAG but has a directed cycle or self-loop{hint}")
+    return a, b
+
+
+def _ratio(num: int, den: int) -> float:
+    return num / max(den, 1)
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def count_accuracy(B_true, B_est) -> Accuracy:
+    """Compare the edges of an estimated graph with a true DAG (NOTEARS convention).
+
+    Each non-zero entry of ``B_est`` is a predicted edge (``nnz`` of them, self-loops included)
+    and is exactly one of: *true positive* (``B_true`` has the same edge), *reversed* (``B_true``
+    has the opposite edge and ``B_est`` lacks the true one) or *extra* (all others, self-loops
+    included). ``missing`` counts true adjacent pairs with neither direction predicted. So a 2-cycle
+    ``i <-> j`` with ``i -> j`` true is one true positive plus one extra edge, and a 2-cycle absent
+    from the truth is two extra edges. Then ``shd = extra + missing + reversed`` is the least number
+    of edge additions, deletions and reversals turning ``B_est`` into ``B_true``; it equals NOTEARS'
+    SHD whenever ``B_est`` has no 2-cycle (NOTEARS counts a spurious 2-cycle once).
+
+    Parameters
+    ----------
+    B_true : array or DataFrame of shape (d, d)
+        True graph; must be a DAG.
+    B_est : array or DataFrame of shape (d, d)
+        Estimated graph; may be cyclic (e.g. a voting baseline). Weights are ignored.
+
+    Returns
+    -------
+    Accuracy
+        ``tpr = recall = true_positive / n_true_edges``, ``fdr = (reversed + extra) / nnz``,
+        ``fpr = (reversed + extra) / (d(d-1)/2 - n_true_edges)``, ``precision = true_positive /
+        nnz``, ``f1`` their harmonic mean. Zero denominators are floored at 1 (an empty estimate
+        has ``fdr = precision = 0``, an empty truth ``tpr = 0``, and ``fpr`` is the plain count of
+        false edges when the truth is complete or ``d = 1``); ``f1 = 0`` if ``precision + recall
+        = 0``. As in NOTEARS, ``fpr`` can exceed 1: reversed edges and 2-cycles count in its
+        numerator but not in its denominator.
+
+    Examples
+    --------
+    >>> truth = [[0, 1, 0], [0, 0, 1], [0, 0, 0]]      # 0 -> 1 -> 2
+    >>> est = [[0, 0.7, 0], [0, 0, 0], [0, -1.2, 0]]   # 0 -> 1 <- 2
+    >>> acc = count_accuracy(truth, est)
+    >>> acc.shd, acc.true_positive, acc.reversed, acc.tpr, acc.fdr
+    (1, 1, 1, 0.5, 0.5)
+    """
+    T, E = _pair(B_true, B_est, "B_true", "B_est", dag=("B_true",))
+    d = T.shape[0]
+    T, E = T != 0, E != 0
+    n_tp, n_rev, nnz = int((E & T).sum()), int((E & T.T & ~E.T).sum()), int(E.sum())
+    n_extra, n_true = nnz - n_tp - n_rev, int(T.sum())
+    missing = int(np.triu((T | T.T) & ~(E | E.T)).sum())
+    precision, recall = _ratio(n_tp, nnz), _ratio(n_tp, n_true)
+    return Accuracy(
+        shd=n_extra + missing + n_rev,
+        tpr=recall,
+        fdr=_ratio(n_rev + n_extra, nnz),
+        fpr=_ratio(n_rev + n_extra, d * (d - 1) // 2 - n_true),
+        precision=precision,
+        recall=recall,
+        f1=_f1(precision, recall),
+        nnz=nnz,
+        reversed=n_rev,
+        extra=n_extra,
+        missing=missing,
+        true_positive=n_tp,
+        n_true_edges=n_true,
+    )
+
+
+def skeleton_scores(B_true, B_est) -> SkeletonScores:
+    """Precision, recall and F1 of the estimated skeleton (unordered pairs ``{i, j}``, i ≠ j).
+
+    A pair is in a skeleton when either direction is non-zero; orientation, weights and the
+    diagonal are ignored, so either graph may be a DAG, a CPDAG or cyclic. Zero denominators are
+    floored at 1 as in :func:`count_accuracy`.
+
+    Parameters
+    ----------
+    B_true, B_est : array or DataFrame of shape (d, d)
+        True and estimated graphs, in that order.
+
+    Returns
+    -------
+    SkeletonScores
+
+    Examples
+    --------
+    >>> s = skeleton_scores([[0, 1, 0], [0, 0, 1], [0, 0, 0]], [[0, 0, 0], [1, 0, 0], [1, 0, 0]])
+    >>> s.true_positive, s.precision, s.recall
+    (1, 0.5, 0.5)
+    """
+    T, E = _pair(B_true, B_est, "B_true", "B_est")
+    upper = np.triu(np.ones(T.shape, dtype=bool), 1)
+    st, se = ((T != 0) | (T.T != 0)) & upper, ((E != 0) | (E.T != 0)) & upper
+    n_tp, n_true, n_pred = int((st & se).sum()), int(st.sum()), int(se.sum())
+    p, r = _ratio(n_tp, n_pred), _ratio(n_tp, n_true)
+    return SkeletonScores(p, r, _f1(p, r), n_tp, n_true, n_pred)
+
+
+def v_structure_counts(B_true, B_est) -> VStructureCounts:
+    """Count the v-structures of the true DAG that the estimate reproduces.
+
+    A true v-structure ``a -> c <- b`` (``a``, ``b`` non-adjacent; see
+    :func:`dpbnsl.graphs.v_structures`) is *found* when ``B_est`` orients both edges into ``c``
+    (``B_est[a, c] != 0 == B_est[c, a]``, likewise for ``b``) and has no edge between ``a`` and
+    ``b``. A pair set in both directions counts as undirected, so ``B_est`` may be a CPDAG (e.g.
+    from PC) or cyclic; ``n_est`` counts the estimate's v-structures by the same rule.
+
+    Parameters
+    ----------
+    B_true : array or DataFrame of shape (d, d)
+        True graph; must be a DAG.
+    B_est : array or DataFrame of shape (d, d)
+        Estimated graph: DAG, CPDAG or cyclic.
+
+    Returns
+    -------
+    VStructureCounts
+
+    Examples
+    --------
+    >>> collider = [[0, 1, 0], [0, 0, 0], [0, 1, 0]]   # 0 -> 1 <- 2
+    >>> v_structure_counts(collider, collider)
+    VStructureCounts(found=1, n_true=1, n_est=1)
+    >>> v_structure_counts(collider, [[0, 1, 0], [1, 0, 0], [0, 1, 0]])  # 0 - 1 undirected
+    VStructureCounts(found=0, n_true=1, n_est=0)
+    """
+    T, E = _pair(B_true, B_est, "B_true", "B_est", dag=("B_true",))
+    A = E != 0
+    adjacent = A | A.T
+    # v_structures checks non-adjacency within its argument only: re-check on the full skeleton.
+    oriented = v_structures((A & ~A.T).astype(float))
+    est = {(a, c, b) for a, c, b in oriented if not adjacent[a, b]}
+    true = v_structures(T)
+    return VStructureCounts(found=len(true & est), n_true=len(true), n_est=len(est))
+
+
+def v_structure_recall(B_true, B_est) -> float:
+    """Fraction of the true DAG's v-structures found in ``B_est`` (rule of
+    :func:`v_structure_counts`, same parameters); ``nan`` when ``B_true`` has no v-structure.
+
+    Examples
+    --------
+    >>> v_structure_recall([[0, 1, 0], [0, 0, 0], [0, 1, 0]], [[0, 1, 0], [0, 0, 0], [0, 0, 0]])
+    0.0
+    """
+    c = v_structure_counts(B_true, B_est)
+    return c.found / c.n_true if c.n_true else float("nan")
+
+
+def shd_cpdag(B_true, B_est) -> int:
+    """Structural Hamming distance between the CPDAGs of two DAGs.
+
+    Counts the unordered pairs ``{i, j}`` whose status differs between the CPDAGs
+    (:func:`dpbnsl.graphs.dag_to_cpdag`): absent, ``i -> j``, ``j -> i`` or undirected ``i - j``.
+    It is 0 exactly when the two DAGs are Markov equivalent.
+
+    Parameters
+    ----------
+    B_true, B_est : array or DataFrame of shape (d, d)
+        True and estimated graphs, in that order; both must be DAGs.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> chain, reverse = [[0, 1, 0], [0, 0, 1], [0, 0, 0]], [[0, 0, 0], [1, 0, 0], [0, 1, 0]]
+    >>> collider = [[0, 1, 0], [0, 0, 0], [0, 1, 0]]
+    >>> shd_cpdag(chain, reverse), shd_cpdag(chain, collider)
+    (0, 2)
+    """
+    T, E = _pair(B_true, B_est, "B_true", "B_est", dag=("B_true", "B_est"))
+    diff = dag_to_cpdag(T) != dag_to_cpdag(E)
+    return int(np.triu(diff | diff.T, 1).sum())
+
+
+def auroc_aupr(B_true, W_est) -> RankingScores:
+    """AUROC and AUPR of ranking the d(d-1) off-diagonal ordered pairs by ``|W_est|``.
+
+    Positives are the ``m`` true directed edges (a reversed edge is a negative), ``n`` negatives.
+    AUROC is the Mann–Whitney statistic ``(Σ_positives rank(s) − m(m+1)/2) / (m n)`` with tied
+    scores given their average rank. AUPR is the average precision ``Σ_k (R_k − R_{k−1}) P_k``
+    over the distinct scores ``t_1 > t_2 > ...``, with ``P_k``, ``R_k`` the precision and recall of
+    predicting ``|W_est| >= t_k`` and ``R_0 = 0`` (scikit-learn's ``average_precision_score``).
+    Both are ``nan`` when ``B_true`` has no edge; ``n >= 1`` whenever ``d >= 2``.
+
+    Parameters
+    ----------
+    B_true : array or DataFrame of shape (d, d)
+        True graph; must be a DAG.
+    W_est : array or DataFrame of shape (d, d)
+        Estimated weights; the diagonal is ignored.
+
+    Returns
+    -------
+    RankingScores
+
+    Examples
+    --------
+    >>> auroc_aupr([[0, 1], [0, 0]], [[0, 0.9], [-0.2, 0]])
+    RankingScores(auroc=1.0, aupr=1.0)
+    """
+    T, W = _pair(B_true, W_est, "B_true", "W_est", dag=("B_true",))
+    off = ~np.eye(T.shape[0], dtype=bool)
+    y, s = T[off] != 0, np.abs(W[off])
+    m, n = int(y.sum()), int((~y).sum())
+    if m == 0:
+        return RankingScores(float("nan"), float("nan"))
+    auroc = (scipy.stats.rankdata(s)[y].sum() - m * (m + 1) / 2) / (m * n)
+    order = np.argsort(-s, kind="stable")
+    tp = np.cumsum(y[order])
+    last = np.r_[np.flatnonzero(np.diff(s[order])), s.size - 1]  # last index of each tie group
+    precision, recall = tp[last] / (last + 1), tp[last] / m
+    aupr = np.sum(np.diff(recall, prepend=0.0) * precision)
+    return RankingScores(float(auroc), float(aupr))
+
+
+def nmse(W_true, W_est) -> float:
+    """Normalised squared error ``‖W_est − W_true‖²_F / ‖W_true‖²_F`` over all entries.
+
+    Argument order is (truth, estimate), as for every metric here.
+
+    Parameters
+    ----------
+    W_true, W_est : array or DataFrame of shape (d, d)
+        True and estimated weights; ``W_true`` must have a non-zero entry.
+
+    Returns
+    -------
+    float >= 0
+
+    Examples
+    --------
+    >>> nmse([[0, 2.0], [0, 0]], [[0, 1.5], [0, 0]])
+    0.0625
+    """
+    T, E = _pair(W_true, W_est, "W_true", "W_est")
+    den = float(np.sum(T * T))
+    if den == 0.0:
+        raise ValueError("`W_true` is all zero, so the NMSE is undefined")
+    return float(np.sum((E - T) ** 2)) / den
