@@ -42,8 +42,15 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
     return _DefaultsFormatter(prog, max_help_position=32)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Argument errors become one line on stderr and exit status 2 (``--help`` shows the usage)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"dpbnsl: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dpbnsl",
         description="Federated and differentially private Bayesian-network structure learning.",
         formatter_class=_formatter,

@@ -104,7 +104,11 @@ def test_unknown_method_is_rejected_by_argparse(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["learn", "--method", "magic", "--data", "x.csv"])
     assert exc.value.code == 2
-    assert "invalid choice: 'magic'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("dpbnsl: error: argument --method: invalid choice: 'magic'")
+    with pytest.raises(SystemExit):
+        main(["learn"])
+    assert capsys.readouterr().err.startswith("dpbnsl: error: the following arguments are required: --data")
 
 
 def test_help_shows_defaults():
