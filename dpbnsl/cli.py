@@ -28,12 +28,13 @@ class CLIError(Exception):
 
 
 class _DefaultsFormatter(argparse.HelpFormatter):
-    """Append ``(default: …)`` to every option that has a non-None default and no stated one."""
+    """Append ``(default: …)`` to every option that has a non-None default and no stated one
+    (flags such as ``--json`` excepted)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         if (action.default not in (None, argparse.SUPPRESS) and "default" not in text
-                and action.option_strings):
+                and action.option_strings and action.nargs != 0):
             text += " (default: %(default)s)"
         return text
 
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                      choices=("gaussian", "exponential", "gumbel", "uniform"), help="noise family")
     sim.add_argument("--seed", type=int, default=0, help="random seed")
     sim.add_argument("--out", type=Path, default=Path("dpbnsl-data"), help="output directory")
+    sim.set_defaults(handler=_simulate)
 
     learn = sub.add_parser("learn", formatter_class=_formatter,
                            help="learn a DAG from one or several CSV files",
@@ -89,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ℓ1 weight (default: 0.1 for notears, 0.01 otherwise)")
     learn.add_argument("--threshold", type=float, default=0.3, help="edge weight threshold")
     learn.add_argument("--max-rounds", type=int, default=200, help="Fed-BNSL rounds at most")
+    learn.set_defaults(handler=_learn)
+
+    # `noise` and `account` live in their own module, imported here (it imports CLIError from this
+    # one); it loads dpbnsl.accounting only when one of them runs.
+    from ._cli_accounting import add_accounting_commands
+
+    add_accounting_commands(sub, _formatter)
     return parser
 
 
@@ -181,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"simulate": _simulate, "learn": _learn}[args.command](args)
+        return args.handler(args)
     except (CLIError, ValueError, TypeError, FileNotFoundError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"dpbnsl: error: {message}", file=sys.stderr)

@@ -152,8 +152,10 @@ def calibrate_dp_pgcd(
     if method == "tight":
         eps_of = lambda mult: compose_epsilon(dp_pgcd_entries(mult, steps), d, "rdp")  # noqa: E731
         hi, lo = paper, paper * 0.5
+        # The paper's multiplier always meets the target under "rdp" (CKS ≤ Bun–Steinke and the
+        # exact selection curve ≤ ε₀²/8); if rounding ever broke that, the paper's value stands.
         if eps_of(hi) <= e:
-            while eps_of(lo) <= e:
+            while eps_of(lo) <= e and lo > 1e-12 * paper:
                 hi, lo = lo, lo * 0.5
             while hi - lo > 1e-6 * hi:
                 mid = 0.5 * (lo + hi)
