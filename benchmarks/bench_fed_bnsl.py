@@ -4,7 +4,8 @@ Run from the repository root::
 
     python benchmarks/bench_fed_bnsl.py                      # defaults: d = 10,20,50,100, P = 10, n = 3d
     python benchmarks/bench_fed_bnsl.py --dims 10,20 --seeds 3
-    python benchmarks/bench_fed_bnsl.py --n-per-participant 50 --cap none   # full schedule everywhere
+    python benchmarks/bench_fed_bnsl.py --cap 100:20          # quick: d = 100 capped at 20 rounds
+    python benchmarks/bench_fed_bnsl.py --n-per-participant 50 --blas-threads 0
 
 Setting (seed 000 §6.1): ER graph with d edges, weights ±[0.5, 2], Gaussian noise, ``n = 3d`` samples
 in total split evenly over ``P = 10`` participants (``--n`` for a fixed total, ``--n-per-participant``
@@ -15,6 +16,7 @@ Table 1 (end-to-end run of ``fed_bnsl`` with its default parameters):
     rounds      rounds run (the default schedule saturates after 197 rounds unless h and the
                 consensus gap reach their tolerances earlier; ``--max-rounds`` and ``--cap`` bound it)
     s/run       wall time of the ``fed_bnsl(...)`` call
+    cpu s/run   process CPU time of that call (wall >> CPU means the machine was busy with other work)
     s/round     mean of ``result.history["seconds"]`` (round-loop time per round)
     local       participant side per round: all P ``_Participant.__call__`` (timed by a wrapper)
     server      server side per round: ``_Server.__call__`` (timed by a wrapper)
@@ -35,10 +37,21 @@ Table 2 (micro-benchmarks at each d, same process, median of repeated timings):
     h(W) ms     one ``dpbnsl.graphs.acyclicity`` call (one ``scipy.linalg.expm``) at the run's final W
     evals/rnd   repeated from table 1; ``expm s/rnd`` = evals/rnd × h(W) ms, the server's expm cost
 
-Large d is expensive: a full d = 50 schedule takes a few minutes on 2 cores and d = 100 much longer,
-so by default d = 100 is capped at 20 rounds (``--cap 100:20``; ``--cap none`` removes caps). A capped
-run measures the cost of the *first* rounds only; the ``s/rnd first R`` column gives the same
-early-round figure for the uncapped d so that they can be compared, and a note is printed.
+Table 3 (BLAS threading check, child processes): ms per ``acyclicity`` call and seconds of a short
+``fed_bnsl`` run with 1 BLAS thread and with the BLAS library's default (OpenBLAS: one thread per
+CPU). Skipped with ``--no-blas-check``.
+
+BLAS threads: this script runs with ``OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1`` unless
+one of them is already set or ``--blas-threads`` says otherwise (``--blas-threads 0`` leaves the
+environment alone). The matrices here are at most 100×100, too small to gain from threads, and on a
+2-core machine whose other core is busy a threaded OpenBLAS spends milliseconds per call waiting for
+its second thread (table 3 measures this).
+
+Runtime: with 1 BLAS thread the default (full schedule at d = 10, 20, 50, 100) takes about 8 minutes on
+2 cores, most of it d = 100 (~5 min). ``--cap 100:20`` caps d = 100 at 20 rounds; a capped run
+measures the *first* rounds only, which are much cheaper than the average round (few L-BFGS-B
+evaluations while ρ is small), so compare capped runs with the ``s/rnd first R`` column of the others
+(R = the smallest cap, else 20), never with their full-run s/round. A note is printed for capped d.
 """
 
 from __future__ import annotations
@@ -67,6 +80,7 @@ if __name__ == "__main__" and "numpy" not in sys.modules:
 
 import contextlib  # noqa: E402
 import functools  # noqa: E402
+import importlib  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -76,14 +90,14 @@ from collections import defaultdict  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 
-import importlib  # noqa: E402
-
-# ``dpbnsl.learners.fed_bnsl`` is shadowed by the function of that name in ``dpbnsl.learners``.
-admm = importlib.import_module("dpbnsl.learners._admm")
-fed_module = importlib.import_module("dpbnsl.learners.fed_bnsl")
 from dpbnsl.graphs import acyclicity  # noqa: E402
 from dpbnsl.learners.fed_bnsl import fed_bnsl, local_statistics  # noqa: E402
 from dpbnsl.simulate import simulate  # noqa: E402
+
+# The modules whose functions get wrapped (``dpbnsl.learners.fed_bnsl`` as an attribute of
+# ``dpbnsl.learners`` is the function, not the module, hence import_module).
+admm = importlib.import_module("dpbnsl.learners._admm")
+fed_module = importlib.import_module("dpbnsl.learners.fed_bnsl")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -147,7 +161,7 @@ def instrumented(probe: Probe):
 # --------------------------------------------------------------------------------------------------
 
 
-def per_call(fn, *, min_time: float = 0.2, repeat: int = 5) -> float:
+def per_call(fn, *, min_time: float = 0.1, repeat: int = 5) -> float:
     """Median seconds per call of ``fn()`` over ``repeat`` batches of at least ``min_time`` each."""
     fn()  # warm up
     number = 1
@@ -245,9 +259,10 @@ def run_case(d: int, n: int, P: int, seed: int, max_rounds: int, early: int) -> 
     sim = simulate(d, n, participants=P, rng=seed)
     probe = Probe()
     with instrumented(probe):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = fed_bnsl(sim.participants, max_rounds=max_rounds)
         run_seconds = time.perf_counter() - t0
+        cpu_seconds = time.process_time() - c0
     hist = result.history
     T = len(hist)
     local = np.array([probe.local[t] for t in range(T)])
@@ -263,7 +278,7 @@ def run_case(d: int, n: int, P: int, seed: int, max_rounds: int, early: int) -> 
     W_final = result.W_raw
     t_h = per_call(lambda: acyclicity(W_final))
     return {
-        "d": d, "n": n, "rounds": T, "run_s": run_seconds,
+        "d": d, "n": n, "rounds": T, "run_s": run_seconds, "cpu_s": cpu_seconds,
         "round_s": per_round.mean(), "local_s": local.mean(), "server_s": server.mean(),
         "other_s": per_round.mean() - local.mean() - server.mean(),
         "early_s": per_round[:early].mean(),
@@ -339,9 +354,9 @@ def main(argv=None) -> int:
                    help="samples per participant (total P·m)")
     ap.add_argument("--seeds", type=int, default=1, help="seeds 0..S-1, averaged (default 1)")
     ap.add_argument("--max-rounds", type=int, default=200, help="fed_bnsl max_rounds (default 200)")
-    ap.add_argument("--cap", default="100:20",
-                    help="per-d round caps 'd:rounds,...' below --max-rounds (default 100:20; "
-                         "'none' for the full schedule at every d)")
+    ap.add_argument("--cap", default="none",
+                    help="per-d round caps 'd:rounds,...' below --max-rounds, e.g. 100:20 "
+                         "(default none: the full schedule at every d)")
     ap.add_argument("--early", type=int, default=None,
                     help="R of the 's/rnd first R' column (default: the smallest cap, else 20)")
     ap.add_argument("--blas-threads", type=int, default=None,
@@ -414,14 +429,14 @@ def main(argv=None) -> int:
     total = time.perf_counter() - t_all
 
     print("Table 1 — end-to-end runs (seconds per round split into participant-side and server-side)")
-    h1 = ["d", "n", "rounds", "s/run", "s/round", "local", "server", "other",
+    h1 = ["d", "n", "rounds", "s/run", "cpu s/run", "s/round", "local", "server", "other",
           f"s/rnd first {early}", "evals/rnd", "ms/eval", "obj%", "MB"]
     b1 = []
     for r in results:
         b1.append([
             f"{int(r['d'])}", f"{int(r['n'])}",
             f"{r['rounds']:.0f}" + (" (cap)" if r["cap"] else ""),
-            f"{r['run_s']:.2f}", f"{r['round_s']:.4f}", f"{r['local_s']:.4f}",
+            f"{r['run_s']:.2f}", f"{r['cpu_s']:.2f}", f"{r['round_s']:.4f}", f"{r['local_s']:.4f}",
             f"{r['server_s']:.4f}", f"{r['other_s']:.4f}", f"{r['early_s']:.4f}",
             f"{r['evals']:.1f}", f"{r['obj_ms']:.3f}", f"{100 * r['obj_share']:.0f}",
             f"{r['mb']:.1f}",

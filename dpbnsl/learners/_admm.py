@@ -98,8 +98,8 @@ def solve_server(W0: np.ndarray, p: ServerProblem, *, free: np.ndarray | None = 
     """
     d = W0.shape[0]
     fixed = np.eye(d, dtype=bool) if free is None else (np.eye(d, dtype=bool) | ~free)
-    upper = np.where(fixed.ravel(), 0.0, None)
-    bounds = [(0.0, u) for u in upper] * 2
+    upper = np.tile(np.where(fixed.ravel(), 0.0, np.inf), 2)
+    bounds = scipy.optimize.Bounds(np.zeros(2 * d * d), upper)
     start = np.where(fixed, 0.0, W0)
     x0 = np.concatenate([np.maximum(start, 0).ravel(), np.maximum(-start, 0).ravel()])
     lam = p.lambda1

@@ -37,7 +37,8 @@ def notears_from_gram(
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """Run the NOTEARS augmented Lagrangian on a Gram matrix ``S``; return (raw W, history)."""
     d = S.shape[0]
-    bounds = [(0.0, 0.0) if i == j else (0.0, None) for i in range(d) for j in range(d)] * 2
+    upper = np.tile(np.where(np.eye(d, dtype=bool).ravel(), 0.0, np.inf), 2)
+    bounds = scipy.optimize.Bounds(np.zeros(2 * d * d), upper)  # W⁺, W⁻ ≥ 0, zero diagonal
 
     def fun(x: np.ndarray, rho: float, alpha: float) -> tuple[float, np.ndarray]:
         W = (x[: d * d] - x[d * d :]).reshape(d, d)
