@@ -29,6 +29,7 @@ from dp_accounting.dp_event import DpEvent
 from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
 
 from .._validation import check_choice, check_int, check_real
+from ..mechanisms import BoundedRangeDpEvent
 from .zcdp import bounded_range_rdp, cks_epsilon_from_rdp, rho_to_epsilon
 
 __all__ = [
@@ -49,15 +50,6 @@ ACCOUNTANTS = ("zcdp", "rdp", "pld")
 #: small per-step losses of long runs (optimal order in the thousands) are covered.
 ORDERS = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, float),
                                    np.geomspace(1.05, 1e6, 240)]))
-
-
-@attr.s(frozen=True, slots=True, auto_attribs=True)
-class BoundedRangeDpEvent(DpEvent):
-    """An ε₀-bounded-range mechanism (Durfee & Rogers 2019): its privacy loss lies in an interval of
-    width ε₀. Gumbel-max with scale λ on scores of sensitivity Δ has ε₀ = 2Δ/λ. Its exact RDP curve
-    is :func:`~dpbnsl.accounting.zcdp.bounded_range_rdp`; as zCDP it costs ρ = ε₀²/8."""
-
-    epsilon0: float
 
 
 class BudgetExceededError(ValueError):
@@ -166,13 +158,15 @@ class PrivacyLedger:
                                  high_open=True))
         self.budget = budget
         self._entries: list[LedgerEntry] = []
+        self._index: dict[tuple[str, DpEvent], int] = {}
 
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
         return tuple(self._entries)
 
     def record(self, label: str, event: DpEvent, count: int = 1) -> None:
-        """Record ``count`` independent runs of the mechanism described by ``event``."""
+        """Record ``count`` independent runs of the mechanism described by ``event``. A record
+        repeating an earlier one (same label and event) increases that entry's count."""
         if not isinstance(label, str) or not label:
             raise TypeError(f"`label` must be a non-empty string; got {label!r}")
         entry = LedgerEntry(label, _check_event(event), check_int(count, "count", low=1))
@@ -183,7 +177,14 @@ class PrivacyLedger:
                 raise BudgetExceededError(
                     f"recording {count} × {event!r} ({label!r}) would spend ε = {eps:.6g} > "
                     f"budget {eps_budget:g} at δ = {delta:g} ({self.accountant}); nothing recorded")
-        self._entries.append(entry)
+        # count = k composes exactly as k records and composition is commutative, so a repeat of
+        # an existing (label, event) only increases that entry's count
+        i = self._index.get((label, event))
+        if i is None:
+            self._index[(label, event)] = len(self._entries)
+            self._entries.append(entry)
+        else:
+            self._entries[i] = LedgerEntry(label, event, self._entries[i].count + entry.count)
 
     def rho(self) -> float:
         """Total ρ of the composition (zCDP; ξ-terms excluded, see :meth:`xi`)."""
@@ -231,7 +232,7 @@ class PrivacyLedger:
             kind = fields.pop("type")
             if kind not in types:
                 raise UnsupportedEventError(f"unknown event type {kind!r} in the JSON ledger")
-            ledger._entries.append(LedgerEntry(e["label"], types[kind](**fields), int(e["count"])))
+            ledger.record(e["label"], types[kind](**fields), int(e["count"]))
         return ledger
 
     def __len__(self) -> int:
