@@ -16,6 +16,7 @@ from dpbnsl.learners import (
     notears_local,
     notears_voting,
 )
+from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.simulate import simulate
 
 D, N, P = 6, 300, 3
@@ -36,6 +37,7 @@ LEARNERS = {
     "notears": (lambda parts, truth: notears(
         pd.concat(parts) if isinstance(parts[0], pd.DataFrame) else np.vstack(parts)), True),
     "fed-bnsl": (lambda parts, truth: fed_bnsl(parts), True),
+    "fed-sparse-bnsl": (lambda parts, truth: fed_sparse_bnsl(parts, rounds=20), True),
     "notears-voting": (lambda parts, truth: notears_voting(parts), False),
     "notears-voting-acyclic": (lambda parts, truth: notears_voting(parts, acyclic=True), True),
     "notears-best": (lambda parts, truth: notears_best(parts, B_true=truth), True),
@@ -315,3 +317,58 @@ def test_baseline_needs_data_or_fits():
         notears_voting()
     with pytest.raises(TypeError, match=r"`local` must be a LocalFits"):
         notears_voting(local=[1, 2])
+
+
+# ----------------------------------------------------------------------------- Fed-Sparse-BNSL
+
+
+def test_fed_sparse_bnsl_messages_are_sparse_and_counted(data):
+    r = fed_sparse_bnsl(data.participants, rounds=15, local_iters=5)
+    t = r.transcript
+    assert t.n_rounds == 15 and len(t) == 2 * P * 15
+    total = 0
+    for m in t:
+        dense = m.to_dense()
+        assert m.payload.nnz == np.count_nonzero(dense)       # only non-zeros travel
+        assert m.nbytes == 12 * m.payload.nnz                  # 8-byte value + 4-byte index
+        total += m.nbytes
+    assert t.total_bytes == total
+    # K local iterations add at most K non-zeros per round to a participant's B_k
+    for k in range(P):
+        nnz = [m.payload.nnz for m in t.filter(participant=k, direction="up")]
+        assert nnz[0] <= 5 and all(b - a <= 5 for a, b in zip(nnz, nnz[1:]))
+
+
+def test_fed_sparse_bnsl_server_keeps_untouched_entries_zero(data):
+    """An entry zero in every B_k and every β_k stays exactly zero in W (seed 001 §4)."""
+    r = fed_sparse_bnsl(data.participants, rounds=10, local_iters=3)
+    t = r.transcript
+    ever = np.zeros((D, D), dtype=bool)
+    for rnd in range(10):
+        ups = t.payloads(round=rnd, direction="up")
+        ever |= (ups != 0).any(axis=0)
+        W = t.filter(round=rnd, participant=0, direction="down")[0].to_dense()
+        assert not np.any(W[~ever])
+
+
+def test_fed_sparse_bnsl_recovers_a_graph():
+    data = simulate(10, 2000, participants=5, rng=3)
+    r = fed_sparse_bnsl(data.participants)
+    assert count_accuracy(data.B_true, r.W).shd <= 2
+
+
+def test_fed_sparse_bnsl_gradient_server_option(data):
+    r = fed_sparse_bnsl(data.participants, rounds=5, server_solver="gradient", eta=0.05,
+                        server_steps=3)
+    assert r.params["server_solver"] == "gradient" and len(r.history) == 5
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(local_iters=0), r"`local_iters` must be >= 1; got 0"),
+    (dict(rounds=0), r"`rounds` must be >= 1; got 0"),
+    (dict(server_solver="adam"), r"`server_solver` must be one of 'lbfgs', 'gradient'; got 'adam'"),
+    (dict(lambda1=-1.0), r"`lambda1` must be >= 0; got -1.0"),
+])
+def test_fed_sparse_bnsl_bad_hyperparameters(data, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fed_sparse_bnsl(data.participants, **kwargs)
