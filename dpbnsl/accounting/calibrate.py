@@ -8,7 +8,7 @@ the sensitivity: the caller multiplies by the Δ of its own release.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,7 +16,7 @@ import dp_accounting
 from dp_accounting import GaussianDpEvent
 
 from .._validation import check_choice, check_int, check_real
-from .ledger import BoundedRangeDpEvent, LedgerEntry, compose_epsilon
+from .ledger import BoundedRangeDpEvent, LedgerEntry, compose_epsilon, event_rho
 from .zcdp import epsilon_to_rho
 
 __all__ = [
@@ -126,8 +126,14 @@ def calibrate_dp_pgcd(
     rounds: int,
     local_iters: int,
     method: Literal["tight", "paper"] = "tight",
+    prior: Sequence[LedgerEntry] = (),
 ) -> NoiseScales:
     """Noise multipliers for T·K DP-PGCD iterations (each a selection and a Gaussian release).
+
+    ``prior`` lists releases already made from the same data (e.g. private smoothness constants);
+    the multiplier is then calibrated so that prior + DP-PGCD stays within (ε, δ) — for ``"paper"``
+    by giving DP-PGCD the zCDP budget ρ* minus the prior's ρ. A ``ValueError`` says when the prior
+    alone exhausts the budget.
 
     - ``"paper"``: seed 001's Theorem 5.1 exactly: ρ* = (√(ε + ln 1/δ) − √(ln 1/δ))², multiplier
       √(TK/ρ*), so that 2TK·ρ' = ρ* with ρ' = 1/(2m²);
@@ -147,10 +153,18 @@ def calibrate_dp_pgcd(
     K = check_int(local_iters, "local_iters", low=1)
     check_choice(method, "method", ("tight", "paper"))
     steps = T * K
-    paper = math.sqrt(steps / epsilon_to_rho(e, d, conversion="bun-steinke"))
+    prior = list(prior)
+    rho_prior = sum(x.count * event_rho(x.event)[0] for x in prior)
+    xi_prior = sum(x.count * event_rho(x.event)[1] for x in prior)
+    rho_left = epsilon_to_rho(e, d, conversion="bun-steinke") - rho_prior
+    if xi_prior > 0 or rho_left <= 0:
+        raise ValueError(f"the releases in `prior` (ρ = {rho_prior:.6g}) already spend the whole "
+                         f"budget ε = {e:g}, δ = {d:g}; nothing is left for DP-PGCD")
+    paper = math.sqrt(steps / rho_left)
     m = paper
     if method == "tight":
-        eps_of = lambda mult: compose_epsilon(dp_pgcd_entries(mult, steps), d, "rdp")  # noqa: E731
+        eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), d,  # noqa
+                                              "rdp")
         hi, lo = paper, paper * 0.5
         # The paper's multiplier always meets the target under "rdp" (CKS ≤ Bun–Steinke and the
         # exact selection curve ≤ ε₀²/8); if rounding ever broke that, the paper's value stands.
@@ -161,7 +175,7 @@ def calibrate_dp_pgcd(
                 mid = 0.5 * (lo + hi)
                 lo, hi = (lo, mid) if eps_of(mid) <= e else (mid, hi)
             m = hi
-    entries = dp_pgcd_entries(m, steps)
+    entries = prior + dp_pgcd_entries(m, steps)
     return NoiseScales(method, T, K, m, m, 0.5 / (m * m),
                        compose_epsilon(entries, d, "zcdp"), compose_epsilon(entries, d, "rdp"),
                        e, d)

@@ -1,0 +1,165 @@
+"""DP-Fed-Sparse-BNSL: budget kept, smoothness never from raw data, refusal before any release,
+sparse messages, determinism, validation; smoothness and centring releases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dpbnsl.learners.fed_sparse_bnsl as fsb
+import dpbnsl.learners.dp_fed_sparse_bnsl as dpm
+from dpbnsl.accounting import PrivacyLedger
+from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from dpbnsl.learners.smoothness import private_mean, private_smoothness
+from dpbnsl.simulate import simulate
+
+D, P = 6, 3
+
+
+@pytest.fixture(scope="module")
+def data():
+    return simulate(D, 600, participants=P, rng=11)
+
+
+KW = dict(epsilon=2.0, delta=1e-5, rounds=4, local_iters=5, feature_bound=50.0)
+
+
+@pytest.mark.parametrize("calibration, accountant", [("tight", "rdp"), ("paper", "zcdp")])
+@pytest.mark.parametrize("centre", ["declared", "private"])
+def test_budget_kept_under_the_claimed_accountant(data, calibration, accountant, centre):
+    r = dp_fed_sparse_bnsl(data.participants, calibration=calibration, centre=centre, rng=0, **KW)
+    assert len(r.ledger) == P
+    for ledger in r.ledger:
+        assert ledger.epsilon(1e-5, accountant=accountant) <= 2.0
+        counts = {e.label: e.count for e in ledger.entries}
+        assert counts["dp-pgcd/select"] == counts["dp-pgcd/gradient"] == 4 * 5
+        assert counts["smoothness"] == D
+        assert counts.get("centring", 0) == (1 if centre == "private" else 0)
+    assert r.info["epsilon"][accountant] <= 2.0
+
+
+def test_smoothness_constants_never_come_from_raw_data(data, monkeypatch):
+    seen = []
+    real = fsb.pgcd
+
+    def spy(X, B, W, beta, **kw):
+        seen.append(np.array(kw["m"]))
+        return real(X, B, W, beta, **kw)
+
+    monkeypatch.setattr(fsb, "pgcd", spy)
+    raw = [(X ** 2).mean(axis=0) for X in data.participants]
+    # declared public bounds: m_a is the bound itself
+    dp_fed_sparse_bnsl(data.participants, smoothness="bounds", rng=0, **KW)
+    assert all(np.array_equal(m, np.full(D, 50.0)) for m in seen)
+    # constants declared public: used as given
+    seen.clear()
+    const = np.linspace(1.0, 2.0, D)
+    dp_fed_sparse_bnsl(data.participants, smoothness=const, rng=0, **KW)
+    assert all(np.array_equal(m, const) for m in seen)
+    # private estimation: the released values, not the raw ones
+    seen.clear()
+    released = []
+    real_ps = dpm.private_smoothness
+
+    def spy_ps(X, **kw):
+        out = real_ps(X, **kw)
+        released.append(out)
+        return out
+
+    monkeypatch.setattr(dpm, "private_smoothness", spy_ps)
+    dp_fed_sparse_bnsl(data.participants, smoothness="private", rng=0, **KW)
+    for k in range(P):
+        assert np.array_equal(seen[k], released[k])
+        assert not np.allclose(seen[k], raw[k], rtol=1e-6)
+
+
+def test_refuses_before_touching_data_when_the_budget_cannot_cover(data, monkeypatch):
+    touched = []
+    monkeypatch.setattr(dpm, "private_mean", lambda *a, **k: touched.append(1))
+    monkeypatch.setattr(dpm, "private_smoothness", lambda *a, **k: touched.append(1))
+    with pytest.raises(ValueError, match=r"already spend the whole budget"):
+        dp_fed_sparse_bnsl(data.participants, centre="private", shares=(0.6, 0.5), rng=0, **KW)
+    assert touched == []
+
+
+def test_messages_are_sparse_and_grow_by_at_most_k(data):
+    r = dp_fed_sparse_bnsl(data.participants, rng=3, **KW)
+    for k in range(P):
+        nnz = [m.payload.nnz for m in r.transcript.filter(participant=k, direction="up")]
+        assert nnz[0] <= 5 and all(b - a <= 5 for a, b in zip(nnz, nnz[1:]))
+
+
+def test_same_seed_same_result_different_seed_differs(data):
+    a = dp_fed_sparse_bnsl(data.participants, rng=5, **KW)
+    b = dp_fed_sparse_bnsl(data.participants, rng=5, **KW)
+    c = dp_fed_sparse_bnsl(data.participants, rng=6, **KW)
+    np.testing.assert_array_equal(a.W_raw, b.W_raw)
+    assert not np.array_equal(a.W_raw, c.W_raw)
+
+
+def test_inputs_untouched(data):
+    copies = [X.copy() for X in data.participants]
+    dp_fed_sparse_bnsl(data.participants, centre="private", rng=0, **KW)
+    for X, c in zip(data.participants, copies):
+        np.testing.assert_array_equal(X, c)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0.0"),
+    (dict(epsilon=float("nan")), ValueError, r"`epsilon` must be finite; got nan"),
+    (dict(delta=1.0), ValueError, r"`delta` must be < 1; got 1.0"),
+    (dict(clip=0.0), ValueError, r"`clip` must be > 0; got 0.0"),
+    (dict(rounds=0), ValueError, r"`rounds` must be >= 1; got 0"),
+    (dict(local_iters=0), ValueError, r"`local_iters` must be >= 1; got 0"),
+    (dict(feature_bound=-1.0), ValueError, r"`feature_bound` must be positive and finite"),
+    (dict(feature_bound=None), ValueError, r"`feature_bound` \(a public bound on x_ia²\) is required"),
+    (dict(smoothness="raw"), ValueError, r"`smoothness` must be one of 'private', 'bounds'; got 'raw'"),
+    (dict(smoothness=np.zeros(D)), ValueError, r"`smoothness` must be positive and finite"),
+    (dict(calibration="loose"), ValueError, r"`calibration` must be one of 'tight', 'paper'"),
+    (dict(centre="raw"), ValueError, r"`centre` must be one of 'declared', 'private'; got 'raw'"),
+])
+def test_bad_input(data, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        dp_fed_sparse_bnsl(data.participants, **{**KW, **kwargs})
+
+
+def test_bad_participants():
+    with pytest.raises(ValueError, match=r"participant 1\) has 3 columns but participant 0 has 4"):
+        dp_fed_sparse_bnsl([np.ones((5, 4)), np.ones((5, 3))], **KW)
+    X = np.ones((5, 4))
+    X[2, 1] = np.nan
+    with pytest.raises(ValueError, match=r"participant 0\) has a non-finite value nan"):
+        dp_fed_sparse_bnsl([X], **KW)
+
+
+# ----------------------------------------------------------------------------- pre-processing
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_smoothness_and_mean_sensitivity_on_neighbouring_datasets(seed):
+    """With the noise off (multiplier 0) the released statistics are the pre-noise values: replacing
+    one row (random, or crafted far beyond the bounds) moves each m_a by ≤ X_a/n and the clipped
+    mean vector by ≤ 2‖√X‖₂/n in ℓ2."""
+    rng = np.random.default_rng(seed)
+    n, d = 30, 4
+    bound = rng.uniform(0.5, 4.0, d)
+    X = rng.normal(size=(n, d))
+    X2 = X.copy()
+    X2[rng.integers(n)] = rng.normal(size=d) * (1.0 if seed % 2 else 1e3)
+    g = np.random.default_rng(0)
+    kw = dict(bound=bound, multiplier=0.0, rng=g, floor=1e-300)
+    m1, m2 = private_smoothness(X, **kw), private_smoothness(X2, **kw)
+    assert np.all(np.abs(m1 - m2) <= bound / n * (1 + 1e-12))
+    mu1 = private_mean(X, bound=bound, multiplier=0.0, rng=g)
+    mu2 = private_mean(X2, bound=bound, multiplier=0.0, rng=g)
+    assert np.linalg.norm(mu1 - mu2) <= 2 * np.linalg.norm(np.sqrt(bound)) / n * (1 + 1e-12)
+
+
+def test_smoothness_release_is_recorded_and_floored():
+    X = np.zeros((10, 3))
+    ledger = PrivacyLedger()
+    m = private_smoothness(X, bound=1.0, multiplier=2.0, rng=np.random.default_rng(0),
+                           ledger=ledger, floor=0.05)
+    assert np.all(m >= 0.05)
+    assert [(e.label, e.count, e.event.noise_multiplier) for e in ledger.entries] == [
+        ("smoothness", 3, 2.0)]
