@@ -14,13 +14,18 @@ import numpy as np
 import pandas as pd
 
 from .learners import fed_bnsl, notears, notears_average, notears_best, notears_voting
+from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from .learners.fed_sparse_bnsl import fed_sparse_bnsl
 from .metrics import count_accuracy
 from .simulate import simulate, split
 
 __all__ = ["main", "build_parser"]
 
-METHODS = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-best")
-DEFAULT_LAMBDA = {"notears": 0.1}  # every other method: 0.01 (the Fed-BNSL authors' default)
+METHODS = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-best",
+           "fed-sparse-bnsl", "dp-fed-sparse-bnsl")
+PRIVATE = ("dp-fed-sparse-bnsl",)
+# ℓ1 weight per method; every other method: 0.01 (the Fed-BNSL authors' default)
+DEFAULT_LAMBDA = {"notears": 0.1, "fed-sparse-bnsl": 0.1, "dp-fed-sparse-bnsl": 0.1}
 
 
 class CLIError(Exception):
@@ -91,6 +96,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ℓ1 weight (default: 0.1 for notears, 0.01 otherwise)")
     learn.add_argument("--threshold", type=float, default=0.3, help="edge weight threshold")
     learn.add_argument("--max-rounds", type=int, default=200, help="Fed-BNSL rounds at most")
+    sparse = learn.add_argument_group("Fed-Sparse-BNSL and DP-Fed-Sparse-BNSL")
+    sparse.add_argument("--rounds", type=int, default=None,
+                        help="ADMM rounds T (default: 100, or 10 for the private method)")
+    sparse.add_argument("--local-iters", type=int, default=None,
+                        help="(DP-)PGCD iterations K per round (default: 20, or 10 if private)")
+    sparse.add_argument("--seed", type=int, default=0, help="random seed of the private method")
+    dp = learn.add_argument_group("privacy (private methods)")
+    dp.add_argument("--epsilon", type=float, default=None, help="ε per participant (required)")
+    dp.add_argument("--delta", type=float, default=1e-5, help="δ per participant")
+    dp.add_argument("--clip", type=float, default=10.0, help="DP-PGCD clip bound C")
+    dp.add_argument("--calibration", default="tight", choices=("tight", "paper"),
+                    help="DP-PGCD noise calibration")
+    dp.add_argument("--smoothness", default="private", choices=("private", "bounds"),
+                    help="smoothness constants: private estimate or the public bound itself")
+    dp.add_argument("--feature-bound", type=float, default=None,
+                    help="public bound on every x_ia² (required by the private method)")
+    dp.add_argument("--centre", default="declared", choices=("declared", "private"),
+                    help="data declared centred, or centred by a private mean")
     learn.set_defaults(handler=_learn)
 
     # `noise` and `account` live in their own module, imported here (it imports CLIError from this
@@ -138,27 +161,41 @@ def _learn(args) -> int:
     truth = _read_truth(args.truth) if args.truth is not None else None
     lam = DEFAULT_LAMBDA.get(args.method, 0.01) if args.lambda1 is None else args.lambda1
     common = dict(lambda1=lam, threshold=args.threshold)
+    private = args.method in PRIVATE
+    if private and args.epsilon is None:
+        raise CLIError(f"--method {args.method} needs --epsilon")
+    if args.method == "notears-best" and truth is None:
+        raise CLIError("--method notears-best is an oracle: it needs --truth")
+    sparse = dict(rounds=args.rounds or (10 if private else 100),
+                  local_iters=args.local_iters or (10 if private else 20))
     if args.method == "notears":
         names = [tuple(f.columns) for f in participants]
         if len(set(names)) > 1:
             raise CLIError("--data files must have the same columns to be pooled for notears")
-        result = notears(pd.concat(participants, ignore_index=True), **common)
-    elif args.method == "fed-bnsl":
-        result = fed_bnsl(participants, max_rounds=args.max_rounds, **common)
-    elif args.method == "notears-voting":
-        result = notears_voting(participants, **common)
-    elif args.method == "notears-average":
-        result = notears_average(participants, **common)
-    else:
-        if truth is None:
-            raise CLIError("--method notears-best is an oracle: it needs --truth")
-        result = notears_best(participants, B_true=truth, **common)
+    run = {
+        "notears": lambda: notears(pd.concat(participants, ignore_index=True), **common),
+        "fed-bnsl": lambda: fed_bnsl(participants, max_rounds=args.max_rounds, **common),
+        "notears-voting": lambda: notears_voting(participants, **common),
+        "notears-average": lambda: notears_average(participants, **common),
+        "notears-best": lambda: notears_best(participants, B_true=truth, **common),
+        "fed-sparse-bnsl": lambda: fed_sparse_bnsl(participants, **sparse, **common),
+        "dp-fed-sparse-bnsl": lambda: dp_fed_sparse_bnsl(
+            participants, epsilon=args.epsilon, delta=args.delta, clip=args.clip,
+            calibration=args.calibration, smoothness=args.smoothness,
+            feature_bound=args.feature_bound, centre=args.centre, rng=args.seed, **sparse,
+            **common),
+    }
+    result = run[args.method]()
 
     W = result.to_frame()
     print(f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
           f"{result.n_edges} edges" + (f", {len(result.history)} rounds" if len(result.history) else ""))
     if result.transcript is not None:
         print(f"communication: {result.transcript.total_mb:.3f} MB")
+    if "epsilon" in result.info:
+        spent = result.info["epsilon"]
+        print(f"privacy spent per participant at δ = {args.delta:g}: "
+              + ", ".join(f"ε = {v:.7g} ({k})" for k, v in spent.items()))
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         W.to_csv(args.out)

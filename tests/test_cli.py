@@ -30,7 +30,7 @@ def test_simulate_writes_participants_and_truth(sim_dir):
 
 
 @pytest.mark.parametrize("method", ["fed-bnsl", "notears", "notears-voting", "notears-average",
-                                    "notears-best"])
+                                    "notears-best", "fed-sparse-bnsl"])
 def test_learn_writes_weights_and_prints_metrics(sim_dir, tmp_path, capsys, method):
     parts = [str(sim_dir / f"participant_{k}.csv") for k in range(4)]
     out = tmp_path / "W.csv"
@@ -118,3 +118,27 @@ def test_help_shows_defaults():
     out = subprocess.run([sys.executable, "-m", "dpbnsl", "simulate", "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert "(default: 1000)" in out
+
+
+def test_learn_private_method_prints_epsilon_and_megabytes(sim_dir, capsys):
+    parts = [str(sim_dir / f"participant_{k}.csv") for k in range(4)]
+    rc = main(["learn", "--method", "dp-fed-sparse-bnsl", "--data", *parts, "--epsilon", "3",
+               "--feature-bound", "40", "--rounds", "3", "--local-iters", "4", "--truth",
+               str(sim_dir / "true_graph.csv")])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "communication:" in out and " MB" in out and "shd=" in out
+    eps = {part.split("(")[1].rstrip(")"): float(part.split("=")[1].split()[0])
+           for part in out.split("δ = 1e-05: ")[1].splitlines()[0].split(", ")}
+    assert eps["rdp"] <= 3.0 and eps["zcdp"] > eps["rdp"]
+
+
+def test_learn_private_method_errors(sim_dir, capsys):
+    p0 = str(sim_dir / "participant_0.csv")
+    assert "needs --epsilon" in _error(["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0],
+                                       capsys)
+    assert "`feature_bound` (a public bound on x_ia²) is required" in _error(
+        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "1"], capsys)
+    assert "`epsilon` must be > 0; got -1.0" in _error(
+        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "-1",
+         "--feature-bound", "4"], capsys)
