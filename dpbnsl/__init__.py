@@ -9,7 +9,9 @@ from .federation import Dense, Message, Sparse, Transcript
 from .graphs import acyclicity, dag_to_cpdag, is_dag, threshold, threshold_to_dag, topological_order
 from .learners import (
     LearnResult,
+    dp_fed_sparse_bnsl,
     fed_bnsl,
+    fed_sparse_bnsl,
     notears,
     notears_average,
     notears_best,
@@ -46,6 +48,8 @@ __all__ = [
     "count_accuracy",
     "dag_to_cpdag",
     "fed_bnsl",
+    "fed_sparse_bnsl",
+    "dp_fed_sparse_bnsl",
     "is_dag",
     "load_sachs",
     "nmse",

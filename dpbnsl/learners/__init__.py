@@ -2,7 +2,10 @@
 
 from ._result import LearnResult
 from .baselines import LocalFits, notears_average, notears_best, notears_local, notears_voting
+from .dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from .fed_bnsl import fed_bnsl
+from .fed_sparse_bnsl import fed_sparse_bnsl
+from .pgcd import PGCDNoise, pgcd
 from .notears import notears
 
 __all__ = [
@@ -10,6 +13,10 @@ __all__ = [
     "LocalFits",
     "notears",
     "fed_bnsl",
+    "fed_sparse_bnsl",
+    "dp_fed_sparse_bnsl",
+    "pgcd",
+    "PGCDNoise",
     "notears_local",
     "notears_voting",
     "notears_best",
