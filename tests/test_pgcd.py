@@ -11,7 +11,8 @@ from dp_accounting import GaussianDpEvent
 from scipy import stats
 
 from dpbnsl.accounting import PrivacyLedger
-from dpbnsl.learners.pgcd import PGCDNoise, _State, clip_bounds, pgcd, soft_threshold
+from dpbnsl.learners._pgcd_naive import naive_dp_pgcd
+from dpbnsl.learners.pgcd import PGCDNoise, _State, clip_bounds, pgcd
 from dpbnsl.mechanisms import (
     BoundedRangeDpEvent,
     ColumnwiseExponentialMechanism,
@@ -145,37 +146,11 @@ def test_gradient_sensitivity_is_attained_at_the_clip_boundary():
 # ----------------------------------------------------------------------------- algorithm
 
 
-def _naive_dp_pgcd(X, B, W, beta, *, lambda1, rho2, iters, m, noise, rng):
-    """Full recomputation every iteration (O(n d²)), same sampler and noise draws."""
-    n, d = X.shape
-    M = m + rho2
-    C_a = clip_bounds(M, noise.clip)
-    delta_s = 2 * noise.clip / (n * math.sqrt((d - 1) * M.sum()))
-    B = B.copy()
-    selected = []
-    for _ in range(iters):
-        R = X - X @ B
-        per = -X[:, :, None] * R[:, None, :]                       # (n, a, b)
-        G = np.clip(per, -C_a[None, :, None], C_a[None, :, None]).mean(axis=0)
-        G += beta + rho2 * (B - W)
-        S = np.sqrt(M)[:, None] * np.abs(
-            soft_threshold(B - G / M[:, None], lambda1 / M[:, None]) - B)
-        np.fill_diagonal(S, -np.inf)
-        j = ColumnwiseExponentialMechanism(S, sensitivity=delta_s,
-                                           scale=noise.multiplier * delta_s).sample(rng).value
-        a, b = divmod(j, d)
-        dg = 2 * C_a[a] / n
-        g = G[a, b] + noise.multiplier * dg * rng.standard_normal(())
-        B[a, b] = soft_threshold(B[a, b] - g / M[a], lambda1 / M[a])
-        selected.append(j)
-    return B, np.array(selected)
-
-
 def test_incremental_equals_naive_recomputation():
     _, X, B, W, beta, m = _problem(3, n=60, d=6)
     kw = dict(lambda1=0.02, rho2=0.2, iters=80, m=m, noise=PGCDNoise(clip=1.0, multiplier=2.0))
     fast = pgcd(X, B, W, beta, rng=np.random.default_rng(9), **kw)
-    B_naive, sel_naive = _naive_dp_pgcd(X, B, W, beta, rng=np.random.default_rng(9), **kw)
+    B_naive, sel_naive = naive_dp_pgcd(X, B, W, beta, rng=np.random.default_rng(9), **kw)
     np.testing.assert_array_equal(fast.selected, sel_naive)
     np.testing.assert_allclose(fast.B, B_naive, rtol=0, atol=1e-12)
 
