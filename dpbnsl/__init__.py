@@ -9,6 +9,7 @@ from .federation import Dense, Message, Sparse, Transcript
 from .graphs import acyclicity, dag_to_cpdag, is_dag, threshold, threshold_to_dag, topological_order
 from .learners import (
     LearnResult,
+    dp_fed_bnsl,
     dp_fed_sparse_bnsl,
     fed_bnsl,
     fed_sparse_bnsl,
@@ -50,6 +51,7 @@ __all__ = [
     "fed_bnsl",
     "fed_sparse_bnsl",
     "dp_fed_sparse_bnsl",
+    "dp_fed_bnsl",
     "is_dag",
     "load_sachs",
     "nmse",

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .learners import fed_bnsl, notears, notears_average, notears_best, notears_voting
+from .learners.dp_fed_bnsl import dp_fed_bnsl
 from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from .learners.fed_sparse_bnsl import fed_sparse_bnsl
 from .metrics import count_accuracy
@@ -22,8 +23,8 @@ from .simulate import simulate, split
 __all__ = ["main", "build_parser"]
 
 METHODS = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-best",
-           "fed-sparse-bnsl", "dp-fed-sparse-bnsl")
-PRIVATE = ("dp-fed-sparse-bnsl",)
+           "fed-sparse-bnsl", "dp-fed-sparse-bnsl", "dp-fed-bnsl")
+PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
 # ℓ1 weight per method; every other method: 0.01 (the Fed-BNSL authors' default)
 DEFAULT_LAMBDA = {"notears": 0.1, "fed-sparse-bnsl": 0.1, "dp-fed-sparse-bnsl": 0.1}
 
@@ -114,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="public bound on every x_ia² (required by the private method)")
     dp.add_argument("--centre", default="declared", choices=("declared", "private"),
                     help="data declared centred, or centred by a private mean")
+    dp.add_argument("--clip-norm", type=float, default=1.0,
+                    help="dp-fed-bnsl: row clipping norm R of the covariance release")
+    dp.add_argument("--gaussian", default="analytic", choices=("analytic", "classic", "zcdp"),
+                    help="dp-fed-bnsl: calibration of the covariance release")
     learn.set_defaults(handler=_learn)
 
     # `noise` and `account` live in their own module, imported here (it imports CLIError from this
@@ -184,6 +189,10 @@ def _learn(args) -> int:
             calibration=args.calibration, smoothness=args.smoothness,
             feature_bound=args.feature_bound, centre=args.centre, rng=args.seed, **sparse,
             **common),
+        "dp-fed-bnsl": lambda: dp_fed_bnsl(
+            participants, epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm,
+            calibration=args.gaussian, centre=args.centre, max_rounds=args.max_rounds,
+            rng=args.seed, **common),
     }
     result = run[args.method]()
 

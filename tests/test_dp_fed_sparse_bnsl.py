@@ -3,15 +3,19 @@ sparse messages, determinism, validation; smoothness and centring releases."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
-import dpbnsl.learners.fed_sparse_bnsl as fsb
-import dpbnsl.learners.dp_fed_sparse_bnsl as dpm
 from dpbnsl.accounting import PrivacyLedger
 from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.smoothness import private_mean, private_smoothness
 from dpbnsl.simulate import simulate
+
+# the modules (their names are shadowed by the functions that dpbnsl.learners re-exports)
+fsb = importlib.import_module("dpbnsl.learners.fed_sparse_bnsl")
+dpm = importlib.import_module("dpbnsl.learners.dp_fed_sparse_bnsl")
 
 D, P = 6, 3
 

@@ -16,6 +16,8 @@ from dpbnsl.learners import (
     notears_local,
     notears_voting,
 )
+from dpbnsl.learners.dp_fed_bnsl import dp_fed_bnsl
+from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.simulate import simulate
 
@@ -38,6 +40,10 @@ LEARNERS = {
         pd.concat(parts) if isinstance(parts[0], pd.DataFrame) else np.vstack(parts)), True),
     "fed-bnsl": (lambda parts, truth: fed_bnsl(parts), True),
     "fed-sparse-bnsl": (lambda parts, truth: fed_sparse_bnsl(parts, rounds=20), True),
+    "dp-fed-sparse-bnsl": (lambda parts, truth: dp_fed_sparse_bnsl(
+        parts, epsilon=5.0, delta=1e-5, rounds=5, feature_bound=50.0, rng=3), True),
+    "dp-fed-bnsl": (lambda parts, truth: dp_fed_bnsl(parts, epsilon=5.0, delta=1e-5,
+                                                     clip_norm=5.0, rng=3), True),
     "notears-voting": (lambda parts, truth: notears_voting(parts), False),
     "notears-voting-acyclic": (lambda parts, truth: notears_voting(parts, acyclic=True), True),
     "notears-best": (lambda parts, truth: notears_best(parts, B_true=truth), True),

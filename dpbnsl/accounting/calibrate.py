@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 import dp_accounting
+import numpy as np
 from dp_accounting import GaussianDpEvent
 
 from .._validation import check_choice, check_int, check_real
 from .ledger import BoundedRangeDpEvent, LedgerEntry, compose_epsilon, event_rho
-from .zcdp import epsilon_to_rho
+from .zcdp import epsilon_to_rho, rho_to_epsilon
 
 __all__ = [
     "NoiseScales",
@@ -76,11 +77,22 @@ def calibrate_gaussian(
                              f"{epsilon!r} (use method='analytic')")
         return s * math.sqrt(2.0 * math.log(1.25 / d)) / e
     if method == "zcdp":
-        return s / math.sqrt(2.0 * epsilon_to_rho(e, d, conversion="bun-steinke"))
-    z = float(dp_accounting.get_sigma_gaussian(e, d))
+        z = 1.0 / math.sqrt(2.0 * epsilon_to_rho(e, d, conversion="bun-steinke"))
+        return s * _round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), d,
+                                                         conversion="bun-steinke") <= e)
+    # the double-precision δ(σ) below cancels to ~1e-12 relative, so start 1e-10 above the
+    # root found by dp-accounting and step up until the check passes
+    z = float(dp_accounting.get_sigma_gaussian(e, d)) * (1.0 + 1e-10)
     while _gaussian_delta(z, e) > d:
-        z *= 1.0 + 1e-12
+        z *= 1.0 + 1e-10
     return s * z
+
+
+def _round_up(m: float, ok) -> float:
+    """Step ``m`` up by ulps until ``ok(m)``: closed forms can land one ulp over the target."""
+    while not ok(m):
+        m = math.nextafter(m, math.inf)
+    return m
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,8 @@ class NoiseScales:
 def dp_pgcd_entries(multiplier: float, steps: int, label: str = "dp-pgcd") -> list[LedgerEntry]:
     """The ledger entries of ``steps`` DP-PGCD iterations with noise multiplier m: one Gumbel-max
     selection (ε₀ = 2/m bounded range) and one Gaussian release (z = m) per iteration."""
+    multiplier = check_real(multiplier, "multiplier", low=0.0, low_open=True)
+    steps = check_int(steps, "steps", low=1)
     return [LedgerEntry(f"{label}/select", BoundedRangeDpEvent(2.0 / multiplier), steps),
             LedgerEntry(f"{label}/gradient", GaussianDpEvent(multiplier), steps)]
 
@@ -175,6 +189,9 @@ def calibrate_dp_pgcd(
                 mid = 0.5 * (lo + hi)
                 lo, hi = (lo, mid) if eps_of(mid) <= e else (mid, hi)
             m = hi
+    if method == "paper":
+        m = _round_up(m, lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), d,
+                                                   "zcdp") <= e)
     entries = prior + dp_pgcd_entries(m, steps)
     return NoiseScales(method, T, K, m, m, 0.5 / (m * m),
                        compose_epsilon(entries, d, "zcdp"), compose_epsilon(entries, d, "rdp"),
@@ -194,7 +211,9 @@ def calibrate_smoothness(
     dd = check_int(d, "d", low=1)
     check_choice(method, "method", ("tight", "paper"))
     if method == "paper":
-        return math.sqrt(dd / (2.0 * epsilon_to_rho(e, dl, conversion="bun-steinke")))
+        m = math.sqrt(dd / (2.0 * epsilon_to_rho(e, dl, conversion="bun-steinke")))
+        return _round_up(m, lambda x: rho_to_epsilon(dd * 0.5 / (x * x), dl,
+                                                     conversion="bun-steinke") <= e)
     return math.sqrt(dd) * calibrate_gaussian(e, dl, 1.0, method="analytic")
 
 
@@ -260,4 +279,6 @@ def split_budget(epsilon: float, delta: float, shares: Mapping[str, float]) -> B
     w = {str(k): check_real(v, f"shares[{k!r}]", low=0.0, low_open=True) for k, v in shares.items()}
     total = sum(w.values())
     rho = epsilon_to_rho(e, d, conversion="bun-steinke")
-    return BudgetSplit(e, d, rho, {k: rho * v / total for k, v in w.items()})
+    # shrink the parts by a few ulps so that their sum never rounds above ρ*
+    shrink = 1.0 - 4.0 * len(w) * float(np.finfo(float).eps)
+    return BudgetSplit(e, d, rho, {k: rho * v / total * shrink for k, v in w.items()})

@@ -58,9 +58,17 @@ class BudgetExceededError(ValueError):
 
 @dataclass(frozen=True)
 class LedgerEntry:
+    """``count`` independent runs of the mechanism ``event``, under ``label`` (validated)."""
+
     label: str
     event: DpEvent
     count: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.label, str) or not self.label:
+            raise TypeError(f"`label` must be a non-empty string; got {self.label!r}")
+        _check_event(self.event)
+        check_int(self.count, "count", low=1)
 
 
 def _check_event(event) -> DpEvent:
@@ -127,6 +135,8 @@ def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Ac
                 f"{type(e.event).__name__} (use accountant='rdp' or 'zcdp')")
         if e.event.noise_multiplier == 0:
             return math.inf
+        if math.isinf(e.event.noise_multiplier):
+            continue  # infinite noise releases nothing
         acct.compose(e.event, e.count)
     return float(acct.get_epsilon(delta))
 
@@ -167,9 +177,7 @@ class PrivacyLedger:
     def record(self, label: str, event: DpEvent, count: int = 1) -> None:
         """Record ``count`` independent runs of the mechanism described by ``event``. A record
         repeating an earlier one (same label and event) increases that entry's count."""
-        if not isinstance(label, str) or not label:
-            raise TypeError(f"`label` must be a non-empty string; got {label!r}")
-        entry = LedgerEntry(label, _check_event(event), check_int(count, "count", low=1))
+        entry = LedgerEntry(label, event, count)
         if self.budget is not None:
             eps_budget, delta = self.budget
             eps = compose_epsilon(self._entries + [entry], delta, self.accountant)

@@ -107,7 +107,7 @@ def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") 
         return bs
     f = lambda x: _cks_at(1.0 + math.exp(x), r, L)  # noqa: E731
     # the optimal α is about 1 + √(L/ρ): search ln(α − 1) around it
-    centre = 0.5 * math.log(max(L, 1e-300) / r)
+    centre = 0.5 * (math.log(max(L, 1e-300)) - math.log(r))
     sol = scipy.optimize.minimize_scalar(f, bounds=(centre - 20, centre + 20), method="bounded",
                                          options={"xatol": 1e-12})
     return min(bs, max(float(sol.fun), 0.0) * (1.0 + _SAFETY))
@@ -152,11 +152,25 @@ def cks_epsilon_from_rdp(orders, rdp, delta: float) -> float:
 
 def _br_divergence(t: np.ndarray, alpha: np.ndarray, e0: float) -> np.ndarray:
     """D_α(P‖Q) of the two-point pairs whose privacy loss ln(P/Q) takes the values t and t − ε₀,
-    for 0 < t < ε₀ (broadcast over ``t`` and ``alpha``)."""
+    for 0 < t < ε₀ (broadcast over ``t`` and ``alpha``).
+
+    With p₁ = P(loss = t), p₂ = P(loss = t − ε₀): e^{(α−1)D} = p₁e^{(α−1)t} + p₂e^{(α−1)(t−ε₀)}.
+    When (α−1)ε₀ is small this is 1 + (a tiny number): it is then computed as
+    log1p(p₁·expm1((α−1)t) + p₂·expm1((α−1)(t−ε₀))), free of the cancellation a direct log would
+    suffer; otherwise in log space.
+    """
+    t, alpha = np.broadcast_arrays(np.asarray(t, float), np.asarray(alpha, float))
+    am1 = alpha - 1.0
+    small = am1 * e0 < 1.0
+    p1 = np.expm1(t - e0) / np.expm1(-e0)
+    p2 = np.expm1(-t) * np.exp(t - e0) / np.expm1(-e0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        stable = np.log1p(p1 * np.expm1(am1 * t) + p2 * np.expm1(am1 * (t - e0))) / am1
     log_norm = np.log(-np.expm1(-e0))
     log_q = np.log(-np.expm1(t - e0)) - t - log_norm       # Q(loss = t)
     log_1mq = np.log(-np.expm1(-t)) - log_norm             # Q(loss = t − ε₀)
-    return np.logaddexp(log_q + alpha * t, log_1mq + alpha * (t - e0)) / (alpha - 1.0)
+    direct = np.logaddexp(log_q + alpha * t, log_1mq + alpha * (t - e0)) / am1
+    return np.where(small, stable, direct)
 
 
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
@@ -201,6 +215,9 @@ def bounded_range_rdp(alpha, epsilon0: float):
             left = f1 >= f2
             hi = np.where(left, x2, hi)
             lo = np.where(left, lo, x1)
-        out[finite] = np.minimum(best * (1.0 + _SAFETY), out[finite])
+        # rounding margin: the stable form's relative error is about 8·u/(α·ε₀) (u = unit
+        # roundoff); 32·u/(α·ε₀) + 1e-12 covers it and the refinement
+        margin = _SAFETY + 32.0 * np.finfo(float).eps / (flat[finite] * e0)
+        out[finite] = np.minimum(best * (1.0 + margin), out[finite])
     out = out.reshape(a.shape)
     return float(out) if out.ndim == 0 else out

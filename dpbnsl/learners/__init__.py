@@ -2,9 +2,11 @@
 
 from ._result import LearnResult
 from .baselines import LocalFits, notears_average, notears_best, notears_local, notears_voting
+from .dp_fed_bnsl import dp_fed_bnsl
 from .dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from .fed_bnsl import fed_bnsl
 from .fed_sparse_bnsl import fed_sparse_bnsl
+from .personalize import Personalized, personalize, personalized_nmse
 from .pgcd import PGCDNoise, pgcd
 from .notears import notears
 
@@ -15,6 +17,10 @@ __all__ = [
     "fed_bnsl",
     "fed_sparse_bnsl",
     "dp_fed_sparse_bnsl",
+    "dp_fed_bnsl",
+    "personalize",
+    "personalized_nmse",
+    "Personalized",
     "pgcd",
     "PGCDNoise",
     "notears_local",

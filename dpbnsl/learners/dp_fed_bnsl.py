@@ -1,0 +1,221 @@
+"""DP-Fed-BNSL (seed 001's baseline, DECISIONS §3): Fed-BNSL run on privately released covariances.
+
+Each participant clips its rows to ‖x_i‖₂ ≤ R, releases ``S̃_k = X_kᵀX_k/n_k + E`` once (E symmetric,
+i.i.d. N(0, σ_k²) on and above the diagonal), optionally projects S̃_k onto the PSD cone, and then
+takes part in Fed-BNSL with S̃_k in place of S_k. Everything after the release is post-processing,
+so the privacy cost does not depend on the number of rounds.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from dp_accounting import GaussianDpEvent
+
+from .._validation import as_generator, as_participants, check_choice, check_int, check_real
+from ..accounting import LedgerEntry, PrivacyLedger, calibrate_gaussian, compose_epsilon
+from ..federation import run_rounds
+from ..graphs import threshold as threshold_weights, threshold_to_dag
+from ..mechanisms import clip_rows, gaussian_mechanism
+from ._admm import PenaltySchedule
+from ._result import LearnResult
+from .fed_bnsl import _Participant, _Server
+
+__all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance"]
+
+#: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
+ACCOUNTANT = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
+
+
+def covariance_sensitivity(n: int, *, clip_norm: float) -> float:
+    """ℓ2 replace-one sensitivity √2·R²/n of the upper triangle of XᵀX/n for rows with ‖x‖₂ ≤ R
+    (derivation: :func:`dp_fed_bnsl`, Privacy)."""
+    return math.sqrt(2.0) * clip_norm ** 2 / n
+
+
+def release_covariance(X: np.ndarray, *, clip_norm: float, multiplier: float,
+                       psd_floor: float | None, rng: np.random.Generator):
+    """Release ``S̃ = clip(X)ᵀclip(X)/n + E`` by one Gaussian release of its d(d+1)/2 upper-triangle
+    entries (σ = multiplier · :func:`covariance_sensitivity`), mirrored into the lower triangle, then
+    (post-processing) eigenvalues raised to ``psd_floor`` unless it is None. Returns (S̃, Release)."""
+    n, d = X.shape
+    Xc = clip_rows(X, norm=clip_norm)
+    iu = np.triu_indices(d)
+    release = gaussian_mechanism((Xc.T @ Xc / n)[iu], multiplier=multiplier, rng=rng,
+                                 sensitivity=covariance_sensitivity(n, clip_norm=clip_norm))
+    S = np.empty((d, d))
+    S[iu] = release.value
+    S.T[iu] = release.value
+    if psd_floor is not None:
+        evals, Q = np.linalg.eigh(S)
+        S = (Q * np.maximum(evals, psd_floor)) @ Q.T
+        S = (S + S.T) / 2.0  # exactly symmetric
+    return S, release
+
+
+def _entries(z_cov: float, z_mean: float | None) -> list[LedgerEntry]:
+    mean = [] if z_mean is None else [LedgerEntry("mean", GaussianDpEvent(z_mean), 1)]
+    return mean + [LedgerEntry("covariance", GaussianDpEvent(z_cov), 1)]
+
+
+@functools.lru_cache(maxsize=256)
+def _multipliers(epsilon, delta, calibration, share):
+    """Noise multipliers (covariance, mean or None) and the ε(δ) they spend under the reporting
+    accountant. Releases of multipliers z/√(1−f) and z/√f compose exactly into one of multiplier z
+    (Gaussian composition), so the calibrated z is split by the centring share f. If the
+    accountant's own numerics put ε a hair above the target, z is raised until they do not (never
+    less noise). Cached: the PLD accountant takes seconds at large ε, and sweeps repeat settings."""
+    if math.isinf(epsilon):
+        return 0.0, (0.0 if share else None), math.inf
+    z, step = calibrate_gaussian(epsilon, delta, 1.0, method=calibration), 1e-12
+    for _ in range(50):
+        z_cov, z_mean = z / math.sqrt(1.0 - share), (z / math.sqrt(share) if share else None)
+        spent = compose_epsilon(_entries(z_cov, z_mean), delta, ACCOUNTANT[calibration])
+        if spent <= epsilon:
+            return z_cov, z_mean, spent
+        step = max(2.0 * step, 2.0 * (spent - epsilon) / epsilon)
+        z *= 1.0 + step
+    raise RuntimeError(f"the {ACCOUNTANT[calibration]!r} accountant did not certify ε = {epsilon}"
+                       f" at δ = {delta} for the calibrated noise (last ε: {spent!r})")
+
+
+def _psd_floor(psd) -> float | None:
+    if isinstance(psd, (bool, np.bool_)):
+        return 0.0 if psd else None
+    return check_real(psd, "psd", low=0.0)
+
+
+def dp_fed_bnsl(
+    participants, *, epsilon: float, delta: float, clip_norm: float = 1.0,
+    calibration: Literal["analytic", "classic", "zcdp"] = "analytic", psd: bool | float = True,
+    centre: Literal["declared", "private"] = "declared", centre_share: float = 0.1, rng=None,
+    lambda1: float = 0.01, rho1: float = 1e-3, rho2: float = 1e-3, gamma1: float = 1.75,
+    gamma2: float = 1.25, rho_max: float = 1e16, max_rounds: int = 200, h_tol: float = 1e-8,
+    gap_tol: float = 1e-6, threshold: float = 0.3,
+) -> LearnResult:
+    """Learn one DAG with DP-Fed-BNSL; each participant's dataset is (ε, δ)-DP.
+
+    Parameters
+    ----------
+    participants : sequence of arrays or DataFrames of shape (n_k, d)
+    epsilon : float > 0 (``inf`` releases without noise), delta : float in (0, 1)
+        The per-participant privacy target.
+    clip_norm : float > 0, default 1.0
+        R: each row is scaled down to ‖x_i‖₂ ≤ R before anything else.
+    calibration : {"analytic", "classic", "zcdp"}, default "analytic"
+        σ from :func:`~dpbnsl.accounting.calibrate_gaussian`; ε is reported by the ledger under
+        ``ACCOUNTANT[calibration]`` ("pld" for the first two, "zcdp" for the last).
+    psd : bool or float >= 0, default True
+        Project each S̃_k onto {S ⪰ floor·I} (eigenvalues raised to the floor: 0 for True, the value
+        for a float; False: none). Post-processing. With a floor, S̃_k + ρ₂I is invertible.
+    centre : {"declared", "private"}, default "declared"
+        "declared": the data are declared centred, nothing is subtracted (the raw mean is never
+        used); "private": subtract the mean of the clipped rows released by a Gaussian mechanism
+        (sensitivity 2R/n_k) with the share ``centre_share`` of the budget (in 1/z²), then clip.
+    rng : None, int or numpy Generator
+        Participant k draws from stream k of ``rng.spawn(P)``.
+    lambda1, rho1, rho2, gamma1, gamma2, rho_max, max_rounds, h_tol, gap_tol, threshold
+        As in :func:`~dpbnsl.learners.fed_bnsl.fed_bnsl` (run with ``normalize="local"``).
+
+    Returns
+    -------
+    LearnResult
+        ``transcript``: the Fed-BNSL messages on the S̃_k; ``ledger``: a tuple of P
+        :class:`~dpbnsl.accounting.PrivacyLedger` (also ``info["ledgers"]``), all equal, since every
+        participant spends the same multiplier; ``info``: ``"epsilon"`` (every ledger's ε(δ) under
+        ``info["accountant"]``, ≤ ``epsilon``), ``"sigma"`` and ``"sensitivity"`` per
+        participant, ``"noise_multiplier"`` σ/Δ, ``"covariances"`` (the released S̃_k).
+
+    Raises
+    ------
+    ValueError
+        Bad ε, δ, R, calibration (``"classic"`` needs ε < 1), or, with ``psd=False``, a released
+        S̃_k with an eigenvalue ≤ −rho2 (then S̃_k + ρ₂I is not positive definite).
+
+    Privacy
+    -------
+    Neighbours: replace-one within one participant's dataset (n_k fixed). Clipping is row-wise and
+    "declared" centring uses no data, so neighbouring clipped datasets differ in one row, x vs x'
+    with ‖x‖, ‖x'‖ ≤ R, and ΔS = (xxᵀ − x'x'ᵀ)/n_k. Expanding the trace,
+    ‖xxᵀ − x'x'ᵀ‖²_F = ‖x‖⁴ + ‖x'‖⁴ − 2(xᵀx')² ≤ 2R⁴, so ‖ΔS‖_F ≤ √2·R²/n_k (tighter than the
+    triangle-inequality bound (‖x‖² + ‖x'‖²)/n_k ≤ 2R²/n_k of DECISIONS §3). The released vector
+    u = (S_ij)_{i≤j} omits the strictly lower entries, each a non-negative term of ‖ΔS‖²_F, so
+    ‖Δu‖₂ ≤ ‖ΔS‖_F ≤ Δ_k = √2·R²/n_k, attained by x = R e_a, x' = R e_b (a ≠ b). The release
+    u + N(0, σ_k² I) with σ_k = z·Δ_k is ρ = 1/(2z²)-zCDP and (ε, δ)-DP for z from the calibration
+    (seed 001 §2.11 steps 1–4: S̃_k = clip(X_k)ᵀclip(X_k)/n_k + E, E = Eᵀ). Private centring adds
+    one Gaussian release of the clipped mean (Δ = 2R/n_k); the two compose exactly into one
+    Gaussian of multiplier z. Records of different participants lie in disjoint datasets, so each
+    record's guarantee is its own participant's ledger. PSD projection, the ADMM rounds, W and
+    thresholding are post-processing: the cost is the same for any ``max_rounds``.
+
+    Examples
+    --------
+    >>> from dpbnsl.simulate import simulate
+    >>> data = simulate(5, 4000, participants=2, rng=0)
+    >>> r = dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=10.0,
+    ...                 max_rounds=50, rng=1)
+    >>> r.method, r.info["epsilon"]["pld"] <= 1.0, len(r.ledger)
+    ('dp-fed-bnsl', True, 2)
+    """
+    arrays, columns = as_participants(participants, min_rows=1)
+    P, d = len(arrays), arrays[0].shape[1]
+    e = check_real(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
+    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    R = check_real(clip_norm, "clip_norm", low=0.0, low_open=True)
+    check_choice(calibration, "calibration", tuple(ACCOUNTANT))
+    floor = _psd_floor(psd)
+    check_choice(centre, "centre", ("declared", "private"))
+    share = (check_real(centre_share, "centre_share", low=0.0, high=1.0, low_open=True,
+                        high_open=True) if centre == "private" else 0.0)
+    params = dict(lambda1=check_real(lambda1, "lambda1", low=0.0),
+                  rho1=check_real(rho1, "rho1", low=0.0, low_open=True),
+                  rho2=check_real(rho2, "rho2", low=0.0, low_open=True),
+                  gamma1=check_real(gamma1, "gamma1", low=1.0),
+                  gamma2=check_real(gamma2, "gamma2", low=1.0),
+                  rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
+                  max_rounds=check_int(max_rounds, "max_rounds", low=1),
+                  h_tol=check_real(h_tol, "h_tol", low=0.0),
+                  gap_tol=check_real(gap_tol, "gap_tol", low=0.0),
+                  threshold=check_real(threshold, "threshold", low=0.0))
+    z_cov, z_mean, spent = _multipliers(e, dl, calibration, share)  # before touching any data
+
+    start = time.perf_counter()
+    ledgers = tuple(PrivacyLedger(accountant=ACCOUNTANT[calibration]) for _ in range(P))
+    released = []
+    for k, (X, g, ledger) in enumerate(zip(arrays, as_generator(rng).spawn(P), ledgers)):
+        if z_mean is not None:
+            mean = gaussian_mechanism(clip_rows(X, norm=R).mean(axis=0), multiplier=z_mean,
+                                      sensitivity=2.0 * R / X.shape[0], rng=g)
+            ledger.record("mean", mean.event)
+            X = X - mean.value
+        S, release = release_covariance(X, clip_norm=R, multiplier=z_cov, psd_floor=floor, rng=g)
+        ledger.record("covariance", release.event)
+        low = float(np.linalg.eigvalsh(S)[0])
+        if low + params["rho2"] <= 0.0:
+            raise ValueError(f"the released covariance of participant {k} has eigenvalue {low:.4g}"
+                             f" <= -`rho2` = {-params['rho2']:g}, so S̃_k + ρ₂I is not positive "
+                             f"definite; use psd=True or rho2 > {-low:.4g}")
+        S.setflags(write=False)
+        released.append(S)
+
+    schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"],
+                               params["gamma2"], params["rho_max"])
+    server = _Server(P, d, schedule, lambda1=params["lambda1"], h_tol=params["h_tol"],
+                     gap_tol=params["gap_tol"])
+    _, transcript = run_rounds([_Participant(S, schedule) for S in released], server,
+                               rounds=params["max_rounds"])
+    W = threshold_to_dag(threshold_weights(server.W, threshold=params["threshold"]))
+    sens = tuple(covariance_sensitivity(X.shape[0], clip_norm=R) for X in arrays)
+    params.update(epsilon=e, delta=dl, clip_norm=R, calibration=calibration, psd=floor,
+                  centre=centre, centre_share=share, normalize="local")
+    info = {"epsilon": {ACCOUNTANT[calibration]: spent}, "accountant": ACCOUNTANT[calibration], "delta": dl,
+            "ledgers": ledgers, "noise_multiplier": z_cov, "sigma": tuple(z_cov * s for s in sens),
+            "sensitivity": sens, "mean_multiplier": z_mean, "covariances": tuple(released),
+            "seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)}
+    return LearnResult("dp-fed-bnsl", W, server.W, pd.DataFrame(server.rows), columns, transcript,
+                       ledgers, params, info)
