@@ -6,7 +6,6 @@ import dataclasses
 import doctest
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import dpbnsl.federation

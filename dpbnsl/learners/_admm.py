@@ -17,9 +17,34 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.optimize
 
+from .._validation import check_int, check_real
 from ..graphs import acyclicity
 
-__all__ = ["PenaltySchedule", "ServerProblem", "solve_server"]
+__all__ = ["PenaltySchedule", "ServerProblem", "solve_server", "check_hyperparameters"]
+
+_NONNEG = ("lambda1", "h_tol", "gap_tol", "threshold")
+_POSITIVE = ("rho1", "rho2", "eta")
+_AT_LEAST_ONE = ("gamma1", "gamma2")
+_COUNTS = ("max_rounds", "rounds", "local_iters", "server_steps")
+
+
+def check_hyperparameters(**values) -> dict:
+    """Validate the numeric hyperparameters shared by the ADMM learners (one rule per name)."""
+    out = {}
+    for name, v in values.items():
+        if name in _NONNEG:
+            out[name] = check_real(v, name, low=0.0)
+        elif name in _POSITIVE:
+            out[name] = check_real(v, name, low=0.0, low_open=True)
+        elif name in _AT_LEAST_ONE:
+            out[name] = check_real(v, name, low=1.0)
+        elif name == "rho_max":
+            out[name] = check_real(v, name, low=0.0, low_open=True, allow_inf=True)
+        elif name in _COUNTS:
+            out[name] = check_int(v, name, low=1)
+        else:  # pragma: no cover - a programming error, not user input
+            raise KeyError(f"no validation rule for hyperparameter {name!r}")
+    return out
 
 
 @dataclass(frozen=True)

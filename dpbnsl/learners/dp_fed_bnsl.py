@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 from dp_accounting import GaussianDpEvent
 
-from .._validation import as_generator, as_participants, check_choice, check_int, check_real
+from .._validation import as_generator, as_participants, check_choice, check_real
 from ..accounting import LedgerEntry, PrivacyLedger, calibrate_gaussian, compose_epsilon
 from ..federation import run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..mechanisms import clip_rows, gaussian_mechanism
-from ._admm import PenaltySchedule
+from ._admm import PenaltySchedule, check_hyperparameters
 from ._result import LearnResult
 from .fed_bnsl import _Participant, _Server
 
@@ -172,16 +172,9 @@ def dp_fed_bnsl(
     check_choice(centre, "centre", ("declared", "private"))
     share = (check_real(centre_share, "centre_share", low=0.0, high=1.0, low_open=True,
                         high_open=True) if centre == "private" else 0.0)
-    params = dict(lambda1=check_real(lambda1, "lambda1", low=0.0),
-                  rho1=check_real(rho1, "rho1", low=0.0, low_open=True),
-                  rho2=check_real(rho2, "rho2", low=0.0, low_open=True),
-                  gamma1=check_real(gamma1, "gamma1", low=1.0),
-                  gamma2=check_real(gamma2, "gamma2", low=1.0),
-                  rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
-                  max_rounds=check_int(max_rounds, "max_rounds", low=1),
-                  h_tol=check_real(h_tol, "h_tol", low=0.0),
-                  gap_tol=check_real(gap_tol, "gap_tol", low=0.0),
-                  threshold=check_real(threshold, "threshold", low=0.0))
+    params = check_hyperparameters(
+        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
+        max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
     z_cov, z_mean, spent = _multipliers(e, dl, calibration, share)  # before touching any data
 
     start = time.perf_counter()

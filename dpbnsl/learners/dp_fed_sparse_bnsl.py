@@ -14,7 +14,6 @@ import math
 import time
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 from dp_accounting import GaussianDpEvent
 

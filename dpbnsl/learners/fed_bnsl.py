@@ -20,11 +20,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import as_participants, check_choice, check_int, check_real
-from ..federation import Dense, Payload, ServerReply, Transcript, run_rounds
+from .._validation import as_participants, check_choice
+from ..federation import Dense, Payload, ServerReply, run_rounds
 from ..graphs import acyclicity, threshold as threshold_weights, threshold_to_dag
 from ..scores import center as center_data, gram
-from ._admm import PenaltySchedule, ServerProblem, solve_server
+from ._admm import PenaltySchedule, ServerProblem, check_hyperparameters, solve_server
 from ._result import LearnResult
 
 __all__ = ["fed_bnsl", "local_statistics"]
@@ -158,20 +158,11 @@ def fed_bnsl(
     True
     """
     arrays, columns = as_participants(participants)
-    params = dict(
-        lambda1=check_real(lambda1, "lambda1", low=0.0),
-        rho1=check_real(rho1, "rho1", low=0.0, low_open=True),
-        rho2=check_real(rho2, "rho2", low=0.0, low_open=True),
-        gamma1=check_real(gamma1, "gamma1", low=1.0),
-        gamma2=check_real(gamma2, "gamma2", low=1.0),
-        rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
-        max_rounds=check_int(max_rounds, "max_rounds", low=1),
-        h_tol=check_real(h_tol, "h_tol", low=0.0),
-        gap_tol=check_real(gap_tol, "gap_tol", low=0.0),
-        threshold=check_real(threshold, "threshold", low=0.0),
-        normalize=check_choice(normalize, "normalize", ("global", "local")),
-        center=bool(center),
-    )
+    params = check_hyperparameters(
+        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
+        max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
+    params.update(normalize=check_choice(normalize, "normalize", ("global", "local")),
+                  center=bool(center))
     schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"],
                                params["gamma2"], params["rho_max"])
     stats = local_statistics(arrays, normalize=params["normalize"], center=params["center"])

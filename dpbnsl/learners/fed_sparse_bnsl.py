@@ -22,11 +22,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import as_participants, check_choice, check_int, check_real
+from .._validation import as_participants, check_choice
 from ..federation import Payload, ServerReply, Sparse, run_rounds
 from ..graphs import acyclicity, threshold as threshold_weights, threshold_to_dag
 from ..scores import center as center_data
-from ._admm import PenaltySchedule, ServerProblem, _objective, solve_server
+from ._admm import PenaltySchedule, ServerProblem, _objective, check_hyperparameters, solve_server
 from ._result import LearnResult
 from .pgcd import pgcd
 
@@ -123,21 +123,12 @@ def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max,
 
 def _hyper(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters, threshold, h_tol,
            server_solver, eta, server_steps) -> dict:
-    return dict(
-        lambda1=check_real(lambda1, "lambda1", low=0.0),
-        rho1=check_real(rho1, "rho1", low=0.0, low_open=True),
-        rho2=check_real(rho2, "rho2", low=0.0, low_open=True),
-        gamma1=check_real(gamma1, "gamma1", low=1.0),
-        gamma2=check_real(gamma2, "gamma2", low=1.0),
-        rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
-        rounds=check_int(rounds, "rounds", low=1),
-        local_iters=check_int(local_iters, "local_iters", low=1),
-        threshold=check_real(threshold, "threshold", low=0.0),
-        h_tol=check_real(h_tol, "h_tol", low=0.0),
-        server_solver=check_choice(server_solver, "server_solver", ("lbfgs", "gradient")),
-        eta=check_real(eta, "eta", low=0.0, low_open=True),
-        server_steps=check_int(server_steps, "server_steps", low=1),
-    )
+    params = check_hyperparameters(
+        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
+        rounds=rounds, local_iters=local_iters, threshold=threshold, h_tol=h_tol, eta=eta,
+        server_steps=server_steps)
+    params["server_solver"] = check_choice(server_solver, "server_solver", ("lbfgs", "gradient"))
+    return params
 
 
 def fed_sparse_bnsl(
