@@ -20,6 +20,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+from dpbnsl.accounting import PrivacyLedger  # noqa: E402
 from dpbnsl.learners._pgcd_naive import naive_dp_pgcd  # noqa: E402
 from dpbnsl.learners.pgcd import PGCDNoise, pgcd  # noqa: E402
 
@@ -46,9 +47,10 @@ def main() -> None:
             Z = np.zeros((d, d))
             noise = PGCDNoise(clip=5.0, multiplier=50.0)
             kw = dict(lambda1=0.1, rho2=1.0, m=m, noise=noise)
-            short = _time(lambda: pgcd(X, Z, Z, Z, iters=1, rng=np.random.default_rng(1), **kw))
+            short = _time(lambda: pgcd(X, Z, Z, Z, iters=1, rng=np.random.default_rng(1),
+                                       ledger=PrivacyLedger(), **kw))
             long = _time(lambda: pgcd(X, Z, Z, Z, iters=args.iters + 1,
-                                      rng=np.random.default_rng(1), **kw))
+                                      rng=np.random.default_rng(1), ledger=PrivacyLedger(), **kw))
             incr = args.iters / max(long - short, 1e-9)
             naive = args.naive_iters / _time(lambda: naive_dp_pgcd(
                 X, Z, Z, Z, iters=args.naive_iters, rng=np.random.default_rng(1), **kw))

@@ -1,8 +1,7 @@
 """The ``noise`` and ``account`` commands of the CLI: thin shells over :mod:`dpbnsl.accounting`.
 
 Registered by :func:`dpbnsl.cli.build_parser`; errors reach :func:`dpbnsl.cli.main`, which prints
-them as one line and exits with status 2. :mod:`dpbnsl.accounting` (and dp-accounting) is imported
-only when one of these commands runs, so ``simulate`` and ``learn`` do not pay for it.
+them as one line and exits with status 2.
 """
 
 from __future__ import annotations

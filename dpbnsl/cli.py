@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     learn.set_defaults(handler=_learn)
 
     # `noise` and `account` live in their own module, imported here (it imports CLIError from this
-    # one); it loads dpbnsl.accounting only when one of them runs.
+    # one).
     from ._cli_accounting import add_accounting_commands
 
     add_accounting_commands(sub, _formatter)
@@ -161,6 +161,28 @@ def _participants(args) -> list[pd.DataFrame]:
     return frames
 
 
+# options that only some methods read; giving one to another method is an error, never ignored
+# (above all: --epsilon with a non-private method must not silently run without privacy)
+_OPTION_USERS = {
+    "epsilon": PRIVATE, "delta": PRIVATE, "centre": PRIVATE, "seed": PRIVATE,
+    "clip": ("dp-fed-sparse-bnsl",), "calibration": ("dp-fed-sparse-bnsl",),
+    "smoothness": ("dp-fed-sparse-bnsl",), "feature_bound": ("dp-fed-sparse-bnsl",),
+    "clip_norm": ("dp-fed-bnsl",), "gaussian": ("dp-fed-bnsl",),
+    "rounds": ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
+    "local_iters": ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
+    "max_rounds": ("fed-bnsl", "dp-fed-bnsl"),
+}
+
+
+def _refuse_unused_options(args) -> None:
+    defaults = build_parser().parse_args(["learn", "--data", "x"])
+    for name, users in _OPTION_USERS.items():
+        if args.method not in users and getattr(args, name) != getattr(defaults, name):
+            flag = "--" + name.replace("_", "-")
+            raise CLIError(f"{flag} does not apply to --method {args.method} (it is used by "
+                           f"{', '.join(users)})")
+
+
 def _learn(args) -> int:
     participants = _participants(args)
     truth = _read_truth(args.truth) if args.truth is not None else None
@@ -169,6 +191,7 @@ def _learn(args) -> int:
     private = args.method in PRIVATE
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
+    _refuse_unused_options(args)
     if args.method == "notears-best" and truth is None:
         raise CLIError("--method notears-best is an oracle: it needs --truth")
     sparse = dict(rounds=args.rounds or (10 if private else 100),

@@ -22,7 +22,7 @@ import numpy as np
 from dp_accounting import GaussianDpEvent
 from dp_accounting.dp_event import DpEvent
 
-from ._validation import check_real
+from ._validation import as_generator, check_real
 
 __all__ = [
     "BoundedRangeDpEvent",
@@ -54,8 +54,11 @@ class Release:
 
 
 def clip(values, bound):
-    """Clip entries to ``[-bound, bound]`` (``bound`` broadcasts; a new array is returned)."""
-    return np.clip(values, -np.asarray(bound, float), np.asarray(bound, float))
+    """Clip entries to ``[-bound, bound]`` (``bound`` ≥ 0 broadcasts; a new array is returned)."""
+    b = np.asarray(bound, float)
+    if np.any(~(b >= 0)):
+        raise ValueError(f"`bound` must be >= 0; got {bound!r}")
+    return np.clip(values, -b, b)
 
 
 def clip_rows(X: np.ndarray, *, norm: float) -> np.ndarray:
@@ -85,6 +88,9 @@ def gaussian_mechanism(value, *, sensitivity: float, sigma: float | None = None,
         g = check_real(sigma, "sigma", low=0.0)
         z = math.inf if s == 0 else g / s
     v = np.asarray(value, float)
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"`value` must be finite; got {value!r}")
+    rng = as_generator(rng)
     noisy = v + (g * rng.standard_normal(v.shape) if g > 0 else 0.0)
     if s == 0:
         z = math.inf
@@ -107,6 +113,7 @@ def gumbel_max(scores, *, sensitivity: float, scale: float, rng: np.random.Gener
     s = check_real(sensitivity, "sensitivity", low=0.0)
     lam = check_real(scale, "scale", low=0.0)
     sc = np.asarray(scores, float).ravel()
+    rng = as_generator(rng)
     noisy = sc + (rng.gumbel(0.0, lam, sc.shape) if lam > 0 else 0.0)
     e0 = 0.0 if s == 0 else (math.inf if lam == 0 else 2.0 * s / lam)
     return Release(int(np.argmax(noisy)), BoundedRangeDpEvent(e0))
@@ -123,13 +130,21 @@ class ColumnwiseExponentialMechanism:
     Privacy: each draw on scores of sensitivity Δ is ε₀ = 2Δ/λ bounded-range (as :func:`gumbel_max`).
     """
 
-    def __init__(self, scores: np.ndarray, *, sensitivity: float, scale: float) -> None:
-        self.sensitivity = check_real(sensitivity, "sensitivity", low=0.0)
-        self.scale = check_real(scale, "scale", low=0.0, low_open=True)
+    def __init__(self, scores: np.ndarray, *, sensitivity: float, scale: float | None = None,
+                 multiplier: float | None = None) -> None:
+        self.sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
+        if (scale is None) == (multiplier is None):
+            raise TypeError("give exactly one of `scale` and `multiplier` (= scale/sensitivity)")
+        if multiplier is not None:
+            m = check_real(multiplier, "multiplier", low=0.0, low_open=True)
+            self.scale, epsilon0 = m * self.sensitivity, 2.0 / m  # the event carries 2/m exactly
+        else:
+            self.scale = check_real(scale, "scale", low=0.0, low_open=True)
+            epsilon0 = 2.0 * self.sensitivity / self.scale
         self.logits = np.array(scores, dtype=float) / self.scale
         with np.errstate(divide="ignore"):
             self.column_lse = np.logaddexp.reduce(self.logits, axis=0)
-        self.event = BoundedRangeDpEvent(2.0 * self.sensitivity / self.scale)
+        self.event = BoundedRangeDpEvent(epsilon0)
 
     def update_column(self, b: int, scores: np.ndarray) -> None:
         """Replace column ``b`` of the scores (O(d))."""

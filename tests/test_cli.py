@@ -142,3 +142,19 @@ def test_learn_private_method_errors(sim_dir, capsys):
     assert "`epsilon` must be > 0; got -1.0" in _error(
         ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "-1",
          "--feature-bound", "4"], capsys)
+
+
+def test_privacy_options_are_never_silently_ignored(sim_dir, capsys):
+    """--epsilon with a non-private method must not run without privacy; options a method does not
+    read are refused."""
+    p0 = str(sim_dir / "participant_0.csv")
+    assert "--epsilon does not apply to --method fed-bnsl" in _error(
+        ["learn", "--method", "fed-bnsl", "--data", p0, "--epsilon", "1"], capsys)
+    assert "--feature-bound does not apply to --method dp-fed-bnsl" in _error(
+        ["learn", "--method", "dp-fed-bnsl", "--data", p0, "--epsilon", "1", "--feature-bound", "4"],
+        capsys)
+    assert "--clip-norm does not apply to --method dp-fed-sparse-bnsl" in _error(
+        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "1",
+         "--feature-bound", "4", "--clip-norm", "2"], capsys)
+    assert "--rounds does not apply to --method notears" in _error(
+        ["learn", "--method", "notears", "--data", p0, "--rounds", "5"], capsys)

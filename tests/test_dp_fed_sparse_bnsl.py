@@ -151,11 +151,11 @@ def test_smoothness_and_mean_sensitivity_on_neighbouring_datasets(seed):
     X2 = X.copy()
     X2[rng.integers(n)] = rng.normal(size=d) * (1.0 if seed % 2 else 1e3)
     g = np.random.default_rng(0)
-    kw = dict(bound=bound, multiplier=0.0, rng=g, floor=1e-300)
+    kw = dict(bound=bound, multiplier=0.0, rng=g, floor=1e-300, ledger=PrivacyLedger())
     m1, m2 = private_smoothness(X, **kw), private_smoothness(X2, **kw)
     assert np.all(np.abs(m1 - m2) <= bound / n * (1 + 1e-12))
-    mu1 = private_mean(X, bound=bound, multiplier=0.0, rng=g)
-    mu2 = private_mean(X2, bound=bound, multiplier=0.0, rng=g)
+    mu1 = private_mean(X, bound=bound, multiplier=0.0, rng=g, ledger=PrivacyLedger())
+    mu2 = private_mean(X2, bound=bound, multiplier=0.0, rng=g, ledger=PrivacyLedger())
     assert np.linalg.norm(mu1 - mu2) <= 2 * np.linalg.norm(np.sqrt(bound)) / n * (1 + 1e-12)
 
 

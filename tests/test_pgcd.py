@@ -149,7 +149,7 @@ def test_gradient_sensitivity_is_attained_at_the_clip_boundary():
 def test_incremental_equals_naive_recomputation():
     _, X, B, W, beta, m = _problem(3, n=60, d=6)
     kw = dict(lambda1=0.02, rho2=0.2, iters=80, m=m, noise=PGCDNoise(clip=1.0, multiplier=2.0))
-    fast = pgcd(X, B, W, beta, rng=np.random.default_rng(9), **kw)
+    fast = pgcd(X, B, W, beta, rng=np.random.default_rng(9), ledger=PrivacyLedger(), **kw)
     B_naive, sel_naive = naive_dp_pgcd(X, B, W, beta, rng=np.random.default_rng(9), **kw)
     np.testing.assert_array_equal(fast.selected, sel_naive)
     np.testing.assert_allclose(fast.B, B_naive, rtol=0, atol=1e-12)
@@ -188,7 +188,8 @@ def test_pgcd_does_not_modify_inputs():
     _, X, B, W, beta, m = _problem(6)
     copies = [a.copy() for a in (X, B, W, beta, m)]
     pgcd(X, B, W, beta, lambda1=0.05, rho2=0.1, iters=10, m=m,
-         noise=PGCDNoise(clip=1.0, multiplier=3.0), rng=np.random.default_rng(1))
+         noise=PGCDNoise(clip=1.0, multiplier=3.0), rng=np.random.default_rng(1),
+         ledger=PrivacyLedger())
     for a, c in zip((X, B, W, beta, m), copies):
         np.testing.assert_array_equal(a, c)
 
@@ -208,3 +209,38 @@ def test_pgcd_minimises_a_lasso_when_alone():
               for k in (0, 5, 10, 20, 40, 400)]
     assert all(b <= a + 1e-12 for a, b in zip(values, values[1:]))
     assert values[-2] - values[-1] < 1e-3 * values[0]
+
+
+def test_pgcd_validation():
+    _, X, B, W, beta, m = _problem(8)
+    kw = dict(lambda1=0.05, rho2=0.1, iters=3)
+    with pytest.raises(TypeError, match=r"`ledger` is required when `noise` is given"):
+        pgcd(X, B, W, beta, m=m, noise=PGCDNoise(1.0, 2.0), rng=0, **kw)
+    with pytest.raises(ValueError, match=r"`clip` must be > 0; got 0.0"):
+        PGCDNoise(clip=0.0, multiplier=1.0)
+    with pytest.raises(ValueError, match=r"`multiplier` must be >= 0; got -1.0"):
+        PGCDNoise(clip=1.0, multiplier=-1.0)
+    with pytest.raises(ValueError, match=r"`m` must be 5 finite non-negative"):
+        pgcd(X, B, W, beta, m=-m, **kw)
+    with pytest.raises(ValueError, match=r"`B` must have shape \(5, 5\); got \(4, 4\)"):
+        pgcd(X, B[:4, :4], W, beta, m=m, **kw)
+    with pytest.raises(ValueError, match=r"`X` must have at least 2 columns"):
+        pgcd(X[:, :1], B[:1, :1], W[:1, :1], beta[:1, :1], m=m[:1], **kw)
+    # an int seed is accepted as rng
+    r = pgcd(X, B, W, beta, m=m, noise=PGCDNoise(1.0, 2.0), rng=0, ledger=PrivacyLedger(), **kw)
+    assert r.selected.shape == (3,)
+
+
+def test_selection_event_carries_the_multiplier_exactly():
+    """The event is 2/m itself, not 2Δ/(mΔ) (which can differ by an ulp from the calibration)."""
+    s = ColumnwiseExponentialMechanism(SCORES, sensitivity=0.1234567, multiplier=57.136258902888464)
+    assert s.event == BoundedRangeDpEvent(2.0 / 57.136258902888464)
+
+
+def test_mechanism_validation():
+    with pytest.raises(ValueError, match=r"`value` must be finite"):
+        gaussian_mechanism(np.nan, sensitivity=1.0, sigma=1.0, rng=0)
+    with pytest.raises(ValueError, match=r"`bound` must be >= 0"):
+        from dpbnsl.mechanisms import clip
+        clip(np.ones(2), -1.0)
+    assert gaussian_mechanism(0.0, sensitivity=1.0, sigma=1.0, rng=3).event == GaussianDpEvent(1.0)

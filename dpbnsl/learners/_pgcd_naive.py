@@ -2,7 +2,8 @@
 
 Not for use: it is the baseline that tests (same selections and values as :func:`pgcd`) and
 ``benchmarks/bench_dp_pgcd.py`` (iterations per second) compare the incremental solver against. It
-draws from ``rng`` in the same order as :func:`pgcd`.
+draws from ``rng`` in the same order as :func:`pgcd`, through the same mechanisms (its releases
+are not recorded: it is never used on data that need protecting).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..mechanisms import ColumnwiseExponentialMechanism
+from ..mechanisms import ColumnwiseExponentialMechanism, gaussian_mechanism
 from .pgcd import PGCDNoise, clip_bounds, soft_threshold
 
 __all__ = ["naive_dp_pgcd"]
@@ -36,9 +37,10 @@ def naive_dp_pgcd(X, B, W, beta, *, lambda1: float, rho2: float, iters: int, m: 
             soft_threshold(B - G / M[:, None], lambda1 / M[:, None]) - B)
         np.fill_diagonal(S, -np.inf)
         sampler = ColumnwiseExponentialMechanism(S, sensitivity=delta_s,
-                                                 scale=noise.multiplier * delta_s)
+                                                 multiplier=noise.multiplier)
         a, b = divmod(sampler.sample(rng).value, d)
-        g = G[a, b] + noise.multiplier * (2 * C_a[a] / n) * rng.standard_normal(())
+        g = gaussian_mechanism(G[a, b], sensitivity=2 * C_a[a] / n, multiplier=noise.multiplier,
+                               rng=rng).value
         B[a, b] = soft_threshold(B[a, b] - g / M[a], lambda1 / M[a])
         selected[k] = a * d + b
     return B, selected

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -126,7 +127,7 @@ def dp_fed_bnsl(
     -------
     LearnResult
         ``transcript``: the Fed-BNSL messages on the S̃_k; ``ledger``: a tuple of P
-        :class:`~dpbnsl.accounting.PrivacyLedger` (also ``info["ledgers"]``), all equal, since every
+        :class:`~dpbnsl.accounting.PrivacyLedger` , all equal, since every
         participant spends the same multiplier; ``info``: ``"epsilon"`` (every ledger's ε(δ) under
         ``info["accountant"]``, ≤ ``epsilon``), ``"sigma"`` and ``"sensitivity"`` per
         participant, ``"noise_multiplier"`` σ/Δ, ``"covariances"`` (the released S̃_k).
@@ -175,11 +176,11 @@ def dp_fed_bnsl(
     params = check_hyperparameters(
         lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
         max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
-    z_cov, z_mean, spent = _multipliers(e, dl, calibration, share)  # before touching any data
+    z_cov, z_mean, _ = _multipliers(e, dl, calibration, share)  # before touching any data
 
     start = time.perf_counter()
     ledgers = tuple(PrivacyLedger(accountant=ACCOUNTANT[calibration]) for _ in range(P))
-    released = []
+    released, repaired = [], []
     for k, (X, g, ledger) in enumerate(zip(arrays, as_generator(rng).spawn(P), ledgers)):
         if z_mean is not None:
             mean = gaussian_mechanism(clip_rows(X, norm=R).mean(axis=0), multiplier=z_mean,
@@ -190,9 +191,16 @@ def dp_fed_bnsl(
         ledger.record("covariance", release.event)
         low = float(np.linalg.eigvalsh(S)[0])
         if low + params["rho2"] <= 0.0:
-            raise ValueError(f"the released covariance of participant {k} has eigenvalue {low:.4g}"
-                             f" <= -`rho2` = {-params['rho2']:g}, so S̃_k + ρ₂I is not positive "
-                             f"definite; use psd=True or rho2 > {-low:.4g}")
+            # S̃_k + ρ₂I must be invertible. The budget is already spent, so never raise here (a
+            # re-run would spend it again): repair by post-processing and say so.
+            warnings.warn(f"the released covariance of participant {k} has eigenvalue {low:.4g} "
+                          f"<= -rho2 = {-params['rho2']:g}; its eigenvalues were raised to "
+                          f"-rho2/2 (post-processing; use psd=True to project onto PSD)",
+                          RuntimeWarning, stacklevel=2)
+            evals, Q = np.linalg.eigh(S)
+            S = (Q * np.maximum(evals, -0.5 * params["rho2"])) @ Q.T
+            S = (S + S.T) / 2.0
+            repaired.append(k)
         S.setflags(write=False)
         released.append(S)
 
@@ -203,11 +211,16 @@ def dp_fed_bnsl(
     _, transcript = run_rounds([_Participant(S, schedule) for S in released], server,
                                rounds=params["max_rounds"])
     W = threshold_to_dag(threshold_weights(server.W, threshold=params["threshold"]))
+    # ε is computed from what the ledgers hold (identical for every participant: compose once)
+    first = ledgers[0].entries
+    spent = max(lg.epsilon(dl) for lg in ledgers if lg is ledgers[0] or lg.entries != first)
+    if spent > e:  # pragma: no cover - the calibration above guarantees it; never report silently
+        raise RuntimeError(f"the releases spent ε = {spent!r} > target {e!r}")
     sens = tuple(covariance_sensitivity(X.shape[0], clip_norm=R) for X in arrays)
     params.update(epsilon=e, delta=dl, clip_norm=R, calibration=calibration, psd=floor,
                   centre=centre, centre_share=share, normalize="local")
     info = {"epsilon": {ACCOUNTANT[calibration]: spent}, "accountant": ACCOUNTANT[calibration], "delta": dl,
-            "ledgers": ledgers, "noise_multiplier": z_cov, "sigma": tuple(z_cov * s for s in sens),
+            "repaired": tuple(repaired), "noise_multiplier": z_cov, "sigma": tuple(z_cov * s for s in sens),
             "sensitivity": sens, "mean_multiplier": z_mean, "covariances": tuple(released),
             "seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)}
     return LearnResult("dp-fed-bnsl", W, server.W, pd.DataFrame(server.rows), columns, transcript,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import as_float_matrix, as_generator, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent, ColumnwiseExponentialMechanism, gaussian_mechanism
 
 __all__ = ["PGCDNoise", "PGCDResult", "pgcd", "soft_threshold", "clip_bounds"]
@@ -43,6 +44,10 @@ class PGCDNoise:
 
     clip: float
     multiplier: float
+
+    def __post_init__(self) -> None:
+        check_real(self.clip, "clip", low=0.0, low_open=True)
+        check_real(self.multiplier, "multiplier", low=0.0)
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,29 @@ class _State:
         self._refresh(b)
 
 
+def _pgcd_iv(X, B, W, beta, m, lambda1, rho2, iters):
+    X = as_float_matrix(X, "X")
+    n, d = X.shape
+    if d < 2:
+        raise ValueError(f"`X` must have at least 2 columns (off-diagonal coordinates); got {d}")
+    mats = []
+    for name, A in (("B", B), ("W", W), ("beta", beta)):
+        A = as_float_matrix(A, name)
+        if A.shape != (d, d):
+            raise ValueError(f"`{name}` must have shape ({d}, {d}); got {A.shape}")
+        mats.append(A)
+    m = np.asarray(m, dtype=float)
+    if m.shape != (d,) or not np.all(np.isfinite(m) & (m >= 0)):
+        raise ValueError(f"`m` must be {d} finite non-negative smoothness constants; got {m!r}")
+    check_real(lambda1, "lambda1", low=0.0)
+    rho2 = check_real(rho2, "rho2", low=0.0)
+    check_int(iters, "iters", low=0)
+    M = m + rho2
+    if np.any(M <= 0):
+        raise ValueError("`m` + `rho2` must be positive (a zero column needs rho2 > 0)")
+    return X, mats[0], mats[1], mats[2], M
+
+
 def pgcd(
     X: np.ndarray,
     B: np.ndarray,
@@ -140,10 +168,11 @@ def pgcd(
         Clip bound and noise multiplier; None runs the non-private PGCD. A multiplier of 0 keeps
         the clipping but switches the noise off (exact argmax; the ledger then records
         infinite-cost events).
-    rng : numpy Generator
-        Required when ``noise`` is given.
-    ledger : PrivacyLedger, optional
-        Receives one event per release (a selection and a Gaussian gradient per iteration).
+    rng : None, int or numpy Generator
+        Randomness of the private releases.
+    ledger : PrivacyLedger
+        Required when ``noise`` is given: receives one event per release (a selection and a
+        Gaussian gradient per iteration).
 
     Privacy
     -------
@@ -153,22 +182,25 @@ def pgcd(
     σ_ab = mΔ_g,ab = λ_G√M_ab on a coordinate of sensitivity Δ_g,ab = 2C_ab/n_k (ρ = 1/(2m²)).
     Seed 001 eqs. (11)–(13), Theorem 5.1.
     """
+    X, B, W, beta, M = _pgcd_iv(X, B, W, beta, m, lambda1, rho2, iters)
     n, d = X.shape
-    M = np.asarray(m, float) + rho2
-    B = np.array(B, dtype=float, copy=True)
     private = noise is not None
+    if private:
+        if not isinstance(noise, PGCDNoise):
+            raise TypeError(f"`noise` must be a PGCDNoise or None; got {type(noise).__name__}")
+        if ledger is None:
+            raise TypeError("`ledger` is required when `noise` is given: every release is recorded")
+        rng = as_generator(rng)
     C_a = clip_bounds(M, noise.clip) if private else None
     state = _State(X, B, W, beta, M, lambda1, rho2, C_a)
     selected = np.empty(iters, dtype=np.int64)
     delta_s = None
     sampler = None
     if private:
-        if rng is None:
-            raise ValueError("`rng` is required for DP-PGCD (noise is not None)")
         delta_s = 2.0 * noise.clip / (n * math.sqrt((d - 1) * M.sum()))
         if noise.multiplier > 0:
             sampler = ColumnwiseExponentialMechanism(state.S, sensitivity=delta_s,
-                                                     scale=noise.multiplier * delta_s)
+                                                     multiplier=noise.multiplier)
     for k in range(iters):
         if sampler is not None:
             choice = sampler.sample(rng)
@@ -181,11 +213,9 @@ def pgcd(
             release = gaussian_mechanism(g, sensitivity=delta_g, multiplier=noise.multiplier,
                                          rng=rng)
             g = release.value
-            if ledger is not None:
-                select_event = (choice.event if sampler is not None
-                                else BoundedRangeDpEvent(math.inf))
-                ledger.record(f"{label}/select", select_event)
-                ledger.record(f"{label}/gradient", release.event)
+            select_event = choice.event if sampler is not None else BoundedRangeDpEvent(math.inf)
+            ledger.record(f"{label}/select", select_event)
+            ledger.record(f"{label}/gradient", release.event)
         selected[k] = a * d + b
         state.update(a, b, g)
         if sampler is not None:

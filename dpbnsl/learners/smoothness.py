@@ -40,7 +40,7 @@ def public_smoothness(bound, d: int) -> np.ndarray:
 
 
 def private_smoothness(X: np.ndarray, *, bound, multiplier: float, rng: np.random.Generator,
-                       ledger=None, floor: float = 1e-3, label: str = "smoothness") -> np.ndarray:
+                       ledger, floor: float = 1e-3, label: str = "smoothness") -> np.ndarray:
     """Privately estimate m_a = (1/n_k) Σ_i x_ia² for every a (seed 001 Theorem D.1).
 
     Privacy
@@ -57,14 +57,13 @@ def private_smoothness(X: np.ndarray, *, bound, multiplier: float, rng: np.rando
     out = np.empty(d)
     for a in range(d):  # one release per constant, as in the theorem
         release = gaussian_mechanism(stats[a], sensitivity=b[a] / n, multiplier=multiplier, rng=rng)
-        if ledger is not None:
-            ledger.record(label, release.event)
+        ledger.record(label, release.event)
         out[a] = release.value
     return np.maximum(out, floor)
 
 
 def private_mean(X: np.ndarray, *, bound, multiplier: float, rng: np.random.Generator,
-                 ledger=None, label: str = "centring") -> np.ndarray:
+                 ledger, label: str = "centring") -> np.ndarray:
     """Privately release the column means for centring.
 
     Privacy
@@ -78,6 +77,5 @@ def private_mean(X: np.ndarray, *, bound, multiplier: float, rng: np.random.Gene
     means = clip(X, c).mean(axis=0)
     release = gaussian_mechanism(means, sensitivity=2.0 * float(np.linalg.norm(c)) / n,
                                  multiplier=multiplier, rng=rng)
-    if ledger is not None:
-        ledger.record(label, release.event)
+    ledger.record(label, release.event)
     return np.asarray(release.value)
