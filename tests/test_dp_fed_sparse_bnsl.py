@@ -81,7 +81,7 @@ def test_refuses_before_touching_data_when_the_budget_cannot_cover(data, monkeyp
     touched = []
     monkeypatch.setattr(dpm, "private_mean", lambda *a, **k: touched.append(1))
     monkeypatch.setattr(dpm, "private_smoothness", lambda *a, **k: touched.append(1))
-    with pytest.raises(ValueError, match=r"already spend the whole budget"):
+    with pytest.raises(ValueError, match=r"`shares` = \(0.6, 0.5\) leave nothing of the budget"):
         dp_fed_sparse_bnsl(data.participants, centre="private", shares=(0.6, 0.5), rng=0, **KW)
     assert touched == []
 
@@ -121,6 +121,8 @@ def test_inputs_untouched(data):
     (dict(smoothness=np.zeros(D)), ValueError, r"`smoothness` must be positive and finite"),
     (dict(calibration="loose"), ValueError, r"`calibration` must be one of 'tight', 'paper'"),
     (dict(centre="raw"), ValueError, r"`centre` must be one of 'declared', 'private'; got 'raw'"),
+    (dict(shares=0.1), ValueError, r"`shares` must be a pair \(smoothness, centring\)"),
+    (dict(shares=(0.1,)), ValueError, r"`shares` must be a pair"),
 ])
 def test_bad_input(data, kwargs, exc, match):
     with pytest.raises(exc, match=match):

@@ -325,6 +325,14 @@ def test_baseline_needs_data_or_fits():
         notears_voting(local=[1, 2])
 
 
+def test_baseline_refuses_arguments_it_would_ignore(data):
+    fits = notears_local(data.participants)
+    with pytest.raises(ValueError, match=r"\['lambda1'\] would be ignored"):
+        notears_voting(local=fits, lambda1=0.5)
+    with pytest.raises(ValueError, match=r"\['participants'\] would be ignored"):
+        notears_best(data.participants, local=fits, B_true=data.B_true)
+
+
 # ----------------------------------------------------------------------------- Fed-Sparse-BNSL
 
 

@@ -65,6 +65,10 @@ def notears_local(
 
 
 def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
+    if local is not None and (participants is not None or kwargs):
+        given = (["participants"] if participants is not None else []) + sorted(kwargs)
+        raise ValueError(f"`local` fits were given, so {given} would be ignored: pass either the "
+                         f"data (and NOTEARS arguments) or `local`")
     if local is None:
         if participants is None:
             raise ValueError("pass `participants` (data) or `local` (fits from notears_local)")
@@ -169,7 +173,7 @@ def notears_average(
     True
     """
     t = check_real(threshold, "threshold", low=0.0)
-    fits = _fits(participants, local, {**notears_kwargs, "threshold": t})
+    fits = _fits(participants, local, notears_kwargs)
     W_raw = np.mean([r.W_raw for r in fits.results], axis=0)
     W = threshold_to_dag(threshold_weights(W_raw, threshold=t))
     return _result("notears-average", W, W_raw, fits, {"threshold": t, **notears_kwargs})

@@ -18,7 +18,7 @@ import pandas as pd
 from dp_accounting import GaussianDpEvent
 
 from .._validation import as_generator, as_participants, check_choice, check_real
-from ..accounting import LedgerEntry, PrivacyLedger, calibrate_dp_pgcd, epsilon_to_rho
+from ..accounting import LedgerEntry, PrivacyLedger, calibrate_dp_pgcd, split_budget
 from .fed_sparse_bnsl import _hyper, run_sparse_admm
 from .pgcd import PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
@@ -124,18 +124,27 @@ def dp_fed_sparse_bnsl(
         raise ValueError("`feature_bound` (a public bound on x_ia²) is required by smoothness="
                          f"{smoothness!r} / centre={centre!r}")
     bound = None if feature_bound is None else as_bounds(feature_bound, d, "feature_bound")
+    if not (isinstance(shares, (tuple, list)) and len(shares) == 2):
+        raise ValueError(f"`shares` must be a pair (smoothness, centring) of fractions; got "
+                         f"{shares!r}")
     s_share, c_share = (check_real(x, "shares", low=0.0, high=1.0, low_open=True, high_open=True)
                         for x in shares)
+    private_smooth = public_m is None and smoothness == "private"
+    used = s_share * private_smooth + c_share * (centre == "private")
+    if used >= 1.0:
+        raise ValueError(f"`shares` = {tuple(shares)!r} leave nothing of the budget for DP-PGCD "
+                         f"(the pre-processing shares in use sum to {used:g} >= 1)")
 
     # --- calibrate everything before touching data -------------------------------------------
-    rho_star = epsilon_to_rho(e, dl, conversion="bun-steinke")
+    budget = split_budget(e, dl, {"smoothness": s_share, "centring": c_share,
+                                  "dp-pgcd": 1.0 - s_share - c_share}).rho
     prior: list[LedgerEntry] = []
     m_centre = m_smooth = None
-    if centre == "private":
-        m_centre = 1.0 / math.sqrt(2.0 * c_share * rho_star)
+    if centre == "private":  # one release of ρ = 1/(2m²)
+        m_centre = 1.0 / math.sqrt(2.0 * budget["centring"])
         prior.append(LedgerEntry("centring", GaussianDpEvent(m_centre), 1))
-    if public_m is None and smoothness == "private":
-        m_smooth = math.sqrt(d / (2.0 * s_share * rho_star))
+    if private_smooth:  # d releases of ρ = 1/(2m²) each
+        m_smooth = math.sqrt(d / (2.0 * budget["smoothness"]))
         prior.append(LedgerEntry("smoothness", GaussianDpEvent(m_smooth), d))
     noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"],
                               method=calibration, prior=prior)
