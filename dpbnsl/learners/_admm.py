@@ -14,13 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import time
+from collections.abc import Callable
+
 import numpy as np
 import scipy.optimize
 
 from .._validation import check_int, check_real
+from ..federation import Dense, Payload, ServerReply, Sparse
 from ..graphs import acyclicity
 
-__all__ = ["PenaltySchedule", "ServerProblem", "solve_server", "check_hyperparameters"]
+__all__ = ["PenaltySchedule", "ServerProblem", "solve_server", "check_hyperparameters",
+           "ConsensusServer", "gradient_steps"]
 
 _NONNEG = ("lambda1", "h_tol", "gap_tol", "threshold")
 _POSITIVE = ("rho1", "rho2", "eta")
@@ -138,3 +143,65 @@ def solve_server(W0: np.ndarray, p: ServerProblem, *, free: np.ndarray | None = 
 
     sol = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds)
     return (sol.x[: d * d] - sol.x[d * d :]).reshape(d, d)
+
+
+def gradient_steps(eta: float, steps: int) -> Callable:
+    """A server solver taking ``steps`` gradient steps of size ``eta`` on the smooth objective
+    (the alternative to L-BFGS-B for the ℓ1-free server problem of seed 001)."""
+
+    def solve(W0: np.ndarray, p: ServerProblem, *, free: np.ndarray | None = None) -> np.ndarray:
+        keep = ~np.eye(W0.shape[0], dtype=bool) if free is None else free
+        W = np.where(keep, W0, 0.0)
+        for _ in range(steps):
+            W = np.where(keep, W - eta * _objective(W, p)[1], 0.0)
+        return W
+
+    return solve
+
+
+class ConsensusServer:
+    """The server of the consensus-ADMM learners: the W-step, the dual updates of α and of its
+    copies of the β_k, and a history row per round.
+
+    ``sparse=True`` restricts the W-step to the entries non-zero in some B_k or β_k (they provably
+    stay zero otherwise when λ = 0) and replies with the non-zeros of W; otherwise W is sent dense.
+    ``stop(t, h, gap)`` ends the protocol after round t when it returns True.
+    """
+
+    def __init__(self, n_participants: int, d: int, schedule: PenaltySchedule, *,
+                 lambda1: float = 0.0, sparse: bool = False, solver: Callable = solve_server,
+                 stop: Callable[[int, float, float], bool] | None = None) -> None:
+        self.schedule, self.lambda1, self.sparse = schedule, lambda1, sparse
+        self.solver, self.stop = solver, stop
+        self.W = np.zeros((d, d))
+        self.alpha = 0.0
+        self.betas = np.zeros((n_participants, d, d))
+        self.rows: list[dict] = []
+        self._clock = time.perf_counter()
+
+    def __call__(self, t: int, uploads: list[Payload]) -> ServerReply:
+        Bs = np.stack([u.to_dense() for u in uploads])
+        rho1, rho2 = self.schedule.rho(t)
+        B_mean = Bs.mean(axis=0)
+        problem = ServerProblem(
+            B_mean=B_mean, beta_sum=self.betas.sum(axis=0),
+            const=float(np.sum(self.betas * Bs) + 0.5 * rho2 * np.sum((Bs - B_mean) ** 2)),
+            n_participants=len(Bs), alpha=self.alpha, rho1=rho1, rho2=rho2, lambda1=self.lambda1)
+        free = None
+        if self.sparse:
+            free = (Bs != 0).any(axis=0) | (self.betas != 0).any(axis=0)
+            np.fill_diagonal(free, False)
+        self.W = self.solver(self.W, problem, free=free)
+        h = acyclicity(self.W)[0]
+        gap = float(np.sqrt(((Bs - self.W) ** 2).sum(axis=(1, 2))).max())
+        self.betas += rho2 * (Bs - self.W)  # dual updates with the penalties of this round
+        self.alpha += rho1 * h
+        now = time.perf_counter()
+        row = {"round": t, "h": h, "gap": gap, "rho1": rho1, "rho2": rho2, "alpha": self.alpha,
+               "nnz": int(np.count_nonzero(self.W))}
+        if self.sparse:
+            row["nnz_local_mean"] = float((Bs != 0).sum(axis=(1, 2)).mean())
+        self.rows.append({**row, "seconds": now - self._clock})
+        self._clock = now
+        payload = Sparse.from_dense(self.W) if self.sparse else Dense(self.W)
+        return ServerReply(payload, "global_W", stop=bool(self.stop and self.stop(t, h, gap)))

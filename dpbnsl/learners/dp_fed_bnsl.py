@@ -25,7 +25,7 @@ from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..mechanisms import clip_rows, gaussian_mechanism
 from ._admm import PenaltySchedule, check_hyperparameters
 from ._result import LearnResult
-from .fed_bnsl import _Participant, _Server
+from .fed_bnsl import _Participant, make_server
 
 __all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance"]
 
@@ -206,7 +206,7 @@ def dp_fed_bnsl(
 
     schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"],
                                params["gamma2"], params["rho_max"])
-    server = _Server(P, d, schedule, lambda1=params["lambda1"], h_tol=params["h_tol"],
+    server = make_server(P, d, schedule, lambda1=params["lambda1"], h_tol=params["h_tol"],
                      gap_tol=params["gap_tol"])
     _, transcript = run_rounds([_Participant(S, schedule) for S in released], server,
                                rounds=params["max_rounds"])

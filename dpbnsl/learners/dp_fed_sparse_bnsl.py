@@ -112,7 +112,7 @@ def dp_fed_sparse_bnsl(
     C = check_real(clip, "clip", low=0.0, low_open=True)
     check_choice(calibration, "calibration", ("tight", "paper"))
     check_choice(centre, "centre", ("declared", "private"))
-    hyper = _hyper(lambda1, rho1, rho2, 1.0, 1.0, math.inf, rounds, local_iters, threshold, 0.0,
+    hyper = _hyper(lambda1, rho1, rho2, 1.0, 1.0, math.inf, rounds, local_iters, threshold,
                    server_solver, eta, server_steps)
     if isinstance(smoothness, str):
         check_choice(smoothness, "smoothness", ("private", "bounds"))
@@ -166,7 +166,7 @@ def dp_fed_sparse_bnsl(
         ready.append(X)
         ms.append(m)
     pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
-    W, server, transcript, _ = run_sparse_admm(
+    W, server, transcript = run_sparse_admm(
         ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams,
         ledgers=ledgers)
     spent = {acc: max(lg.epsilon(dl, accountant=acc) for lg in ledgers) for acc in ("zcdp", "rdp")}

@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 
 from .._validation import as_participants, check_choice
-from ..federation import Dense, Payload, ServerReply, run_rounds
-from ..graphs import acyclicity, threshold as threshold_weights, threshold_to_dag
+from ..federation import Dense, Payload, run_rounds
+from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..scores import center as center_data, gram
-from ._admm import PenaltySchedule, ServerProblem, check_hyperparameters, solve_server
+from ._admm import ConsensusServer, PenaltySchedule, check_hyperparameters
 from ._result import LearnResult
 
 __all__ = ["fed_bnsl", "local_statistics"]
@@ -62,45 +62,12 @@ class _Participant:
         return "local_B", Dense(self.B)
 
 
-class _Server:
-    """The server's side: solves the W-step, keeps α and its own copies of the β_k."""
-
-    def __init__(self, P: int, d: int, schedule: PenaltySchedule, *, lambda1: float,
-                 h_tol: float, gap_tol: float) -> None:
-        self.schedule = schedule
-        self.lambda1, self.h_tol, self.gap_tol = lambda1, h_tol, gap_tol
-        self.W = np.zeros((d, d))
-        self.alpha = 0.0
-        self.betas = np.zeros((P, d, d))
-        self.rows: list[dict] = []
-        self._clock = time.perf_counter()
-
-    def __call__(self, t: int, uploads: list[Payload]) -> ServerReply:
-        Bs = np.stack([u.to_dense() for u in uploads])
-        rho1, rho2 = self.schedule.rho(t)
-        B_mean = Bs.mean(axis=0)
-        problem = ServerProblem(
-            B_mean=B_mean,
-            beta_sum=self.betas.sum(axis=0),
-            const=float(np.sum(self.betas * Bs) + 0.5 * rho2 * np.sum((Bs - B_mean) ** 2)),
-            n_participants=len(Bs),
-            alpha=self.alpha,
-            rho1=rho1,
-            rho2=rho2,
-            lambda1=self.lambda1,
-        )
-        self.W = solve_server(self.W, problem)
-        h = acyclicity(self.W)[0]
-        gap = float(np.sqrt(((Bs - self.W) ** 2).sum(axis=(1, 2))).max())
-        self.betas += rho2 * (Bs - self.W)
-        self.alpha += rho1 * h
-        now = time.perf_counter()
-        self.rows.append({"round": t, "h": h, "gap": gap, "rho1": rho1, "rho2": rho2,
-                          "alpha": self.alpha, "nnz": int(np.count_nonzero(self.W)),
-                          "seconds": now - self._clock})
-        self._clock = now
-        stop = self.schedule.saturated(t) or (h <= self.h_tol and gap <= self.gap_tol)
-        return ServerReply(Dense(self.W), "global_W", stop=stop)
+def make_server(P: int, d: int, schedule: PenaltySchedule, *, lambda1: float, h_tol: float,
+                gap_tol: float) -> ConsensusServer:
+    """Fed-BNSL's server: ℓ1 W-step, dense replies, stop when both ρ saturate or once
+    h(W) ≤ h_tol and the consensus gap ≤ gap_tol."""
+    return ConsensusServer(P, d, schedule, lambda1=lambda1, stop=lambda t, h, gap: (
+        schedule.saturated(t) or (h <= h_tol and gap <= gap_tol)))
 
 
 def fed_bnsl(
@@ -168,7 +135,7 @@ def fed_bnsl(
     stats = local_statistics(arrays, normalize=params["normalize"], center=params["center"])
     start = time.perf_counter()
     clients = [_Participant(S, schedule) for S in stats]
-    server = _Server(len(arrays), arrays[0].shape[1], schedule, lambda1=params["lambda1"],
+    server = make_server(len(arrays), arrays[0].shape[1], schedule, lambda1=params["lambda1"],
                      h_tol=params["h_tol"], gap_tol=params["gap_tol"])
     _, transcript = run_rounds(clients, server, rounds=params["max_rounds"])
     W = threshold_to_dag(threshold_weights(server.W, threshold=params["threshold"]))

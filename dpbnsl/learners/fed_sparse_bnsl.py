@@ -23,10 +23,11 @@ import numpy as np
 import pandas as pd
 
 from .._validation import as_participants, check_choice
-from ..federation import Payload, ServerReply, Sparse, run_rounds
-from ..graphs import acyclicity, threshold as threshold_weights, threshold_to_dag
+from ..federation import Payload, Sparse, run_rounds
+from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..scores import center as center_data
-from ._admm import PenaltySchedule, ServerProblem, _objective, check_hyperparameters, solve_server
+from ._admm import (ConsensusServer, PenaltySchedule, check_hyperparameters, gradient_steps,
+                    solve_server)
 from ._result import LearnResult
 from .pgcd import pgcd
 
@@ -57,53 +58,8 @@ class _Participant:
         return "local_B", Sparse.from_dense(self.B)
 
 
-class _Server:
-    """Solves the smooth W-step on the support of the B_k and β_k; keeps α and the β_k."""
-
-    def __init__(self, P, d, schedule, *, h_tol, server_solver, eta, server_steps):
-        self.schedule, self.h_tol = schedule, h_tol
-        self.server_solver, self.eta, self.server_steps = server_solver, eta, server_steps
-        self.W = np.zeros((d, d))
-        self.alpha = 0.0
-        self.betas = np.zeros((P, d, d))
-        self.rows: list[dict] = []
-        self._clock = time.perf_counter()
-
-    def _solve(self, problem: ServerProblem, free: np.ndarray) -> np.ndarray:
-        if self.server_solver == "lbfgs":
-            return solve_server(self.W, problem, free=free)
-        W = np.where(free, self.W, 0.0)
-        for _ in range(self.server_steps):
-            _, g = _objective(W, problem)
-            W = np.where(free, W - self.eta * g, 0.0)
-        return W
-
-    def __call__(self, t: int, uploads: list[Payload]) -> ServerReply:
-        Bs = np.stack([u.to_dense() for u in uploads])
-        rho1, rho2 = self.schedule.rho(t)
-        B_mean = Bs.mean(axis=0)
-        problem = ServerProblem(
-            B_mean=B_mean, beta_sum=self.betas.sum(axis=0),
-            const=float(np.sum(self.betas * Bs) + 0.5 * rho2 * np.sum((Bs - B_mean) ** 2)),
-            n_participants=len(Bs), alpha=self.alpha, rho1=rho1, rho2=rho2)
-        free = (Bs != 0).any(axis=0) | (self.betas != 0).any(axis=0)
-        np.fill_diagonal(free, False)
-        self.W = self._solve(problem, free)
-        h = acyclicity(self.W)[0]
-        gap = float(np.sqrt(((Bs - self.W) ** 2).sum(axis=(1, 2))).max())
-        self.betas += rho2 * (Bs - self.W)
-        self.alpha += rho1 * h
-        now = time.perf_counter()
-        self.rows.append({"round": t, "h": h, "gap": gap, "rho1": rho1, "rho2": rho2,
-                          "alpha": self.alpha, "nnz": int(np.count_nonzero(self.W)),
-                          "nnz_local_mean": float((Bs != 0).sum(axis=(1, 2)).mean()),
-                          "seconds": now - self._clock})
-        self._clock = now
-        return ServerReply(Sparse.from_dense(self.W), "global_W")
-
-
 def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds,
-                    local_iters, threshold, h_tol, server_solver, eta, server_steps,
+                    local_iters, threshold, server_solver, eta, server_steps,
                     noises=None, rngs=None, ledgers=None):
     """The Fed-Sparse-BNSL protocol on prepared (centred) arrays and smoothness constants;
     ``noises``/``rngs``/``ledgers`` (one per participant) make the local steps DP-PGCD."""
@@ -114,18 +70,18 @@ def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max,
                             rng=None if rngs is None else rngs[k],
                             ledger=None if ledgers is None else ledgers[k])
                for k, (X, m) in enumerate(zip(arrays, ms))]
-    server = _Server(P, d, schedule, h_tol=h_tol, server_solver=server_solver, eta=eta,
-                     server_steps=server_steps)
+    solver = solve_server if server_solver == "lbfgs" else gradient_steps(eta, server_steps)
+    server = ConsensusServer(P, d, schedule, sparse=True, solver=solver)
     _, transcript = run_rounds(clients, server, rounds=rounds)
     W = threshold_to_dag(threshold_weights(server.W, threshold=threshold))
-    return W, server, transcript, clients
+    return W, server, transcript
 
 
-def _hyper(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters, threshold, h_tol,
+def _hyper(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters, threshold,
            server_solver, eta, server_steps) -> dict:
     params = check_hyperparameters(
         lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
-        rounds=rounds, local_iters=local_iters, threshold=threshold, h_tol=h_tol, eta=eta,
+        rounds=rounds, local_iters=local_iters, threshold=threshold, eta=eta,
         server_steps=server_steps)
     params["server_solver"] = check_choice(server_solver, "server_solver", ("lbfgs", "gradient"))
     return params
@@ -143,7 +99,6 @@ def fed_sparse_bnsl(
     gamma2: float = 1.0,
     rho_max: float = np.inf,
     threshold: float = 0.3,
-    h_tol: float = 1e-8,
     server_solver: Literal["lbfgs", "gradient"] = "lbfgs",
     eta: float = 1e-2,
     server_steps: int = 10,
@@ -164,8 +119,6 @@ def fed_sparse_bnsl(
         Optional geometric growth of the penalties (as Fed-BNSL), off by default.
     threshold : float, default 0.3
         Weights with ``|w| <= threshold`` are removed, then the weakest edges until acyclic.
-    h_tol : float, default 1e-8
-        Reported only (the run always does ``rounds`` rounds, as the paper's fixed T).
     server_solver : {"lbfgs", "gradient"}, default "lbfgs"
         L-BFGS-B on the smooth server problem, or ``server_steps`` gradient steps of size ``eta``.
     center : bool, default True
@@ -189,13 +142,13 @@ def fed_sparse_bnsl(
     if arrays[0].shape[1] < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {arrays[0].shape[1]}")
     params = _hyper(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters, threshold,
-                    h_tol, server_solver, eta, server_steps)
+                    server_solver, eta, server_steps)
     params["center"] = bool(center)
     start = time.perf_counter()
     arrays = [center_data(X) if center else X for X in arrays]
     ms = [(X ** 2).mean(axis=0) for X in arrays]
     hyper = {k: v for k, v in params.items() if k != "center"}
-    W, server, transcript, _ = run_sparse_admm(arrays, ms, **hyper)
+    W, server, transcript = run_sparse_admm(arrays, ms, **hyper)
     return LearnResult("fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
                        transcript, None, params,
                        {"seconds": time.perf_counter() - start,
