@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import attr
@@ -25,6 +26,8 @@ from dp_accounting.dp_event import DpEvent
 from ._validation import as_generator, check_real
 
 __all__ = [
+    "Neighbouring",
+    "check_neighbouring",
     "BoundedRangeDpEvent",
     "Release",
     "clip",
@@ -34,6 +37,23 @@ __all__ = [
     "exponential_mechanism_sample",
     "ColumnwiseExponentialMechanism",
 ]
+
+
+class Neighbouring(str, Enum):
+    """The neighbouring relation a guarantee is stated for: the sensitivities in this package are
+    derived for replacing one row of one participant's dataset (the seed paper's Def. 2.1)."""
+
+    REPLACE_ONE = "replace-one"
+
+
+def check_neighbouring(value) -> Neighbouring:
+    """Validate a requested neighbouring relation (only those the sensitivities are derived for)."""
+    allowed = [n.value for n in Neighbouring]
+    if isinstance(value, Neighbouring):
+        return value
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"`neighbouring` must be one of {allowed}; got {value!r}")
+    return Neighbouring(value)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

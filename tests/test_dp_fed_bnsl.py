@@ -255,6 +255,7 @@ def test_deterministic_per_seed_and_inputs_untouched(data):
         (dict(centre="private", centre_share=1.0), r"`centre_share` must be < 1; got 1.0"),
         (dict(psd=-0.1), r"`psd` must be >= 0; got -0.1"),
         (dict(max_rounds=0), r"`max_rounds` must be >= 1; got 0"),
+        (dict(neighbouring="add-remove"), r"`neighbouring` must be one of \['replace-one'\]"),
     ],
 )
 def test_bad_input(data, kwargs, match):

@@ -121,6 +121,8 @@ def test_inputs_untouched(data):
     (dict(smoothness=np.zeros(D)), ValueError, r"`smoothness` must be positive and finite"),
     (dict(calibration="loose"), ValueError, r"`calibration` must be one of 'tight', 'paper'"),
     (dict(centre="raw"), ValueError, r"`centre` must be one of 'declared', 'private'; got 'raw'"),
+    (dict(neighbouring="add-remove"), ValueError,
+     r"`neighbouring` must be one of \['replace-one'\]; got 'add-remove'"),
     (dict(shares=0.1), ValueError, r"`shares` must be a pair \(smoothness, centring\)"),
     (dict(shares=(0.1,)), ValueError, r"`shares` must be a pair"),
 ])

@@ -24,7 +24,9 @@ from ..federation import run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..mechanisms import clip_rows, gaussian_mechanism
 from ._admm import PenaltySchedule, check_hyperparameters
+from ..mechanisms import check_neighbouring
 from ._result import LearnResult
+from .smoothness import private_mean
 from .fed_bnsl import _Participant, make_server
 
 __all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance"]
@@ -97,7 +99,7 @@ def dp_fed_bnsl(
     centre: Literal["declared", "private"] = "declared", centre_share: float = 0.1, rng=None,
     lambda1: float = 0.01, rho1: float = 1e-3, rho2: float = 1e-3, gamma1: float = 1.75,
     gamma2: float = 1.25, rho_max: float = 1e16, max_rounds: int = 200, h_tol: float = 1e-8,
-    gap_tol: float = 1e-6, threshold: float = 0.3,
+    gap_tol: float = 1e-6, threshold: float = 0.3, neighbouring: str = "replace-one",
 ) -> LearnResult:
     """Learn one DAG with DP-Fed-BNSL; each participant's dataset is (ε, δ)-DP.
 
@@ -120,6 +122,8 @@ def dp_fed_bnsl(
         (sensitivity 2R/n_k) with the share ``centre_share`` of the budget (in 1/z²), then clip.
     rng : None, int or numpy Generator
         Participant k draws from stream k of ``rng.spawn(P)``.
+    neighbouring : {"replace-one"}, default "replace-one"
+        The neighbouring relation of the guarantee (the only one the sensitivity is derived for).
     lambda1, rho1, rho2, gamma1, gamma2, rho_max, max_rounds, h_tol, gap_tol, threshold
         As in :func:`~dpbnsl.learners.fed_bnsl.fed_bnsl` (run with ``normalize="local"``).
 
@@ -168,6 +172,7 @@ def dp_fed_bnsl(
     e = check_real(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     R = check_real(clip_norm, "clip_norm", low=0.0, low_open=True)
+    relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", tuple(ACCOUNTANT))
     floor = _psd_floor(psd)
     check_choice(centre, "centre", ("declared", "private"))
@@ -183,10 +188,8 @@ def dp_fed_bnsl(
     released, repaired = [], []
     for k, (X, g, ledger) in enumerate(zip(arrays, as_generator(rng).spawn(P), ledgers)):
         if z_mean is not None:
-            mean = gaussian_mechanism(clip_rows(X, norm=R).mean(axis=0), multiplier=z_mean,
-                                      sensitivity=2.0 * R / X.shape[0], rng=g)
-            ledger.record("mean", mean.event)
-            X = X - mean.value
+            X = X - private_mean(X, row_norm=R, multiplier=z_mean, rng=g, ledger=ledger,
+                                 label="mean")
         S, release = release_covariance(X, clip_norm=R, multiplier=z_cov, psd_floor=floor, rng=g)
         ledger.record("covariance", release.event)
         low = float(np.linalg.eigvalsh(S)[0])
@@ -218,7 +221,7 @@ def dp_fed_bnsl(
         raise RuntimeError(f"the releases spent ε = {spent!r} > target {e!r}")
     sens = tuple(covariance_sensitivity(X.shape[0], clip_norm=R) for X in arrays)
     params.update(epsilon=e, delta=dl, clip_norm=R, calibration=calibration, psd=floor,
-                  centre=centre, centre_share=share, normalize="local")
+                  centre=centre, centre_share=share, normalize="local", neighbouring=relation.value)
     info = {"epsilon": {ACCOUNTANT[calibration]: spent}, "accountant": ACCOUNTANT[calibration], "delta": dl,
             "repaired": tuple(repaired), "noise_multiplier": z_cov, "sigma": tuple(z_cov * s for s in sens),
             "sensitivity": sens, "mean_multiplier": z_mean, "covariances": tuple(released),

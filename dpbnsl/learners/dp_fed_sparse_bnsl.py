@@ -22,6 +22,7 @@ from ..accounting import LedgerEntry, PrivacyLedger, calibrate_dp_pgcd, split_bu
 from .fed_sparse_bnsl import _hyper, run_sparse_admm
 from .pgcd import PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
+from ..mechanisms import check_neighbouring
 from ._result import LearnResult
 
 __all__ = ["dp_fed_sparse_bnsl"]
@@ -48,6 +49,7 @@ def dp_fed_sparse_bnsl(
     eta: float = 1e-2,
     server_steps: int = 10,
     rng=None,
+    neighbouring: str = "replace-one",
 ) -> LearnResult:
     """Learn one DAG with DP-Fed-Sparse-BNSL; each participant's data is (ε, δ)-DP.
 
@@ -77,6 +79,9 @@ def dp_fed_sparse_bnsl(
         As in :func:`~dpbnsl.learners.fed_sparse_bnsl.fed_sparse_bnsl`.
     rng : None, int or numpy Generator
         Participants draw from independent streams ``rng.spawn(P)``.
+    neighbouring : {"replace-one"}, default "replace-one"
+        The neighbouring relation of the guarantee (the only one the sensitivities are derived for;
+        explicit so that results say what they promise).
 
     Returns
     -------
@@ -110,6 +115,7 @@ def dp_fed_sparse_bnsl(
     e = check_real(epsilon, "epsilon", low=0.0, low_open=True)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     C = check_real(clip, "clip", low=0.0, low_open=True)
+    relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", ("tight", "paper"))
     check_choice(centre, "centre", ("declared", "private"))
     hyper = _hyper(lambda1, rho1, rho2, 1.0, 1.0, math.inf, rounds, local_iters, threshold,
@@ -172,7 +178,7 @@ def dp_fed_sparse_bnsl(
     spent = {acc: max(lg.epsilon(dl, accountant=acc) for lg in ledgers) for acc in ("zcdp", "rdp")}
     params = dict(hyper, epsilon=e, delta=dl, clip=C, calibration=calibration,
                   smoothness=smoothness if public_m is None else "public constants",
-                  centre=centre, shares=(s_share, c_share))
+                  centre=centre, shares=(s_share, c_share), neighbouring=relation.value)
     return LearnResult("dp-fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
                        transcript, ledgers, params,
                        {"epsilon": spent, "noise": noise, "smoothness_multiplier": m_smooth,

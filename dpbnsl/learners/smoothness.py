@@ -9,7 +9,7 @@ must not be computed from the raw data. Three paths:
   with Gaussian noise (sensitivity X_a/n_k each under replace-one), floor at a small positive value.
 - an array of constants the caller declares public (passed straight to the learner).
 
-:func:`private_mean` releases the column means (clipped to |x_ia| ≤ c_a) for private centring.
+:func:`private_mean` releases the column means (entries or rows clipped) for private centring.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_real
-from ..mechanisms import clip, gaussian_mechanism
+from ..mechanisms import clip, clip_rows, gaussian_mechanism
 
 __all__ = ["public_smoothness", "private_smoothness", "private_mean", "as_bounds"]
 
@@ -62,20 +62,25 @@ def private_smoothness(X: np.ndarray, *, bound, multiplier: float, rng: np.rando
     return np.maximum(out, floor)
 
 
-def private_mean(X: np.ndarray, *, bound, multiplier: float, rng: np.random.Generator,
-                 ledger, label: str = "centring") -> np.ndarray:
-    """Privately release the column means for centring.
+def private_mean(X: np.ndarray, *, multiplier: float, rng: np.random.Generator, ledger,
+                 bound=None, row_norm: float | None = None, label: str = "centring") -> np.ndarray:
+    """Privately release the column means for centring (give ``bound`` or ``row_norm``).
 
     Privacy
     -------
-    Replace-one neighbours. Entries are clipped to |x_ia| ≤ c_a with c_a = √X_a (the square root of
-    the public bound on x_ia²), so the mean vector moves by at most 2‖c‖₂/n_k in ℓ2; one Gaussian
-    release with σ = multiplier·2‖c‖₂/n_k, ρ = 1/(2·multiplier²).
+    Replace-one neighbours; one Gaussian release with σ = multiplier·Δ, ρ = 1/(2·multiplier²).
+    With ``bound`` (public bounds X_a on x_ia²) entries are clipped to |x_ia| ≤ c_a = √X_a, so
+    Δ = 2‖c‖₂/n_k; with ``row_norm`` R rows are clipped to ‖x_i‖₂ ≤ R, so Δ = 2R/n_k.
     """
     n, d = X.shape
-    c = np.sqrt(as_bounds(bound, d, "feature_bound"))
-    means = clip(X, c).mean(axis=0)
-    release = gaussian_mechanism(means, sensitivity=2.0 * float(np.linalg.norm(c)) / n,
-                                 multiplier=multiplier, rng=rng)
+    if (bound is None) == (row_norm is None):
+        raise TypeError("give exactly one of `bound` and `row_norm`")
+    if row_norm is not None:
+        R = check_real(row_norm, "row_norm", low=0.0, low_open=True)
+        means, sensitivity = clip_rows(X, norm=R).mean(axis=0), 2.0 * R / n
+    else:
+        c = np.sqrt(as_bounds(bound, d, "feature_bound"))
+        means, sensitivity = clip(X, c).mean(axis=0), 2.0 * float(np.linalg.norm(c)) / n
+    release = gaussian_mechanism(means, sensitivity=sensitivity, multiplier=multiplier, rng=rng)
     ledger.record(label, release.event)
     return np.asarray(release.value)
