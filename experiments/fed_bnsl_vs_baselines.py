@@ -18,20 +18,14 @@ participant at d = 20, n_k = 6.
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-# This script runs thousands of small BLAS calls: multithreaded BLAS only slows them down.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from dpbnsl import count_accuracy, fed_bnsl, simulate  # noqa: E402
-from dpbnsl.learners import notears_average, notears_best, notears_local, notears_voting  # noqa: E402
+from _runner import RESULTS, mean_spread, print_table, run_tasks
+from dpbnsl import count_accuracy, fed_bnsl, simulate
+from dpbnsl.learners import notears_average, notears_best, notears_local, notears_voting
 
 
 def run_one(d: int, n: int, participants: int, seed: int) -> list[dict]:
@@ -55,25 +49,12 @@ def run_one(d: int, n: int, participants: int, seed: int) -> list[dict]:
 
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
-    def mean_se(x: pd.Series) -> str:
-        se = x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else float("nan")
-        return f"{x.mean():.2f} ± {se:.2f}"
-
-    order = {m: i for i, m in enumerate(df["method"].unique())}
     out = (df.groupby(["d", "n", "method"], sort=False)
-             .agg(shd=("shd", mean_se), tpr=("tpr", mean_se), fdr=("fdr", mean_se),
+             .agg(shd=("shd", mean_spread), tpr=("tpr", mean_spread), fdr=("fdr", mean_spread),
                   seconds=("seconds", "mean"), runs=("seed", "count"))
              .reset_index())
     out["seconds"] = out["seconds"].round(1)
-    return out.sort_values(["d", "n"], key=lambda s: s if s.name != "method" else s.map(order),
-                           kind="stable").reset_index(drop=True)
-
-
-DEFAULT_CSV = Path(__file__).resolve().parent / "results" / "fed_bnsl_vs_baselines.csv"
-
-
-def _job(args: tuple[int, int, int, int]) -> list[dict]:
-    return run_one(*args)
+    return out.sort_values(["d", "n"], kind="stable").reset_index(drop=True)
 
 
 def main() -> None:
@@ -82,36 +63,18 @@ def main() -> None:
     parser.add_argument("--dims", default="10,20")
     parser.add_argument("--participants", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    parser.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="per-run rows (appended)")
+    parser.add_argument("--csv", type=Path, default=RESULTS / "fed_bnsl_vs_baselines.csv",
+                        help="per-run rows (appended; finished runs are skipped)")
     parser.add_argument("--summary-only", action="store_true", help="only print the table")
     args = parser.parse_args()
-    done = pd.read_csv(args.csv) if args.csv.is_file() else pd.DataFrame(columns=["d", "n", "seed"])
-    finished = set(zip(done["d"], done["n"], done["seed"]))
-    todo = [(d, n, args.participants, seed)
-            for d in (int(x) for x in args.dims.split(","))
-            for n in (3 * d, 256) for seed in range(args.seeds)
-            if (d, n, seed) not in finished]
-    if not args.summary_only and todo:
-        args.csv.parent.mkdir(parents=True, exist_ok=True)
-        start = time.perf_counter()
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            for rows in pool.map(_job, todo):
-                pd.DataFrame(rows).to_csv(args.csv, mode="a", index=False,
-                                          header=not args.csv.is_file())
-                r = rows[0]
-                print(f"# d={r['d']} n={r['n']} seed={r['seed']} done after "
-                      f"{time.perf_counter() - start:.0f} s", flush=True)
-    df = pd.read_csv(args.csv)
-    table = summarise(df)
-    print(table.to_markdown(index=False) if _has_tabulate() else table.to_string(index=False))
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    tasks = [dict(d=d, n=n, participants=args.participants, seed=seed)
+             for d in (int(x) for x in args.dims.split(","))
+             for n in (3 * d, 256) for seed in range(args.seeds)]
+    if args.summary_only:
+        df = pd.read_csv(args.csv)
+    else:
+        df = run_tasks(run_one, tasks, args.csv, key=("d", "n", "seed"), jobs=args.jobs)
+    print_table(summarise(df))
 
 
 if __name__ == "__main__":
