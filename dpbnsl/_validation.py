@@ -7,6 +7,7 @@ their input: array checks return a new float64 array when conversion or copying 
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -23,6 +24,9 @@ __all__ = [
     "as_square_matrix",
     "as_participants",
 ]
+
+
+_PLAIN_REALS = (float, int, np.float64)  # fast path of check_real (no ABC instance checks)
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
@@ -61,10 +65,12 @@ def check_real(
     allow_inf: bool = False,
 ) -> float:
     """Return ``value`` as a float after checking type, finiteness and the interval bounds."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) not in _PLAIN_REALS and (
+        isinstance(value, bool) or not isinstance(value, numbers.Real)
+    ):
         raise TypeError(f"`{name}` must be a real number; got {type(value).__name__} {value!r}")
     v = float(value)
-    if np.isnan(v) or (np.isinf(v) and not allow_inf):
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
         raise ValueError(f"`{name}` must be finite; got {value!r}")
     if low is not None and (v < low or (low_open and v == low)):
         op = ">" if low_open else ">="

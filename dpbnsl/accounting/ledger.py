@@ -71,6 +71,15 @@ class LedgerEntry:
         check_int(self.count, "count", low=1)
 
 
+def _merged(entry: LedgerEntry, count: int) -> LedgerEntry:
+    """``entry`` with ``count`` more runs, without re-validating its (already valid) event."""
+    merged = object.__new__(LedgerEntry)
+    object.__setattr__(merged, "label", entry.label)
+    object.__setattr__(merged, "event", entry.event)
+    object.__setattr__(merged, "count", entry.count + count)
+    return merged
+
+
 def _check_event(event) -> DpEvent:
     if isinstance(event, GaussianDpEvent):
         check_real(event.noise_multiplier, "noise_multiplier", low=0.0, allow_inf=True)
@@ -177,22 +186,32 @@ class PrivacyLedger:
     def record(self, label: str, event: DpEvent, count: int = 1) -> None:
         """Record ``count`` independent runs of the mechanism described by ``event``. A record
         repeating an earlier one (same label and event) increases that entry's count."""
-        entry = LedgerEntry(label, event, count)
+        key = (label, event)
+        i = self._index.get(key) if isinstance(label, str) else None
+        if i is None:
+            entry = LedgerEntry(label, event, count)  # validates label, event and count
+        else:  # label and event were validated when first recorded: only the count is new
+            count = check_int(count, "count", low=1)
+            entry = _merged(self._entries[i], count)
         if self.budget is not None:
             eps_budget, delta = self.budget
-            eps = compose_epsilon(self._entries + [entry], delta, self.accountant)
+            prospective = list(self._entries)
+            if i is None:
+                prospective.append(entry)
+            else:
+                prospective[i] = entry
+            eps = compose_epsilon(prospective, delta, self.accountant)
             if eps > eps_budget:
                 raise BudgetExceededError(
                     f"recording {count} × {event!r} ({label!r}) would spend ε = {eps:.6g} > "
                     f"budget {eps_budget:g} at δ = {delta:g} ({self.accountant}); nothing recorded")
         # count = k composes exactly as k records and composition is commutative, so a repeat of
         # an existing (label, event) only increases that entry's count
-        i = self._index.get((label, event))
         if i is None:
-            self._index[(label, event)] = len(self._entries)
+            self._index[key] = len(self._entries)
             self._entries.append(entry)
         else:
-            self._entries[i] = LedgerEntry(label, event, self._entries[i].count + entry.count)
+            self._entries[i] = entry
 
     def rho(self) -> float:
         """Total ρ of the composition (zCDP; ξ-terms excluded, see :meth:`xi`)."""
