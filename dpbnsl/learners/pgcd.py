@@ -64,19 +64,32 @@ def clip_bounds(M: np.ndarray, clip: float) -> np.ndarray:
 
 
 class _State:
-    """Residual, gradient and scores of the current B, updated one column at a time."""
+    """Residual, gradient and scores of the current B, updated one column at a time.
+
+    The data part of the gradient (``Gd``, clipped when private) depends only on X and B, so it
+    survives an ADMM round: :meth:`reset` takes the new W and β in O(d²).
+    """
 
     def __init__(self, X, B, W, beta, M, lambda1, rho2, C_a):
-        self.X, self.B, self.W, self.beta = X, B, W, beta
+        self.X, self.B = X, B
         self.n, self.d = X.shape
         self.M, self.lam, self.rho2, self.C_a = M, lambda1, rho2, C_a
         self.R = X - X @ B
         self._buf = np.empty_like(X)
-        self.G = np.empty_like(B)
-        self.S = np.empty_like(B)
-        self.col_max = np.empty(self.d)
+        self.Gd = np.empty_like(B)
         for b in range(self.d):
-            self._refresh(b)
+            self.Gd[:, b] = self.data_gradient(b)
+        self.reset(W, beta)
+
+    def reset(self, W, beta) -> None:
+        """New W and β (a new ADMM round): gradient and scores of every column, O(d²)."""
+        self.W, self.beta = W, beta
+        self.G = self.Gd + beta + self.rho2 * (self.B - W)
+        M = self.M[:, None]
+        step = soft_threshold(self.B - self.G / M, self.lam / M)
+        self.S = np.sqrt(M) * np.abs(step - self.B)
+        np.fill_diagonal(self.S, -np.inf)  # the diagonal is not a coordinate
+        self.col_max = self.S.max(axis=0)
 
     def data_gradient(self, b: int) -> np.ndarray:
         """(1/n) Σ_i g_i,ab for every parent a (clipped per sample when private): O(n d)."""
@@ -89,7 +102,8 @@ class _State:
         return -buf.sum(axis=0) / self.n
 
     def _refresh(self, b: int) -> None:
-        g = self.data_gradient(b) + self.beta[:, b] + self.rho2 * (self.B[:, b] - self.W[:, b])
+        self.Gd[:, b] = self.data_gradient(b)
+        g = self.Gd[:, b] + self.beta[:, b] + self.rho2 * (self.B[:, b] - self.W[:, b])
         self.G[:, b] = g
         step = soft_threshold(self.B[:, b] - g / self.M, self.lam / self.M)
         s = np.sqrt(self.M) * np.abs(step - self.B[:, b])
@@ -191,16 +205,33 @@ def pgcd(
         if ledger is None:
             raise TypeError("`ledger` is required when `noise` is given: every release is recorded")
         rng = as_generator(rng)
-    C_a = clip_bounds(M, noise.clip) if private else None
-    state = _State(X, B, W, beta, M, lambda1, rho2, C_a)
+    state = new_state(X, B, W, beta, M=M, lambda1=lambda1, rho2=rho2, noise=noise)
+    selected = run_iterations(state, iters, noise=noise, rng=rng, ledger=ledger, label=label)
+    delta_s = _score_sensitivity(state, noise.clip) if private else None
+    return PGCDResult(state.B, selected, delta_s)
+
+
+def _score_sensitivity(state: _State, clip: float) -> float:
+    """Δ_s = 2C/(n_k√ΣM), ΣM over the d(d−1) off-diagonal coordinates."""
+    return 2.0 * clip / (state.n * math.sqrt((state.d - 1) * state.M.sum()))
+
+
+def new_state(X, B, W, beta, *, M, lambda1, rho2, noise) -> _State:
+    """The O(n_k·d²) start of a (DP-)PGCD run on validated arrays (B is updated in place)."""
+    C_a = clip_bounds(M, noise.clip) if noise is not None else None
+    return _State(X, B, W, beta, M, lambda1, rho2, C_a)
+
+
+def run_iterations(state: _State, iters: int, *, noise, rng, ledger, label="dp-pgcd") -> np.ndarray:
+    """``iters`` (DP-)PGCD iterations on ``state``, O(n_k·d) each; returns the selected flat
+    indices. Private releases go through the mechanisms and are recorded in ``ledger``."""
+    n, d = state.n, state.d
+    private = noise is not None
     selected = np.empty(iters, dtype=np.int64)
-    delta_s = None
     sampler = None
-    if private:
-        delta_s = 2.0 * noise.clip / (n * math.sqrt((d - 1) * M.sum()))
-        if noise.multiplier > 0:
-            sampler = ColumnwiseExponentialMechanism(state.S, sensitivity=delta_s,
-                                                     multiplier=noise.multiplier)
+    if private and noise.multiplier > 0:
+        sampler = ColumnwiseExponentialMechanism(state.S, sensitivity=_score_sensitivity(
+            state, noise.clip), multiplier=noise.multiplier)
     for k in range(iters):
         if sampler is not None:
             choice = sampler.sample(rng)
@@ -209,7 +240,7 @@ def pgcd(
             a, b = state.argmax()
         g = state.G[a, b]
         if private:
-            delta_g = 2.0 * C_a[a] / n
+            delta_g = 2.0 * state.C_a[a] / n
             release = gaussian_mechanism(g, sensitivity=delta_g, multiplier=noise.multiplier,
                                          rng=rng)
             g = release.value
@@ -220,4 +251,4 @@ def pgcd(
         state.update(a, b, g)
         if sampler is not None:
             sampler.update_column(b, state.S[:, b])
-    return PGCDResult(state.B, selected, delta_s if private else None)
+    return selected
