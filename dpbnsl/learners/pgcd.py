@@ -55,6 +55,7 @@ class PGCDResult:
     B: np.ndarray
     selected: np.ndarray  # flat index a·d + b of the coordinate chosen at each iteration
     score_sensitivity: float | None = None
+    changes: int = 0  # iterations whose update changed B (the others left it as it was)
 
 
 def clip_bounds(M: np.ndarray, clip: float) -> np.ndarray:
@@ -75,6 +76,7 @@ class _State:
         self.n, self.d = X.shape
         self.M, self.lam, self.rho2, self.C_a = M, lambda1, rho2, C_a
         self.R = X - X @ B
+        self.changes = 0  # iterations that changed B
         self._buf = np.empty_like(X)
         self.Gd = np.empty_like(B)
         for b in range(self.d):
@@ -116,13 +118,18 @@ class _State:
         b = int(np.argmax(self.col_max))
         return int(np.argmax(self.S[:, b])), b
 
-    def update(self, a: int, b: int, g: float) -> None:
+    def update(self, a: int, b: int, g: float) -> bool:
+        """Apply update (9) to B_ab; returns whether B changed. When it did not (e.g. a zero
+        coordinate soft-thresholded back to zero), nothing in column b changed either."""
         new = float(soft_threshold(self.B[a, b] - g / self.M[a], self.lam / self.M[a]))
         delta = new - self.B[a, b]
-        if delta != 0.0:
-            self.B[a, b] = new
-            self.R[:, b] -= self.X[:, a] * delta
+        if delta == 0.0:
+            return False
+        self.changes += 1
+        self.B[a, b] = new
+        self.R[:, b] -= self.X[:, a] * delta
         self._refresh(b)
+        return True
 
 
 def _pgcd_iv(X, B, W, beta, m, lambda1, rho2, iters):
@@ -208,7 +215,7 @@ def pgcd(
     state = new_state(X, B, W, beta, M=M, lambda1=lambda1, rho2=rho2, noise=noise)
     selected = run_iterations(state, iters, noise=noise, rng=rng, ledger=ledger, label=label)
     delta_s = _score_sensitivity(state, noise.clip) if private else None
-    return PGCDResult(state.B, selected, delta_s)
+    return PGCDResult(state.B, selected, delta_s, state.changes)
 
 
 def _score_sensitivity(state: _State, clip: float) -> float:
@@ -248,7 +255,6 @@ def run_iterations(state: _State, iters: int, *, noise, rng, ledger, label="dp-p
             ledger.record(f"{label}/select", select_event)
             ledger.record(f"{label}/gradient", release.event)
         selected[k] = a * d + b
-        state.update(a, b, g)
-        if sampler is not None:
+        if state.update(a, b, g) and sampler is not None:
             sampler.update_column(b, state.S[:, b])
     return selected
