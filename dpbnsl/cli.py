@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     dp = learn.add_argument_group("privacy (private methods)")
     dp.add_argument("--epsilon", type=float, default=None, help="ε per participant (required)")
     dp.add_argument("--delta", type=float, default=1e-5, help="δ per participant")
-    dp.add_argument("--clip", type=float, default=10.0, help="DP-PGCD clip bound C")
+    dp.add_argument("--clip", type=float, default=30.0, help="DP-PGCD clip bound C")
     dp.add_argument("--calibration", default="tight", choices=("tight", "paper"),
                     help="DP-PGCD noise calibration")
     dp.add_argument("--smoothness", default="private", choices=("private", "bounds"),

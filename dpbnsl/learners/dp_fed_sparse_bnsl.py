@@ -35,7 +35,7 @@ def dp_fed_sparse_bnsl(
     delta: float,
     rounds: int = 10,
     local_iters: int = 10,
-    clip: float = 10.0,
+    clip: float = 30.0,
     calibration: Literal["tight", "paper"] = "tight",
     smoothness="private",
     feature_bound=None,
@@ -60,8 +60,11 @@ def dp_fed_sparse_bnsl(
         The per-participant privacy target.
     rounds, local_iters : int, default 10, 10
         T ADMM rounds and K DP-PGCD iterations per round.
-    clip : float, default 10.0
-        Global clip bound C; per-sample gradient coordinates are clipped at C√(M_ab/ΣM).
+    clip : float, default 30.0
+        Global clip bound C; per-sample gradient coordinates are clipped at C√(M_ab/ΣM). The
+        default comes from a sweep on simulated data (d = 20, 10 × 1000 rows, ε = 5, seeds 0–3):
+        C = 30 gave TPR 0.75–0.95 where C = 10 gave 0.25–0.5 and Table 5's C = 5 less; tune it for
+        your data's scale.
     calibration : {"tight", "paper"}, default "tight"
         How DP-PGCD's noise is calibrated (see :func:`dpbnsl.accounting.calibrate_dp_pgcd`).
     smoothness : {"private", "bounds"} or array of shape (d,), default "private"
