@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from ._validation import check_int, check_real
-from .cli import CLIError
+from ._cli_common import CLIError, table as _table
 
 __all__ = ["add_accounting_commands", "PLD_MAX_RHO"]
 
@@ -21,18 +21,6 @@ PLD_MAX_RHO = 10.0
 
 _NOISE_COLUMNS = ("method", "gumbel_multiplier", "gaussian_multiplier", "rho_per_step", "eps_zcdp",
                   "eps_rdp")
-
-
-def _num(x: float) -> str:
-    return f"{x:.6g}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Plain-text table: first column left-aligned, the others right-aligned; floats to 6 digits."""
-    cells = [list(header)] + [[_num(v) if isinstance(v, float) else str(v) for v in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in cells)
 
 
 def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:

@@ -19,6 +19,9 @@ from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from .learners.fed_sparse_bnsl import fed_sparse_bnsl
 from .metrics import count_accuracy
 from .simulate import simulate, split
+from ._cli_accounting import add_accounting_commands
+from ._cli_attack import add_attack_command
+from ._cli_common import CLIError, formatter as _formatter
 
 __all__ = ["main", "build_parser"]
 
@@ -27,26 +30,6 @@ METHODS = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-
 PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
 # ℓ1 weight per method; every other method: 0.01 (the Fed-BNSL authors' default)
 DEFAULT_LAMBDA = {"notears": 0.1, "fed-sparse-bnsl": 0.1, "dp-fed-sparse-bnsl": 0.1}
-
-
-class CLIError(Exception):
-    """A user error found by the CLI itself (bad file, wrong combination of options)."""
-
-
-class _DefaultsFormatter(argparse.HelpFormatter):
-    """Append ``(default: …)`` to every option that has a non-None default and no stated one
-    (flags such as ``--json`` excepted)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if (action.default not in (None, argparse.SUPPRESS) and "default" not in text
-                and action.option_strings and action.nargs != 0):
-            text += " (default: %(default)s)"
-        return text
-
-
-def _formatter(prog: str) -> argparse.HelpFormatter:
-    return _DefaultsFormatter(prog, max_help_position=32)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -121,11 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="dp-fed-bnsl: calibration of the covariance release")
     learn.set_defaults(handler=_learn)
 
-    # `noise` and `account` live in their own module, imported here (it imports CLIError from this
-    # one).
-    from ._cli_accounting import add_accounting_commands
-
     add_accounting_commands(sub, _formatter)
+    add_attack_command(sub, _formatter)
     return parser
 
 
