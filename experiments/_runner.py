@@ -26,7 +26,7 @@ def run_tasks(run_one: Callable[..., list[dict]], tasks: Sequence[dict], csv: Pa
               key: Sequence[str], jobs: int = 1) -> pd.DataFrame:
     """Run every task not yet in ``csv`` (matched on ``key``), appending its rows; return all rows."""
     done = pd.read_csv(csv) if csv.is_file() else pd.DataFrame(columns=list(key))
-    finished = set(map(tuple, done[list(key)].astype(str).to_numpy()))
+    finished = set(map(tuple, done[list(key)].apply(lambda c: c.map(str)).to_numpy()))
     todo = [t for t in tasks if tuple(str(t[k]) for k in key) not in finished]
     if todo:
         csv.parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +53,8 @@ def mean_spread(x: pd.Series, spread: str = "se") -> str:
 
 def print_table(df: pd.DataFrame) -> None:
     """Print ``df`` as a Markdown table (no optional dependency needed)."""
-    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.to_numpy()]
+    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row]
+                                              for row in df.itertuples(index=False)]
     print("| " + " | ".join(cells[0]) + " |")
     print("|" + "---|" * len(cells[0]))
     for row in cells[1:]:
