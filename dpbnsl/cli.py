@@ -21,6 +21,9 @@ from .metrics import count_accuracy
 from .simulate import simulate, split
 from ._cli_accounting import add_accounting_commands
 from ._cli_attack import add_attack_command
+from ._cli_audit import add_audit_command
+from ._cli_curve import add_curve_command
+from ._cli_demo import add_demo_command
 from ._cli_common import CLIError, formatter as _formatter
 
 __all__ = ["main", "build_parser"]
@@ -106,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_accounting_commands(sub, _formatter)
     add_attack_command(sub, _formatter)
+    add_audit_command(sub, _formatter)
+    add_curve_command(sub, _formatter)
+    add_demo_command(sub, _formatter)
     return parser
 
 

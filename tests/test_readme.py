@@ -41,7 +41,7 @@ def test_readme_main_command_uses_existing_cli_options():
     from dpbnsl.cli import build_parser
 
     main_cmd = next(line for line in README.splitlines() if line.startswith("python3 -m venv")
-                    and "dpbnsl learn" in line)
+                    and "dpbnsl demo" in line)
     for part in main_cmd.split("&&")[3:]:
         argv = part.split()[1:]
         argv = [a.replace("*", "0") for a in argv]

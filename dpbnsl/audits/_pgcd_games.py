@@ -1,0 +1,300 @@
+"""Games on DP-PGCD's selection and on whole runs (see :mod:`dpbnsl.audits.games`).
+
+The canary design shared by the selection and DP-PGCD games. Participant data: n − 1 fixed rows
+and one canary row; B = W = 0, λ₁ = 0 (so s_ab = |g_ab|/√M_ab and an update sets
+B_ab = −g̃_ab/M_ab), public constants m_a declared equal to D's raw means. In D the canary is
+s·(1, …, 1); in D′ the entries in the first half S of the variables are negated and entry a* is
+moreover extreme (magnitude v, with v²/n_k ≫ M). With s² ≥ 4C/√(d−1) ≥ 4C_a every per-sample
+gradient −x_a x_b of the canary is clipped, and it flips from −C_a to +C_a exactly on the *cross*
+coordinates (one of a, b in S): their gradients move by Δ_g,a = 2C_a/n_k, their scores by
+Δ_s = 2C/(n_k√ΣM). The public dual β places world 0's scores (others exactly 0):
+
+- selection: canary coordinate (a*, b*) at L with g > 0 (its score rises by Δ_s in D′), the other
+  cross coordinates at L + Δ_s with g < 0 (theirs fall by Δ_s), L = 30λ_G: P₁(a*)/P₀(a*) =
+  e^{ε₀/2}(1 + Ne^{ε₀/2})/(e^{ε₀/2} + N) with N = 2⌊d/2⌋⌈d/2⌉ − 1, → e^{ε₀} as N grows;
+- dp-pgcd: (a*, b*) at L + 10λ_G with g < 0 (selected first almost surely; its gradient rises by
+  Δ_g in D′, so its score falls by Δ_s), the other cross coordinates at L with g < 0.
+
+Under ``"raw-smoothness"`` the extreme entry inflates M_a* = m_a* + ρ₂ in D′ only: C_a, λ_G and the
+step 1/M_a* then all depend on the canary.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .._validation import as_generator, check_int, check_real
+from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_pgcd_entries
+from ..learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from ..learners.fed_sparse_bnsl import _hyper, run_sparse_admm
+from ..learners.pgcd import PGCDNoise, _State, clip_bounds, new_state, run_iterations
+from ..learners.pgcd import _score_sensitivity as score_sensitivity
+from ..simulate import simulate
+from ._game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
+
+__all__ = ["selection_game", "dp_pgcd_game", "dp_fed_sparse_bnsl_game", "pair_epsilon",
+           "sparse_run"]
+
+_RHO2 = 1.0
+
+
+@dataclass(frozen=True)
+class _Design:
+    worlds: tuple  # (X of D, X of D′), each (n, d)
+    beta: np.ndarray
+    m: np.ndarray  # public smoothness constants (D's raw means)
+    canary: tuple  # (a*, b*)
+    cross: np.ndarray  # (d, d) bool: coordinates whose clipped canary gradient flips
+
+
+def _design(*, d: int, n: int, clip: float, multiplier: float, top: float | None) -> _Design:
+    flipped = np.arange(d) < d // 2
+    a, b = 0, d - 1
+    s = math.sqrt(EXCESS * clip / math.sqrt(d - 1))
+    v = math.sqrt(100.0 * n * (_RHO2 + s * s))
+    x0, x1 = np.full(d, s), np.where(flipped, -s, s)
+    x1[a] = -v
+    base = base_rows(n, d, 0.3)
+    X0, X1 = np.vstack([base, x0]), np.vstack([base, x1])
+    m = (X0 * X0).mean(axis=0)
+    M, zero = m + _RHO2, np.zeros((d, d))
+    state = new_state(X0, zero.copy(), zero, zero, M=M, lambda1=0.0, rho2=_RHO2,
+                      noise=PGCDNoise(clip, multiplier))
+    Gd, delta_s = state.Gd, score_sensitivity(state, clip)
+    lam, cross = multiplier * delta_s, flipped[:, None] != flipped[None, :]
+    level = np.where(cross, -(30.0 * lam + (delta_s if top is None else 0.0)), 0.0)
+    level[a, b] = 30.0 * lam if top is None else -(30.0 + top) * lam
+    beta = level * np.sqrt(M)[:, None] - Gd  # world 0: g_ab = level_ab·√M_a
+    np.fill_diagonal(beta, 0.0)
+    for arr in (X0, X1, beta, m, cross):
+        arr.setflags(write=False)
+    return _Design((X0, X1), beta, m, (a, b), cross)
+
+
+def pair_epsilon(p0, p1, delta: float) -> float:
+    """Exact ε(δ) of the pair of discrete distributions (p0, p1), both directions:
+    the least ε with Σ max(p_i − e^ε q_i, 0) ≤ δ for (p, q) = (p1, p0) and (p0, p1)."""
+    p0, p1 = np.asarray(p0, float).ravel(), np.asarray(p1, float).ravel()
+
+    def excess(e):
+        f = math.exp(e)
+        return max(np.maximum(p1 - f * p0, 0).sum(), np.maximum(p0 - f * p1, 0).sum())
+
+    if excess(0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while excess(hi) > delta:
+        if hi >= 512.0:  # e^1024 overflows: the pair is not (ε, δ)-close for any finite ε here
+            return math.inf
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-12 * max(hi, 1.0):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if excess(mid) > delta else (lo, mid)
+    return hi
+
+
+def selection_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
+                   d: int = 10, n: int = 50, clip: float = 1.0, rng=None) -> GameResult:
+    """One DP-PGCD selection: the exponential mechanism P(j) ∝ exp(s_j/λ_G) on the scores.
+
+    λ_G = mΔ_s with m = 2/ε, i.e. ε₀ = 2Δ_s/λ_G = ε (the package's selection event); the claimed ε
+    is the RDP accountant's ε(δ) of that event (at most ε₀; tight for one bounded-range event).
+    The scores come from the package's DP-PGCD state on the canary design (module docstring); the
+    selection is sampled for all trials at once by inverting the CDF, the distribution both
+    package samplers draw. Score: the log-likelihood ratio log P₁(j)/P₀(j) of the selected j under
+    the mechanism run (the Neyman–Pearson statistic; ``details["probabilities"]`` holds P₀, P₁ and
+    ``details["pair_epsilon"]`` the exact ε(δ) of the pair).
+
+    Broken variants: ``"noise-halved"`` (λ_G/2); ``"no-clipping"`` (unclipped gradients);
+    ``"raw-smoothness"`` (m_a from each world's raw data: the extreme entry of D′ inflates M_a*).
+
+    Parameters
+    ----------
+    epsilon, delta, trials, broken, rng
+        As in :func:`~dpbnsl.audits.games.gaussian_step_game`; ``epsilon`` is ε₀.
+    d, n : int
+        Variables (d ≥ 3; N = 2⌊d/2⌋⌈d/2⌉ − 1 cross coordinates compete with the canary) and rows.
+    clip : float
+        Global clip bound C.
+    """
+    e, dl = check_target(epsilon, delta)
+    trials, broken = check_trials(trials), check_broken(broken, "selection")
+    d, n = check_int(d, "d", low=3), check_int(n, "n", low=2)
+    C = check_real(clip, "clip", low=0.0, low_open=True)
+    rng = as_generator(rng)
+    m = 2.0 / e
+    claimed = compose_epsilon(dp_pgcd_entries(m, 1)[:1], dl, "rdp")
+    design = _design(d=d, n=n, clip=C, multiplier=m, top=None)
+    m_used = m / 2.0 if broken == "noise-halved" else m
+    logp, zero = [], np.zeros((d, d))
+    for X in design.worlds:
+        M = (X * X).mean(axis=0) + _RHO2 if broken == "raw-smoothness" else design.m + _RHO2
+        state = new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=_RHO2,
+                          noise=None if broken == "no-clipping" else PGCDNoise(C, m_used))
+        logits = state.S.ravel() / (m_used * score_sensitivity(state, C))  # λ_G = mΔ_s(M)
+        logp.append(logits - logsumexp(logits))
+    off = np.isfinite(logp[0])
+    llr = np.where(off, logp[1] - np.where(off, logp[0], 0.0), 0.0)
+    probs = [np.exp(lp) for lp in logp]
+    scores = []
+    for p in probs:
+        cdf = np.cumsum(p)
+        pick = np.searchsorted(cdf, rng.random(trials) * cdf[-1], side="right")
+        scores.append(llr[np.minimum(pick, p.size - 1)])
+    a, b = design.canary
+    return GameResult("selection", scores[0], scores[1], claimed, dl, broken, {
+        "multiplier": m, "multiplier_used": m_used, "epsilon0": 2.0 / m, "canary": (a, b),
+        "probabilities": tuple(p.reshape(d, d) for p in probs), "accountant": "rdp",
+        "pair_epsilon": pair_epsilon(probs[0], probs[1], dl), "rows": design.worlds,
+        "score": "log P1(j)/P0(j) of the selected coordinate j"})
+
+
+class _UnclippedState(_State):
+    """DP-PGCD's state with the per-sample clipping removed (the ``"no-clipping"`` bug): the noise
+    is still calibrated to the clip bounds ``C_a``, the data gradient is not clipped."""
+
+    def data_gradient(self, b: int) -> np.ndarray:
+        return -(self.X.T @ self.R[:, b]) / self.n
+
+
+def dp_pgcd_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
+                 local_iters: int = 3, d: int = 6, n: int = 50, clip: float = 1.0,
+                 rng=None) -> GameResult:
+    """A whole DP-PGCD local run (K iterations from B = 0) seen by the server: the message B.
+
+    Noise from :func:`~dpbnsl.accounting.calibrate_dp_pgcd` (tight, T = 1, K = ``local_iters``);
+    the claimed ε is its RDP accountant's ε(δ) for the run's 2K events (what the run's ledger
+    reports). Canary design of the module docstring with (a*, b*) on top. Each trial runs the
+    package's DP-PGCD (``new_state`` + ``run_iterations``, the code :func:`pgcd` and the learners
+    use). Score: −M_a*·B_a*b* of the released B (= g̃_a*b* < 0 when (a*, b*) was selected, else
+    0), higher in D′ where the canary raises g_a*b* by Δ_g. Not tight (it sees one of 2K
+    releases).
+
+    Broken variants: ``"no-clipping"`` (the state's data gradient unclipped: g_a*b* rises by far
+    more than Δ_g); ``"raw-smoothness"`` (m_a from each world's raw data: in D′ the inflated M_a*
+    makes B_a*b* vanish, score 0). Both move the score up, like the canary under the correct
+    mechanism, so one-sided tests (``direction="greater"``) see them.
+
+    Parameters
+    ----------
+    epsilon, delta, trials, broken, rng
+        As in :func:`~dpbnsl.audits.games.gaussian_step_game`; (ε, δ) is the target of the run.
+    local_iters : int
+        K, the DP-PGCD iterations of the run (2K releases).
+    d, n, clip : int, int, float
+        As in :func:`selection_game`. Each trial is a run (~0.7 ms with the defaults).
+    """
+    e, dl = check_target(epsilon, delta)
+    trials, broken = check_trials(trials), check_broken(broken, "dp-pgcd")
+    K = check_int(local_iters, "local_iters", low=1)
+    d, n = check_int(d, "d", low=3), check_int(n, "n", low=2)
+    C = check_real(clip, "clip", low=0.0, low_open=True)
+    rng = as_generator(rng)
+    noise = calibrate_dp_pgcd(e, dl, rounds=1, local_iters=K)
+    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
+    design = _design(d=d, n=n, clip=C, multiplier=pgcd_noise.multiplier, top=10.0)
+    (a, b), weight = design.canary, float(design.m[design.canary[0]] + _RHO2)
+    ledger, zero, scores = PrivacyLedger(), np.zeros((d, d)), []
+    for X in design.worlds:
+        M = (X * X).mean(axis=0) + _RHO2 if broken == "raw-smoothness" else design.m + _RHO2
+        out = np.empty(trials)
+        for t in range(trials):
+            if broken == "no-clipping":
+                state = _UnclippedState(X, zero.copy(), zero, design.beta, M, 0.0, _RHO2,
+                                        clip_bounds(M, C))
+            else:
+                state = new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0,
+                                  rho2=_RHO2, noise=pgcd_noise)
+            run_iterations(state, K, noise=pgcd_noise, rng=rng, ledger=ledger)
+            out[t] = -weight * state.B[a, b]
+        scores.append(out)
+    return GameResult("dp-pgcd", scores[0], scores[1], noise.epsilon_rdp, dl, broken, {
+        "multiplier": pgcd_noise.multiplier, "local_iters": K, "canary": (a, b),
+        "rows": design.worlds, "beta": design.beta, "m": design.m, "accountant": "rdp",
+        "score": "-M_a* B_a*b* of the released local matrix"})
+
+
+def _learner_hyper(rounds, local_iters) -> dict:
+    """:func:`dp_fed_sparse_bnsl`'s protocol hyperparameters at its defaults, validated by it."""
+    sig = inspect.signature(dp_fed_sparse_bnsl).parameters
+    hp = {k: sig[k].default for k in ("lambda1", "rho1", "rho2", "threshold", "server_solver",
+                                      "eta", "server_steps")}
+    return _hyper(hp["lambda1"], hp["rho1"], hp["rho2"], 1.0, 1.0, math.inf, rounds, local_iters,
+                  hp["threshold"], hp["server_solver"], hp["eta"], hp["server_steps"])
+
+
+def sparse_run(data, m, *, hyper: dict, noise: PGCDNoise, rng: np.random.Generator):
+    """One DP-Fed-Sparse-BNSL run after calibration: what :func:`dp_fed_sparse_bnsl` does with
+    ``smoothness=m`` (public constants), ``centre="declared"`` and the multiplier in ``noise``
+    (same streams ``rng.spawn(P)``, same protocol). Returns the transcript."""
+    P = len(data)
+    ledgers = [PrivacyLedger() for _ in range(P)]
+    return run_sparse_admm(list(data), [m] * P, **hyper, noises=[noise] * P, rngs=rng.spawn(P),
+                           ledgers=ledgers)[2]
+
+
+def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
+                            broken: str | None = None, d: int = 5, n: int = 200,
+                            participants: int = 2, rounds: int = 5, local_iters: int = 3,
+                            clip: float = 5.0, rng=None) -> GameResult:
+    """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
+
+    Data: :func:`~dpbnsl.simulate.simulate` (d nodes, n rows per participant, fixed seed 0). The
+    canary is participant 0's first row; in D′ its entry p (the node with most children) is
+    replaced by an extreme value (v²/n = 100·max(m + ρ₂)). Smoothness constants are declared
+    public and equal to D's pooled raw means of x_ia²; the learner's defaults otherwise. The noise
+    is calibrated once (:func:`~dpbnsl.accounting.calibrate_dp_pgcd`, "tight", as the learner
+    does); each trial then runs the learner's protocol (:func:`sparse_run`, the same transcript as
+    :func:`~dpbnsl.learners.dp_fed_sparse_bnsl.dp_fed_sparse_bnsl` for the same ``rng``, without
+    re-calibrating and re-accounting per run). The claimed ε is the learner's reported RDP ε.
+    Score: −Σ_t Σ_b |B^{(t)}_pb| over participant 0's uploads, higher when row p is absent.
+    Trials are expensive (a whole run each, ~15 ms with the default design).
+
+    Broken variant: ``"raw-smoothness"`` (the constants passed as "public" are the raw pooled means
+    of each world's data, so D′'s extreme entry inflates M_p and silences row p).
+
+    Parameters
+    ----------
+    epsilon, delta, trials, broken, rng
+        As in :func:`~dpbnsl.audits.games.gaussian_step_game`; (ε, δ) is the learner's target.
+    d, n, participants : int
+        Nodes, rows per participant, participants.
+    rounds, local_iters : int
+        T and K of the learner.
+    clip : float
+        The learner's global clip bound C.
+    """
+    e, dl = check_target(epsilon, delta)
+    trials, broken = check_trials(trials), check_broken(broken, "dp-fed-sparse-bnsl")
+    d, n = check_int(d, "d", low=2), check_int(n, "n", low=2)
+    P = check_int(participants, "participants", low=1)
+    C = check_real(clip, "clip", low=0.0, low_open=True)
+    hyper = _learner_hyper(rounds, local_iters)
+    rng = as_generator(rng)
+    noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"])
+    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
+    sim = simulate(d, n * P, participants=P, rng=0)
+    D = [np.array(X) for X in sim.participants]
+    p = int(np.argmax(sim.B_true.sum(axis=1)))
+    m0 = np.mean([(X * X).mean(axis=0) for X in D], axis=0)
+    D1 = [X.copy() for X in D]
+    D1[0][0, p] = math.sqrt(100.0 * n * float(np.max(m0 + hyper["rho2"])))
+    scores = []
+    for data in (D, D1):
+        raw = broken == "raw-smoothness"
+        m = np.mean([(X * X).mean(axis=0) for X in data], axis=0) if raw else m0
+        out = np.empty(trials)
+        for t in range(trials):
+            ups = sparse_run(data, m, hyper=hyper, noise=pgcd_noise, rng=rng).payloads(
+                participant=0, direction="up")
+            out[t] = -np.abs(ups[:, p, :]).sum()
+        scores.append(out)
+    return GameResult("dp-fed-sparse-bnsl", scores[0], scores[1], noise.epsilon_rdp, dl, broken, {
+        "multiplier": pgcd_noise.multiplier, "canary_entry": (0, 0, p), "rows": (D, D1),
+        "canary_value": float(D1[0][0, p]), "smoothness": m0, "hyper": hyper,
+        "accountant": "rdp", "score": "minus the mass of row p in participant 0's uploads"})

@@ -1,0 +1,149 @@
+"""Privacy–utility figures from a sweep table (:func:`~dpbnsl.audits.tradeoff.sweep`).
+
+matplotlib is an optional extra (``pip install "dpbnsl[plot]"``); it is imported only when a figure
+is drawn, through its object-oriented API on an Agg canvas, so plotting never changes the caller's
+pyplot backend or state and never opens a window.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice
+from .tradeoff import METRICS, SweepResult, summarize
+
+__all__ = ["plot_tradeoff"]
+
+_X = ("epsilon", "d", "P", "n_k")
+_FORMATS = (".png", ".svg")
+_LABELS = {"epsilon": "ε", "d": "nodes d", "P": "participants P", "n_k": "rows per participant",
+           "shd": "SHD", "tpr": "TPR", "fdr": "FDR", "f1": "F1", "nnz": "predicted edges",
+           "comm_mb": "communication (MB)", "seconds": "learner time (s)"}
+
+
+def _matplotlib():
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError('plotting needs matplotlib, an optional extra of dpbnsl: '
+                          'pip install "dpbnsl[plot]"') from exc
+    return Figure, FigureCanvasAgg
+
+
+def _fixed(frame: pd.DataFrame, x: str) -> dict:
+    """The settings the figure holds fixed; raise if the frame mixes several values of one."""
+    fixed = {}
+    private = frame[np.isfinite(frame["epsilon"])]
+    for col, rows in [(c, frame) for c in _X[1:] if c != x] + [("delta", private)]:
+        values = sorted(rows[col].unique().tolist())
+        if len(values) > 1:
+            raise ValueError(f"`frame` mixes {col} = {values}; filter it first (e.g. "
+                             f"frame[frame[{col!r}] == {values[0]!r}])"
+                             + (f" or plot with x={col!r}" if col in _X else ""))
+        if values:
+            fixed[col] = values[0]
+    return fixed
+
+
+def _band(ax, xs, mean, std, **style) -> None:
+    ax.plot(xs, mean, **style)
+    ax.fill_between(xs, mean - std, mean + std, color=style["color"], alpha=0.2, linewidth=0)
+
+
+def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=None,
+                  log_x=True, title=None) -> Path:
+    """Draw mean ± std (over seeds) of sweep metrics, one panel per metric, and save it.
+
+    Parameters
+    ----------
+    frame : DataFrame or SweepResult
+        Rows of :func:`~dpbnsl.audits.tradeoff.sweep`. Every grid column other than ``x`` (and δ of
+        the private rows) must hold one value: filter the frame first.
+    path : path ending in ".png" or ".svg"
+        Where to save the figure (the folder is created if needed); the format follows the suffix.
+    x : {"epsilon", "d", "P", "n_k"}, default "epsilon"
+        Against ε, private methods are lines with bands and non-private ones (ε = ∞) dashed
+        horizontal lines with bands. Against a grid column, each private method gets one line per
+        ε, and non-private methods are dashed lines.
+    y : str or sequence of str, default ("shd", "tpr", "fdr")
+        Metrics among ``shd, tpr, fdr, f1, nnz, comm_mb, seconds``.
+    methods : sequence of str, optional
+        Methods to draw, in this order (default: all in the frame, in order of appearance).
+    log_x : bool, default True
+        Logarithmic x axis.
+    title : str, optional
+        Figure title (default: the fixed settings, e.g. "d = 20, P = 10, n_k = 200, δ = 1e-05").
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    frame = frame.frame if isinstance(frame, SweepResult) else frame
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"`frame` must be a DataFrame or a SweepResult; got {type(frame).__name__}")
+    x = check_choice(x, "x", _X)
+    ys = [y] if isinstance(y, str) else list(y)
+    if not ys:
+        raise ValueError("`y` must name at least one metric")
+    ys = [check_choice(m, "y", METRICS) for m in ys]
+    path = Path(path)
+    if path.suffix.lower() not in _FORMATS:
+        raise ValueError(f"`path` must end in {' or '.join(_FORMATS)}; got {str(path)!r}")
+    missing = [c for c in ("method", "epsilon", "seed", x, *ys) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"`frame` lacks the sweep columns {missing}")
+    present = list(dict.fromkeys(frame["method"]))
+    methods = present if methods is None else [check_choice(m, "methods", present)
+                                               for m in ([methods] if isinstance(methods, str)
+                                                         else methods)]
+    frame = frame[frame["method"].isin(methods)]
+    if frame.empty:
+        raise ValueError("`frame` has no rows to plot")
+    private = np.isfinite(frame["epsilon"].to_numpy(dtype=float))
+    if x == "epsilon" and not private.any():
+        raise ValueError("x='epsilon' needs rows of a private method (finite ε)")
+    fixed = _fixed(frame, x)
+    Figure, FigureCanvasAgg = _matplotlib()
+    fig = Figure(figsize=(4.2 * len(ys), 3.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(ys), squeeze=False)[0]
+    for ax, metric in zip(axes, ys):
+        colors = iter(f"C{i % 10}" for i in range(10 ** 6))  # same colours in every panel
+        for method in methods:
+            rows = frame[frame["method"] == method]
+            if x == "epsilon" and not np.isfinite(rows["epsilon"]).any():
+                s = summarize(rows, by="method", metrics=metric).iloc[0]
+                mean, std = s[f"{metric}_mean"], np.nan_to_num(s[f"{metric}_std"])
+                color = next(colors)
+                ax.axhline(mean, linestyle="--", color=color, label=f"{method} (non-private)")
+                ax.axhspan(mean - std, mean + std, color=color, alpha=0.1, linewidth=0)
+                continue
+            if x == "epsilon":
+                series = [(method, "-", summarize(rows, by="epsilon", metrics=metric))]
+            else:  # one line per ε, the non-private one (ε = ∞) dashed
+                s = summarize(rows, by=["epsilon", x], metrics=metric)
+                series = [(method if not math.isfinite(e) else f"{method}, ε = {e:g}",
+                           "-" if math.isfinite(e) else "--", part)
+                          for e, part in s.groupby("epsilon", sort=True)]
+            for label, style, part in series:
+                part = part.sort_values(x)
+                _band(ax, part[x].to_numpy(float), part[f"{metric}_mean"].to_numpy(float),
+                      np.nan_to_num(part[f"{metric}_std"].to_numpy(float)), marker="o",
+                      markersize=3, label=label, linestyle=style, color=next(colors))
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xlabel(_LABELS[x])
+        ax.set_ylabel(_LABELS[metric])
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize="small")
+    fig.suptitle(title if title is not None else ", ".join(
+        f"{'δ' if k == 'delta' else k} = {v:g}" for k, v in fixed.items()), fontsize="medium")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format=path.suffix.lower()[1:], dpi=150)
+    return path

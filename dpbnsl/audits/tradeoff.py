@@ -1,0 +1,316 @@
+"""Privacy–utility sweeps: methods × ε × seeds × (d, P, n_k) grids → one tidy, resumable table.
+
+A task simulates ``simulate(d, P·n_k, participants=P, rng=seed)`` (an ER or SF DAG with
+``edges_per_node·d`` edges, P equal shards), runs one learner and scores it with
+:func:`~dpbnsl.metrics.count_accuracy`. A private method runs once per ε; a non-private one once
+per (d, P, n_k, seed), recorded as ε = ∞, δ = 0 (no guarantee; reused whatever δ). A private
+learner's ``rng`` derives from the seed *and* the task's key, so a row depends neither on the rest
+of the grid nor on ``jobs``. With ``csv=``, rows are appended as tasks finish and finished tasks are
+skipped. The key is (method, epsilon, delta, d, P, n_k, seed): ``method_options``, ``graph`` and
+``edges_per_node`` are *not* part of it, so use one file per such setting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+import multiprocessing
+import os
+import sys
+import time
+import zlib
+from collections import namedtuple
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice, check_int, check_real
+from ..learners import (dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, notears,
+                        notears_average)
+from ..metrics import count_accuracy
+from ..simulate import simulate
+
+__all__ = ["COLUMNS", "KEY", "METRICS", "METHODS", "SweepResult", "summarize", "sweep"]
+
+COLUMNS = ("method", "epsilon", "delta", "d", "P", "n_k", "seed",
+           "shd", "tpr", "fdr", "f1", "nnz", "comm_mb", "seconds")
+KEY, METRICS = COLUMNS[:7], COLUMNS[7:]
+_DTYPES = {"epsilon": float, "delta": float, "d": int, "P": int, "n_k": int, "seed": int,
+           "shd": int, "tpr": float, "fdr": float, "f1": float, "nnz": int, "comm_mb": float,
+           "seconds": float}
+_RESERVED = ("epsilon", "delta", "rng", "local")
+_BLAS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# name -> (learner, private?, default options, runs on the pooled data?)
+_REGISTRY = {
+    "fed-bnsl": (fed_bnsl, False, {}, False),
+    "fed-sparse-bnsl": (fed_sparse_bnsl, False, {}, False),
+    "dp-fed-bnsl": (dp_fed_bnsl, True, {"clip_norm": 10.0}, False),
+    "dp-fed-sparse-bnsl": (dp_fed_sparse_bnsl, True, {"feature_bound": 30.0}, False),
+    "notears": (notears, False, {}, True),
+    "notears-average": (notears_average, False, {}, False),
+}
+METHODS = tuple(_REGISTRY)
+_Task = namedtuple("_Task", "method epsilon delta d P n_k seed options graph edges")
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """Output of :func:`sweep`: ``frame`` (columns :data:`COLUMNS`, one row per requested task,
+    read back from ``csv`` when given, ordered by method as requested, d, P, n_k, ε, seed), the
+    number of tasks ``computed`` by this call and ``skipped`` (already in ``csv``), and ``csv``."""
+
+    frame: pd.DataFrame
+    computed: int
+    skipped: int
+    csv: Path | None
+
+
+def _key(method, epsilon, delta, d, P, n_k, seed, *_) -> tuple:
+    """Canonical task key: floats by their exact hex form, so "1", "1.0" and 1.0 all match."""
+    return (str(method), float(epsilon).hex(), float(delta).hex(), int(d), int(P), int(n_k),
+            int(seed))
+
+
+def _grid(value, name: str, low: int) -> list[int]:
+    values = [value] if np.ndim(value) == 0 else list(value)
+    if not values:
+        raise ValueError(f"`{name}` must not be empty")
+    return list(dict.fromkeys(check_int(v, name, low=low) for v in values))
+
+
+def _check_options(method_options) -> dict[str, dict]:
+    if not isinstance(method_options, (Mapping, type(None))):
+        raise TypeError(f"`method_options` must map method names to dicts; got {method_options!r}")
+    out = {}
+    for method, opts in (method_options or {}).items():
+        check_choice(method, "method_options", METHODS)
+        if not isinstance(opts, Mapping):
+            raise TypeError(f"`method_options[{method!r}]` must be a dict; got {opts!r}")
+        allowed = set()
+        for fn in (_REGISTRY[method][0], notears) if method == "notears-average" else (
+                _REGISTRY[method][0],):  # notears-average forwards its **kwargs to notears
+            allowed |= {p.name for p in inspect.signature(fn).parameters.values()
+                        if p.kind is p.KEYWORD_ONLY and p.name not in _RESERVED}
+        for name in opts:
+            if name in _RESERVED:
+                raise ValueError(f"`method_options[{method!r}]` must not set {name!r}: the sweep "
+                                 "sets epsilon, delta and rng itself")
+            if name not in allowed:
+                raise ValueError(f"`method_options[{method!r}]` has unknown option {name!r}; "
+                                 f"allowed: {', '.join(sorted(allowed))}")
+        out[method] = dict(opts)
+    return out
+
+
+def _run_task(task: _Task) -> dict:
+    """Simulate the data of ``task``, run its learner, return its row (runs in worker processes)."""
+    learner, private, defaults, pooled = _REGISTRY[task.method]
+    s0 = min(task.edges * task.d, task.d * (task.d - 1) // 2)
+    sim = simulate(task.d, task.P * task.n_k, participants=task.P, s0=s0, graph_type=task.graph,
+                   rng=task.seed)
+    kwargs = {**defaults, **task.options}
+    if private:
+        tag = zlib.crc32(repr(_key(*task)[:6]).encode())
+        kwargs.update(epsilon=task.epsilon, delta=task.delta, rng=np.random.default_rng(
+            np.random.SeedSequence(task.seed, spawn_key=(0x5EE9, tag))))
+    start = time.perf_counter()
+    result = learner(sim.X if pooled else sim.participants, **kwargs)
+    seconds = time.perf_counter() - start
+    acc = count_accuracy(sim.B_true, result.W)
+    comm = math.nan if result.transcript is None else result.transcript.total_mb
+    return dict(zip(KEY, task[:7]), shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, f1=acc.f1,
+                nnz=acc.nnz, comm_mb=comm, seconds=seconds)
+
+
+def _read_csv(path: Path) -> pd.DataFrame | None:
+    """Rows of an existing sweep CSV (None if absent or empty); raise if it is not one."""
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    kept = "the file was left unchanged"
+    try:
+        header = tuple(pd.read_csv(path, nrows=0).columns)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(f"`csv` {str(path)!r} is not a sweep CSV ({exc}); {kept}") from exc
+    if header != COLUMNS:
+        missing, extra = [c for c in COLUMNS if c not in header], [c for c in header
+                                                                   if c not in COLUMNS]
+        what = f"missing {missing}, unexpected {extra}" if missing or extra else "another order"
+        raise ValueError(f"`csv` {str(path)!r} has columns {list(header)}, expected "
+                         f"{list(COLUMNS)} ({what}); {kept}: pass another path or fix it")
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) != b"\n":
+            raise ValueError(f"`csv` {str(path)!r} ends with an incomplete row (an interrupted "
+                             f"write?); {kept}: delete its last line")
+    return pd.read_csv(path, dtype={"method": str})
+
+
+def _append(path: Path, row: dict) -> None:
+    header = not path.exists() or path.stat().st_size == 0
+    text = pd.DataFrame([row], columns=list(COLUMNS)).to_csv(index=False, header=header,
+                                                             lineterminator="\n")
+    with open(path, "a", newline="") as f:  # one write per finished task
+        f.write(text)
+
+
+@contextlib.contextmanager
+def _single_threaded_blas():
+    """Workers started meanwhile inherit single-threaded BLAS settings (before importing numpy)."""
+    unset = [n for n in _BLAS if n not in os.environ]
+    os.environ.update({n: "1" for n in unset})
+    try:
+        yield
+    finally:
+        for n in unset:
+            os.environ.pop(n, None)
+
+
+def _progress(enabled: bool, total: int, skipped: int):
+    start, done = time.perf_counter(), 0
+
+    def write(text: str, last: bool) -> None:
+        if enabled:
+            print(f"\r{text:<72}", end="\n" if last else "", file=sys.stderr, flush=True)
+
+    def step() -> None:
+        nonlocal done
+        done += 1
+        elapsed = time.perf_counter() - start
+        write(f"sweep: {done}/{total} done, {elapsed:.0f} s elapsed, "
+              f"~{elapsed / done * (total - done):.0f} s left", done == total)
+
+    write(f"sweep: {total} task(s) to run, {skipped} already in the CSV", total == 0)
+    return step
+
+
+def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=200,
+          delta=1e-5, csv=None, jobs=1, progress=True, method_options=None, graph="ER",
+          edges_per_node=1) -> SweepResult:
+    """Run a privacy–utility sweep (resumable) and return its tidy table.
+
+    Parameters
+    ----------
+    methods : str or sequence of str
+        Learners among :data:`METHODS`; ``"notears"`` runs centrally on the pooled data (a
+        reference), ``"notears-average"`` averages local NOTEARS fits.
+    epsilons : sequence of finite float > 0
+        ε grid of the private methods (may be empty if none is requested).
+    seeds : int or sequence of int >= 0
+        One simulated dataset per seed (and per d, P, n_k).
+    d, participants, n_per_participant : int or sequence of int
+        Grids of nodes (>= 2), participants P (>= 1) and rows per participant n_k (>= 2); the sweep
+        runs their Cartesian product.
+    delta : float in (0, 1), default 1e-5
+    csv : path, optional
+        Resume from and append to this file (created, with its folder, if needed). A file whose
+        header is not :data:`COLUMNS` raises ``ValueError`` before any work and is never modified.
+    jobs : int >= 1, default 1
+        Worker processes ("spawn", single-threaded BLAS). With ``jobs > 1`` a calling script needs
+        the usual ``if __name__ == "__main__":`` guard.
+    progress : bool, default True
+        Report progress on one stderr line.
+    method_options : dict, optional
+        Method name → keyword arguments of its learner, over the defaults ``clip_norm=10.0``
+        (dp-fed-bnsl) and ``feature_bound=30.0`` (dp-fed-sparse-bnsl).
+    graph : {"ER", "SF"}, edges_per_node : int >= 0
+        Random DAG family with ``edges_per_node·d`` edges (at most d(d−1)/2).
+
+    Returns
+    -------
+    SweepResult
+        ``comm_mb`` is the transcript's size (NaN without one), ``seconds`` the learner's wall time
+        (simulation excluded).
+
+    Examples
+    --------
+    >>> res = sweep(methods="fed-sparse-bnsl", epsilons=[], seeds=[0], d=5, participants=2,
+    ...             n_per_participant=50, progress=False)
+    >>> res.computed, float(res.frame["epsilon"].iloc[0]), list(res.frame.columns) == list(COLUMNS)
+    (1, inf, True)
+    """
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    if not methods:
+        raise ValueError(f"`methods` must not be empty; allowed: {', '.join(METHODS)}")
+    methods = list(dict.fromkeys(check_choice(m, "methods", METHODS) for m in methods))
+    eps = list(dict.fromkeys(check_real(e, "epsilons", low=0.0, low_open=True)
+                             for e in ([epsilons] if np.ndim(epsilons) == 0 else epsilons)))
+    if not eps and any(_REGISTRY[m][1] for m in methods):
+        raise ValueError("`epsilons` must not be empty when a private method is requested "
+                         "(the non-private methods give the ε = ∞ reference)")
+    delta = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    seed_list = _grid(seeds, "seeds", 0)
+    ds, Ps = _grid(d, "d", 2), _grid(participants, "participants", 1)
+    nks = _grid(n_per_participant, "n_per_participant", 2)
+    jobs = check_int(jobs, "jobs", low=1)
+    options = _check_options(method_options)
+    graph = check_choice(graph, "graph", ("ER", "SF"))
+    edges = check_int(edges_per_node, "edges_per_node", low=0)
+    path = None if csv is None else Path(csv)
+    existing = None if path is None else _read_csv(path)
+
+    tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, options.get(m, {}), graph,
+                   edges)
+             for s in seed_list for dd in ds for P in Ps for nk in nks for m in methods
+             for e in (eps if _REGISTRY[m][1] else [math.inf])]
+    done = set() if existing is None else set(map(_key, *existing[list(KEY)].T.to_numpy()))
+    todo = [t for t in tasks if _key(*t) not in done]
+    rows: dict[tuple, dict] = {}
+    step = _progress(bool(progress), len(todo), len(tasks) - len(todo))
+    if path is not None and todo:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def record(row: dict) -> None:
+        rows[_key(*row.values())] = row
+        if path is not None:
+            _append(path, row)
+        step()
+
+    if jobs == 1 or len(todo) <= 1:
+        for task in todo:
+            record(_run_task(task))
+    elif todo:
+        ctx = multiprocessing.get_context("spawn")
+        with _single_threaded_blas(), ProcessPoolExecutor(max_workers=min(jobs, len(todo)),
+                                                          mp_context=ctx) as pool:
+            futures = [pool.submit(_run_task, t) for t in todo]
+            try:
+                for future in as_completed(futures):
+                    record(future.result())
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+
+    if path is not None:  # the returned rows are exactly what a later resume would read
+        stored = _read_csv(path)
+        records = [] if stored is None else stored.to_dict("records")
+        rows = {}
+        for r in records:
+            rows.setdefault(_key(*r.values()), r)  # a duplicated key: the first row wins
+    order = {m: i for i, m in enumerate(methods)}
+    tasks.sort(key=lambda t: (order[t.method], t.d, t.P, t.n_k, t.epsilon, t.seed))
+    frame = pd.DataFrame([rows[_key(*t)] for t in tasks], columns=list(COLUMNS))
+    return SweepResult(frame.astype(_DTYPES), len(todo), len(tasks) - len(todo), path)
+
+
+def summarize(frame, *, by=("method", "epsilon"), metrics=("shd", "tpr", "fdr", "f1")):
+    """Per group of ``by``: ``<metric>_mean``, ``<metric>_std`` (ddof 1, NaN for one run), ``runs``.
+
+    ``frame`` is a :class:`SweepResult` or its frame; groups keep their order of appearance.
+    """
+    frame = frame.frame if isinstance(frame, SweepResult) else frame
+    by = [by] if isinstance(by, str) else list(by)
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    for name, cols in (("by", by), ("metrics", metrics)):
+        for c in cols:
+            check_choice(c, name, COLUMNS)
+    grouped = frame.groupby(by, sort=False)
+    out = grouped[metrics].agg(["mean", "std"])
+    out.columns = [f"{m}_{stat}" for m, stat in out.columns]
+    out["runs"] = grouped.size()
+    return out.reset_index()

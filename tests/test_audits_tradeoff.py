@@ -1,0 +1,224 @@
+"""Tests for dpbnsl.audits.tradeoff (resumable privacy–utility sweeps) and dpbnsl.audits.plots.
+
+One tiny sweep (d = 5, P = 2, n_k = 50, seeds 0–1, ε ∈ {1, 10}, 3 rounds × 3 local iterations) is
+shared by the module; every test that writes copies its CSV first. Resumption is checked on the
+file itself (bytes unchanged when nothing is left to do) and by making the worker function raise,
+so a recomputed row cannot go unnoticed.
+"""
+
+from __future__ import annotations
+
+import doctest
+import math
+import shutil
+import sys
+
+import pandas as pd
+import pytest
+
+import dpbnsl.audits.tradeoff as tradeoff
+from dpbnsl.audits.plots import plot_tradeoff
+from dpbnsl.audits.tradeoff import COLUMNS, METHODS, SweepResult, summarize, sweep
+
+FAST = {"rounds": 3, "local_iters": 3}
+GRID = dict(methods=["fed-sparse-bnsl", "dp-fed-sparse-bnsl"], epsilons=[1, 10], d=5,
+            participants=2, n_per_participant=50, progress=False,
+            method_options={"fed-sparse-bnsl": FAST, "dp-fed-sparse-bnsl": FAST})
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    csv = tmp_path_factory.mktemp("sweep") / "base.csv"
+    return sweep(seeds=[0, 1], csv=csv, **GRID)
+
+
+@pytest.fixture
+def csv_copy(base, tmp_path):
+    path = tmp_path / "copy.csv"
+    shutil.copy(base.csv, path)
+    return path
+
+
+def _no_work(task):
+    raise AssertionError(f"task {task[:7]} was recomputed")
+
+
+def test_table_shape_and_contents(base):
+    f = base.frame
+    assert isinstance(base, SweepResult) and (base.computed, base.skipped) == (6, 0)
+    assert tuple(f.columns) == COLUMNS and len(f) == 6
+    nonprivate = f[f["method"] == "fed-sparse-bnsl"]
+    assert nonprivate["epsilon"].tolist() == [math.inf] * 2 and (nonprivate["delta"] == 0).all()
+    private = f[f["method"] == "dp-fed-sparse-bnsl"]
+    assert sorted(private["epsilon"]) == [1.0, 1.0, 10.0, 10.0] and (private["delta"] == 1e-5).all()
+    assert (f[["d", "P", "n_k"]].to_numpy() == [5, 2, 50]).all()
+    assert f["tpr"].between(0, 1).all() and f["fdr"].between(0, 1).all()
+    assert (f["comm_mb"] > 0).all() and (f["seconds"] > 0).all()
+    assert len(base.csv.read_text().splitlines()) == 7  # header + one line per task
+
+
+def test_rerun_computes_nothing_and_leaves_file(base, csv_copy, monkeypatch, capsys):
+    before = csv_copy.read_bytes()
+    monkeypatch.setattr(tradeoff, "_run_task", _no_work)
+    again = sweep(seeds=[0, 1], csv=csv_copy, **{**GRID, "progress": True})
+    assert (again.computed, again.skipped) == (0, 6)
+    pd.testing.assert_frame_equal(again.frame, base.frame)
+    assert csv_copy.read_bytes() == before
+    assert "0 task(s) to run, 6 already in the CSV" in capsys.readouterr().err
+
+
+def test_extending_seeds_runs_only_new_tasks(base, csv_copy, monkeypatch):
+    run = tradeoff._run_task
+    seen = []
+    monkeypatch.setattr(tradeoff, "_run_task", lambda task: seen.append(task.seed) or run(task))
+    more = sweep(seeds=[0, 1, 2], csv=csv_copy, **GRID)
+    assert (more.computed, more.skipped) == (3, 6) and seen == [2, 2, 2]
+    old = more.frame[more.frame["seed"] < 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old, base.frame)
+    assert len(csv_copy.read_text().splitlines()) == 10
+
+
+def test_interrupted_sweep_resumes(base, csv_copy):
+    lines = csv_copy.read_text().splitlines(keepends=True)
+    csv_copy.write_text("".join(lines[:3]))  # header + the first two finished tasks
+    resumed = sweep(seeds=[0, 1], csv=csv_copy, **GRID)
+    assert (resumed.computed, resumed.skipped) == (4, 2)
+    cols = [c for c in COLUMNS if c != "seconds"]
+    pd.testing.assert_frame_equal(resumed.frame[cols], base.frame[cols])
+
+
+def test_parallel_rows_equal_serial_and_do_not_depend_on_grid(base):
+    par = sweep(seeds=[1], jobs=2, **GRID)  # seed 1 only: its rows may not depend on seed 0
+    cols = [c for c in COLUMNS if c != "seconds"]
+    serial = base.frame[base.frame["seed"] == 1].reset_index(drop=True)
+    assert (par.computed, par.csv) == (3, None)
+    pd.testing.assert_frame_equal(par.frame[cols], serial[cols])
+
+
+@pytest.mark.parametrize("header, match", [
+    ("method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,seconds\n", r"missing \['comm_mb'\]"),
+    (",".join(COLUMNS[::-1]) + "\n", "another order"),
+    (",".join(COLUMNS) + ",extra\n", r"unexpected \['extra'\]"),
+])
+def test_mismatched_csv_is_rejected_untouched(tmp_path, monkeypatch, header, match):
+    path = tmp_path / "bad.csv"
+    path.write_text(header + "x\n")
+    before = path.read_bytes()
+    monkeypatch.setattr(tradeoff, "_run_task", _no_work)
+    with pytest.raises(ValueError, match=f"bad.csv.*{match}.*left unchanged"):
+        sweep(seeds=[0], csv=path, **GRID)
+    assert path.read_bytes() == before
+
+
+def test_incomplete_last_row_is_rejected(csv_copy):
+    text = csv_copy.read_text()
+    csv_copy.write_text(text[:-10])
+    with pytest.raises(ValueError, match="incomplete row"):
+        sweep(seeds=[0, 1], csv=csv_copy, **GRID)
+    assert csv_copy.read_text() == text[:-10]
+
+
+@pytest.mark.parametrize("change, error, match", [
+    ({"methods": ["fed-bnsl", "magic"]}, ValueError,
+     "`methods` must be one of 'fed-bnsl', 'fed-sparse-bnsl', .*'dp-fed-bnsl'.*got 'magic'"),
+    ({"methods": []}, ValueError, "`methods` must not be empty; allowed: fed-bnsl"),
+    ({"epsilons": [1, 0]}, ValueError, "`epsilons` must be > 0; got 0"),
+    ({"epsilons": [-1]}, ValueError, "`epsilons` must be > 0; got -1"),
+    ({"epsilons": [math.inf]}, ValueError, "`epsilons` must be finite; got inf"),
+    ({"epsilons": []}, ValueError, "`epsilons` must not be empty when a private method"),
+    ({"delta": 0}, ValueError, "`delta` must be > 0; got 0"),
+    ({"delta": 1.0}, ValueError, "`delta` must be < 1; got 1.0"),
+    ({"seeds": []}, ValueError, "`seeds` must not be empty"),
+    ({"seeds": [-1]}, ValueError, "`seeds` must be >= 0; got -1"),
+    ({"d": [5, 1]}, ValueError, "`d` must be >= 2; got 1"),
+    ({"participants": 0}, ValueError, "`participants` must be >= 1; got 0"),
+    ({"n_per_participant": 1.5}, TypeError, "`n_per_participant` must be an integer"),
+    ({"jobs": 0}, ValueError, "`jobs` must be >= 1; got 0"),
+    ({"graph": "tree"}, ValueError, "`graph` must be one of 'ER', 'SF'; got 'tree'"),
+    ({"method_options": {"fed-bnsl": {"clip": 1}}}, ValueError,
+     "`method_options\\['fed-bnsl'\\]` has unknown option 'clip'; allowed: .*lambda1"),
+    ({"method_options": {"dp-fed-bnsl": {"epsilon": 1}}}, ValueError,
+     "must not set 'epsilon'"),
+    ({"method_options": {"nope": {}}}, ValueError, "`method_options` must be one of"),
+    ({"method_options": {"notears": 3}}, TypeError, "must be a dict"),
+])
+def test_validation_messages(monkeypatch, change, error, match):
+    monkeypatch.setattr(tradeoff, "_run_task", _no_work)
+    kwargs = {**GRID, "seeds": [0], **change}
+    with pytest.raises(error, match=match):
+        sweep(**kwargs)
+
+
+def test_nonprivate_only_and_options_reach_the_learner():
+    res = sweep(methods="notears-average", epsilons=[], seeds=0, d=3, participants=2,
+                n_per_participant=20, progress=False,
+                method_options={"notears-average": {"lambda1": 0.05, "max_iter": 5}})
+    assert res.frame[["method", "epsilon", "delta"]].iloc[0].tolist() == [
+        "notears-average", math.inf, 0.0]
+    assert math.isnan(res.frame["comm_mb"].iloc[0])  # no transcript
+    assert set(METHODS) >= {"fed-bnsl", "fed-sparse-bnsl", "dp-fed-bnsl", "dp-fed-sparse-bnsl"}
+
+
+def test_summarize(base):
+    s = summarize(base, metrics=["shd", "tpr"])
+    assert s[["method", "epsilon"]].values.tolist() == [
+        ["fed-sparse-bnsl", math.inf], ["dp-fed-sparse-bnsl", 1.0], ["dp-fed-sparse-bnsl", 10.0]]
+    f = base.frame
+    assert s["shd_mean"].iloc[1] == f[f["epsilon"] == 1.0]["shd"].mean()
+    assert s["runs"].tolist() == [2, 2, 2]
+    with pytest.raises(ValueError, match="`metrics` must be one of"):
+        summarize(base, metrics="auc")
+
+
+def test_doctests():
+    failed, attempted = doctest.testmod(tradeoff, verbose=False)
+    assert attempted > 0 and failed == 0
+
+
+# --- plots ---------------------------------------------------------------------------------------
+
+def test_plot_png_and_svg(base, tmp_path):
+    pytest.importorskip("matplotlib")
+    png = plot_tradeoff(base.frame, path=tmp_path / "out" / "curve.png")
+    assert png == tmp_path / "out" / "curve.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
+    svg = plot_tradeoff(base, path=tmp_path / "curve.SVG", y="f1", log_x=False, title="t")
+    text = svg.read_text()
+    assert "<svg" in text and "dp-fed-sparse-bnsl" in text
+
+
+def test_plot_against_grid_column(base, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = plot_tradeoff(base.frame, path=tmp_path / "by_d.png", x="d", y=["shd", "comm_mb"])
+    assert path.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"path": "curve.pdf"}, r"`path` must end in \.png or \.svg; got 'curve.pdf'"),
+    ({"path": "c.png", "x": "rounds"}, "`x` must be one of 'epsilon', 'd', 'P', 'n_k'"),
+    ({"path": "c.png", "y": ["shd", "auc"]}, "`y` must be one of 'shd'"),
+    ({"path": "c.png", "y": []}, "`y` must name at least one metric"),
+    ({"path": "c.png", "methods": ["fed-bnsl"]}, "`methods` must be one of 'fed-sparse-bnsl'"),
+    ({"path": "c.png", "methods": ["fed-sparse-bnsl"]}, "needs rows of a private method"),
+])
+def test_plot_validation(base, tmp_path, monkeypatch, kwargs, match):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=match):
+        plot_tradeoff(base.frame, **kwargs)
+    assert not list(tmp_path.iterdir())
+
+
+def test_plot_rejects_mixed_settings(base, tmp_path):
+    mixed = pd.concat([base.frame, base.frame.assign(P=3)], ignore_index=True)
+    with pytest.raises(ValueError, match=r"mixes P = \[2, 3\]; filter it first .* or plot with "
+                                         r"x='P'"):
+        plot_tradeoff(mixed, path=tmp_path / "c.png")
+
+
+def test_plot_without_matplotlib(base, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.backends.backend_agg", None)
+    with pytest.raises(ImportError, match=r'pip install "dpbnsl\[plot\]"'):
+        plot_tradeoff(base.frame, path=tmp_path / "c.png")
+    assert not (tmp_path / "c.png").exists()
