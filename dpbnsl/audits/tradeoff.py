@@ -201,7 +201,8 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     epsilons : sequence of finite float > 0
         ε grid of the private methods (may be empty if none is requested).
     seeds : int or sequence of int >= 0
-        One simulated dataset per seed (and per d, P, n_k).
+        One simulated dataset per seed (and per d, P, n_k). A bare int is *one* seed, not a
+        count: pass ``range(5)`` for five seeds.
     d, participants, n_per_participant : int or sequence of int
         Grids of nodes (>= 2), participants P (>= 1) and rows per participant n_k (>= 2); the sweep
         runs their Cartesian product.
