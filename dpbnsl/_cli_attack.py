@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._cli_common import CLIError, table
+from ._cli_common import PRIVATE, CLIError, table
 from .attacks.report import ATTACKABLE, attack_report, population_covariance
 from .learners.dp_fed_bnsl import dp_fed_bnsl
 from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
@@ -24,7 +24,6 @@ from .simulate import simulate
 
 __all__ = ["add_attack_command", "run_attack"]
 
-PRIVATE = ("dp-fed-bnsl", "dp-fed-sparse-bnsl")
 _COLUMNS = ("participant", "n_k", "rel_error", "recovered", "membership_auc", "membership_tpr",
             "attribute_gain", "record_error")
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-__all__ = ["CLIError", "formatter", "table"]
+__all__ = ["CLIError", "PRIVATE", "formatter", "table"]
+
+#: The private learners (they need --epsilon and accept the privacy options).
+PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
 
 
 class CLIError(Exception):

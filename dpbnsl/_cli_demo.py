@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ._cli_accounting import _noise
 from ._cli_audit import print_audit
 from ._cli_common import table
 from .attacks.report import attack_report, population_covariance
@@ -49,8 +50,6 @@ def _attack_table(report) -> None:
 
 
 def _demo(args) -> int:
-    from .cli import main as cli_main  # the noise table is the `noise` command's
-
     start = time.perf_counter()
     d, P, n_k, eps = 15, 5, 30, 1.0
     data = simulate(d, P * n_k, participants=P, rng=args.seed)
@@ -59,8 +58,8 @@ def _demo(args) -> int:
              f"{int(data.B_true.sum())} true edges (linear-Gaussian SEM)")
 
     _section(f"noise for ε = {eps:g}, δ = 1e-5, T = K = 10 (dpbnsl noise)")
-    cli_main(["noise", "--epsilon", str(eps), "--delta", "1e-5", "--rounds", "10",
-              "--local-iters", "10"])
+    _noise(argparse.Namespace(epsilon=eps, delta=1e-5, rounds=10, local_iters=10,
+                              method="all", laplace=False, smoothness_d=None, json=False))
 
     _section("Fed-BNSL: the server reconstructs every participant's covariance")
     fed = fed_bnsl(data.participants)

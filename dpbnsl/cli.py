@@ -24,13 +24,12 @@ from ._cli_attack import add_attack_command
 from ._cli_audit import add_audit_command
 from ._cli_curve import add_curve_command
 from ._cli_demo import add_demo_command
-from ._cli_common import CLIError, formatter as _formatter
+from ._cli_common import PRIVATE, CLIError, formatter as _formatter
 
 __all__ = ["main", "build_parser"]
 
 METHODS = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-best",
            "fed-sparse-bnsl", "dp-fed-sparse-bnsl", "dp-fed-bnsl")
-PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
 # ℓ1 weight per method; every other method: 0.01 (the Fed-BNSL authors' default)
 DEFAULT_LAMBDA = {"notears": 0.1, "fed-sparse-bnsl": 0.1, "dp-fed-sparse-bnsl": 0.1}
 
