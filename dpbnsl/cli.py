@@ -17,7 +17,8 @@ from .learners import fed_bnsl, notears, notears_average, notears_best, notears_
 from .learners.dp_fed_bnsl import dp_fed_bnsl
 from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from .learners.fed_sparse_bnsl import fed_sparse_bnsl
-from .metrics import count_accuracy
+from .graphs import is_dag
+from .metrics import count_accuracy, shd_cpdag
 from .simulate import simulate, split
 from ._cli_accounting import add_accounting_commands
 from ._cli_attack import add_attack_command
@@ -25,11 +26,13 @@ from ._cli_audit import add_audit_command
 from ._cli_curve import add_curve_command
 from ._cli_demo import add_demo_command
 from ._cli_common import PRIVATE, CLIError, formatter as _formatter
+from ._cli_methods import EXTRA_METHODS, add_extra_options, run_extra
 
 __all__ = ["main", "build_parser"]
 
-METHODS = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-best",
-           "fed-sparse-bnsl", "dp-fed-sparse-bnsl", "dp-fed-bnsl")
+LINEAR = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-best",
+          "fed-sparse-bnsl", "dp-fed-sparse-bnsl", "dp-fed-bnsl")
+METHODS = LINEAR + tuple(EXTRA_METHODS)
 # ℓ1 weight per method; every other method: 0.01 (the Fed-BNSL authors' default)
 DEFAULT_LAMBDA = {"notears": 0.1, "fed-sparse-bnsl": 0.1, "dp-fed-sparse-bnsl": 0.1}
 
@@ -87,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="ADMM rounds T (default: 100, or 10 for the private method)")
     sparse.add_argument("--local-iters", type=int, default=None,
                         help="(DP-)PGCD iterations K per round (default: 20, or 10 if private)")
-    sparse.add_argument("--seed", type=int, default=0, help="random seed of the private method")
+    sparse.add_argument("--seed", type=int, default=0, help="random seed (private and randomly initialised methods)")
     dp = learn.add_argument_group("privacy (private methods)")
     dp.add_argument("--epsilon", type=float, default=None, help="ε per participant (required)")
     dp.add_argument("--delta", type=float, default=1e-5, help="δ per participant")
@@ -104,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="dp-fed-bnsl: row clipping norm R of the covariance release")
     dp.add_argument("--gaussian", default="analytic", choices=("analytic", "classic", "zcdp"),
                     help="dp-fed-bnsl: calibration of the covariance release")
+    add_extra_options(learn)
     learn.set_defaults(handler=_learn)
 
     add_accounting_commands(sub, _formatter)
@@ -156,7 +160,13 @@ _OPTION_USERS = {
     "rounds": ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
     "local_iters": ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
     "max_rounds": ("fed-bnsl", "dp-fed-bnsl"),
+    "lambda1": LINEAR + tuple(k for k, m in EXTRA_METHODS.items() if "lambda1" in m.options),
+    "threshold": LINEAR + tuple(k for k, m in EXTRA_METHODS.items() if "threshold" in m.options),
 }
+for _name, _method in EXTRA_METHODS.items():  # the extra methods' own options
+    for _opt in _method.options:
+        if _opt not in ("lambda1", "threshold"):
+            _OPTION_USERS[_opt] = _OPTION_USERS.get(_opt, ()) + (_name,)
 
 
 def _refuse_unused_options(args) -> None:
@@ -171,6 +181,11 @@ def _refuse_unused_options(args) -> None:
 def _learn(args) -> int:
     participants = _participants(args)
     truth = _read_truth(args.truth) if args.truth is not None else None
+    if args.method in EXTRA_METHODS:
+        _refuse_unused_options(args)
+        B = None if truth is None else truth.to_numpy(dtype=float)
+        return _report(args, participants, truth,
+                       run_extra(args.method, participants, args, B))
     lam = DEFAULT_LAMBDA.get(args.method, 0.01) if args.lambda1 is None else args.lambda1
     common = dict(lambda1=lam, threshold=args.threshold)
     private = args.method in PRIVATE
@@ -202,8 +217,10 @@ def _learn(args) -> int:
             calibration=args.gaussian, centre=args.centre, max_rounds=args.max_rounds,
             rng=args.seed, **common),
     }
-    result = run[args.method]()
+    return _report(args, participants, truth, run[args.method]())
 
+
+def _report(args, participants, truth, result) -> int:
     W = result.to_frame()
     print(f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
           f"{result.n_edges} edges" + (f", {len(result.history)} rounds" if len(result.history) else ""))
@@ -223,6 +240,9 @@ def _learn(args) -> int:
         acc = count_accuracy(truth.to_numpy(dtype=float), result.W)
         print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in acc.as_dict().items()))
+        constraint = getattr(EXTRA_METHODS.get(args.method), "family", "") == "constraint"
+        if constraint and result.is_dag and is_dag(truth.to_numpy()):  # PC learns a class
+            print(f"shd_cpdag={shd_cpdag(truth.to_numpy(dtype=float), result.W)}")
     return 0
 
 

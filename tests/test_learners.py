@@ -19,6 +19,7 @@ from dpbnsl.learners import (
 from dpbnsl.learners.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
+from dpbnsl.learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
 from dpbnsl.simulate import simulate
 
 D, N, P = 6, 300, 3
@@ -48,6 +49,13 @@ LEARNERS = {
     "notears-voting-acyclic": (lambda parts, truth: notears_voting(parts, acyclic=True), True),
     "notears-best": (lambda parts, truth: notears_best(parts, B_true=truth), True),
     "notears-average": (lambda parts, truth: notears_average(parts), True),
+    "pc": (lambda parts, truth: pc(pd.concat(parts) if isinstance(parts[0], pd.DataFrame)
+                                   else np.vstack(parts)), True),
+    "fed-pc": (lambda parts, truth: fed_pc(parts), True),
+    "pc-all": (lambda parts, truth: pc_all(parts), True),
+    "pc-best": (lambda parts, truth: pc_best(parts, B_true=truth), True),
+    "fed-pc-simple-i": (lambda parts, truth: fed_pc_simple_i(parts), True),
+    "fed-pc-simple-ii": (lambda parts, truth: fed_pc_simple_ii(parts), True),
 }
 
 

@@ -9,6 +9,9 @@ from .fed_sparse_bnsl import fed_sparse_bnsl
 from .personalize import Personalized, personalize, personalized_nmse
 from .pgcd import PGCDNoise, pgcd
 from .notears import notears
+from .pc import pc
+from .fed_pc import (LocalPC, fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_avg_scores,
+                     pc_best, pc_local)
 
 __all__ = [
     "LearnResult",
@@ -27,4 +30,13 @@ __all__ = [
     "notears_voting",
     "notears_best",
     "notears_average",
+    "pc",
+    "fed_pc",
+    "pc_local",
+    "LocalPC",
+    "pc_all",
+    "pc_best",
+    "pc_avg_scores",
+    "fed_pc_simple_i",
+    "fed_pc_simple_ii",
 ]

@@ -1,0 +1,76 @@
+"""`dpbnsl learn` methods beyond the linear score-based family: one registry entry per method.
+
+Each :class:`Method` names the ``learn`` options it reads (any other non-default option is refused
+by the CLI) and how to run it on the participants' DataFrames. The linear methods stay in
+:mod:`dpbnsl.cli`; this module adds the constraint-based, nonlinear and time-series learners and
+their option groups.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ._cli_common import CLIError
+from .learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
+
+__all__ = ["Method", "EXTRA_METHODS", "add_extra_options"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A learner as the CLI sees it: the options it reads and how to run it."""
+
+    family: str
+    options: tuple[str, ...]
+    run: Callable[[list[pd.DataFrame], argparse.Namespace, object], object]
+    oracle: bool = False
+    pooled: bool = False
+
+
+def _pooled(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(parts, ignore_index=True)
+
+
+_CI = ("alpha", "ci_test")
+
+
+def _ci(args) -> dict:
+    return dict(alpha=args.alpha, test=args.ci_test)
+
+
+EXTRA_METHODS: dict[str, Method] = {
+    "pc": Method("constraint", _CI, lambda parts, a, t: pc(_pooled(parts), **_ci(a)),
+                 pooled=True),
+    "fed-pc": Method("constraint", _CI, lambda parts, a, t: fed_pc(parts, **_ci(a))),
+    "pc-all": Method("constraint", _CI, lambda parts, a, t: pc_all(parts, **_ci(a))),
+    "pc-best": Method("constraint", _CI,
+                      lambda parts, a, t: pc_best(parts, B_true=t, **_ci(a)), oracle=True),
+    "fed-pc-simple-i": Method("constraint", _CI,
+                              lambda parts, a, t: fed_pc_simple_i(parts, **_ci(a))),
+    "fed-pc-simple-ii": Method("constraint", _CI,
+                               lambda parts, a, t: fed_pc_simple_ii(parts, **_ci(a))),
+}
+
+
+def add_extra_options(learn: argparse.ArgumentParser) -> None:
+    """The option groups of the methods in :data:`EXTRA_METHODS`."""
+    ci = learn.add_argument_group("constraint-based methods (pc, fed-pc, …)")
+    ci.add_argument("--alpha", type=float, default=0.01,
+                    help="significance level of the conditional-independence tests")
+    ci.add_argument("--ci-test", default="fisher-z", choices=("fisher-z", "g2", "auto"),
+                    help="Fisher-z (continuous) or G² (discrete, integer-coded columns)")
+
+
+def run_extra(name: str, parts: list[pd.DataFrame], args, truth) -> object:
+    method = EXTRA_METHODS[name]
+    if method.oracle and truth is None:
+        raise CLIError(f"--method {name} is an oracle: it needs --truth")
+    if method.pooled:
+        names = [tuple(f.columns) for f in parts]
+        if len(set(names)) > 1:
+            raise CLIError(f"--data files must have the same columns to be pooled for {name}")
+    return method.run(parts, args, truth)

@@ -1,0 +1,63 @@
+"""`dpbnsl learn` with the constraint-based, nonlinear and time-series methods."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dpbnsl import count_accuracy
+from dpbnsl.cli import main
+from dpbnsl.metrics import shd_cpdag
+
+
+@pytest.fixture(scope="module")
+def sim_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sim")
+    assert main(["simulate", "--d", "6", "--n", "3000", "--participants", "3", "--seed", "2",
+                 "--out", str(out)]) == 0
+    return out
+
+
+def _parts(sim_dir):
+    return [str(sim_dir / f"participant_{k}.csv") for k in range(3)]
+
+
+def _error(argv, capsys) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpbnsl: error: ") and err.count("\n") == 1
+    return err
+
+
+@pytest.mark.parametrize("method", ["pc", "fed-pc", "pc-all", "pc-best", "fed-pc-simple-i",
+                                    "fed-pc-simple-ii"])
+def test_constraint_methods_print_dag_and_cpdag_metrics(sim_dir, tmp_path, capsys, method):
+    out = tmp_path / "W.csv"
+    assert main(["learn", "--method", method, "--data", *_parts(sim_dir), "--truth",
+                 str(sim_dir / "true_graph.csv"), "--out", str(out), "--alpha", "0.01"]) == 0
+    text = capsys.readouterr().out
+    W = pd.read_csv(out, index_col=0).to_numpy()
+    truth = pd.read_csv(sim_dir / "true_graph.csv", index_col=0).to_numpy()
+    assert int(text.split("shd=")[1].split()[0]) == count_accuracy(truth, W).shd
+    assert int(text.split("shd_cpdag=")[1].split()[0]) == shd_cpdag(truth, W)
+
+
+def test_fed_pc_reports_its_communication(sim_dir, capsys):
+    assert main(["learn", "--method", "fed-pc", "--data", *_parts(sim_dir)]) == 0
+    assert "communication:" in capsys.readouterr().out
+
+
+def test_constraint_options_are_checked_and_not_shared(sim_dir, capsys):
+    p = _parts(sim_dir)
+    assert "`alpha` must be < 1; got 2.0" in _error(
+        ["learn", "--method", "pc", "--data", *p, "--alpha", "2"], capsys)
+    assert "--alpha does not apply to --method fed-bnsl" in _error(
+        ["learn", "--method", "fed-bnsl", "--data", *p, "--alpha", "0.05"], capsys)
+    assert "--lambda1 does not apply to --method fed-pc" in _error(
+        ["learn", "--method", "fed-pc", "--data", *p, "--lambda1", "0.1"], capsys)
+    assert "--threshold does not apply to --method pc" in _error(
+        ["learn", "--method", "pc", "--data", *p, "--threshold", "0.1"], capsys)
+    assert "needs --truth" in _error(["learn", "--method", "pc-best", "--data", *p], capsys)
+    with pytest.raises(SystemExit):
+        main(["learn", "--method", "pc", "--data", *p, "--ci-test", "kci"])
+    assert "invalid choice: 'kci'" in capsys.readouterr().err
