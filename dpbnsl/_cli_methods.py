@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ._cli_common import CLIError
-from .learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
+from .learners import as_fcd, ds_fcd, fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
 
 __all__ = ["Method", "EXTRA_METHODS", "add_extra_options"]
 
@@ -42,6 +42,14 @@ def _ci(args) -> dict:
     return dict(alpha=args.alpha, test=args.ci_test)
 
 
+_FCD = ("lambda1", "seed", "it_in", "it_fl", "participants_per_round")
+
+
+def _fcd(args) -> dict:  # None = the paper's Table 6/7 value for this d
+    return dict(lambda1=args.lambda1, it_in=args.it_in, it_fl=args.it_fl,
+                participants_per_round=args.participants_per_round, rng=args.seed)
+
+
 EXTRA_METHODS: dict[str, Method] = {
     "pc": Method("constraint", _CI, lambda parts, a, t: pc(_pooled(parts), **_ci(a)),
                  pooled=True),
@@ -53,6 +61,8 @@ EXTRA_METHODS: dict[str, Method] = {
                               lambda parts, a, t: fed_pc_simple_i(parts, **_ci(a))),
     "fed-pc-simple-ii": Method("constraint", _CI,
                                lambda parts, a, t: fed_pc_simple_ii(parts, **_ci(a))),
+    "ds-fcd": Method("nonlinear", _FCD, lambda parts, a, t: ds_fcd(parts, **_fcd(a))),
+    "as-fcd": Method("nonlinear", _FCD, lambda parts, a, t: as_fcd(parts, **_fcd(a))),
 }
 
 
@@ -63,6 +73,13 @@ def add_extra_options(learn: argparse.ArgumentParser) -> None:
                     help="significance level of the conditional-independence tests")
     ci.add_argument("--ci-test", default="fisher-z", choices=("fisher-z", "g2", "auto"),
                     help="Fisher-z (continuous) or G² (discrete, integer-coded columns)")
+    fcd = learn.add_argument_group("DS-FCD and AS-FCD (nonlinear; full schedule: minutes at d = 10)")
+    fcd.add_argument("--it-in", type=int, default=None,
+                     help="Adam steps per augmented-Lagrangian sub-problem (default: Table 6)")
+    fcd.add_argument("--it-fl", type=int, default=None,
+                     help="local steps between two averagings of U (default: Table 6)")
+    fcd.add_argument("--participants-per-round", type=int, default=None,
+                     help="participants drawn at random per averaging (default: all)")
 
 
 def run_extra(name: str, parts: list[pd.DataFrame], args, truth) -> object:

@@ -61,3 +61,18 @@ def test_constraint_options_are_checked_and_not_shared(sim_dir, capsys):
     with pytest.raises(SystemExit):
         main(["learn", "--method", "pc", "--data", *p, "--ci-test", "kci"])
     assert "invalid choice: 'kci'" in capsys.readouterr().err
+
+
+def test_ds_fcd_runs_with_a_short_schedule_and_refuses_foreign_options(sim_dir, capsys):
+    p = _parts(sim_dir)
+    assert main(["learn", "--method", "ds-fcd", "--data", *p, "--it-in", "20", "--it-fl", "10",
+                 "--participants-per-round", "2", "--seed", "1", "--truth",
+                 str(sim_dir / "true_graph.csv")]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("ds-fcd: 3 participant(s), d = 6") and "shd=" in text
+    assert "`it_in` must be >= 1; got 0" in _error(
+        ["learn", "--method", "ds-fcd", "--data", *p, "--it-in", "0"], capsys)
+    assert "--it-fl does not apply to --method fed-bnsl" in _error(
+        ["learn", "--method", "fed-bnsl", "--data", *p, "--it-fl", "5"], capsys)
+    assert "--threshold does not apply to --method as-fcd" in _error(
+        ["learn", "--method", "as-fcd", "--data", *p, "--threshold", "0.2"], capsys)

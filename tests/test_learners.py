@@ -20,9 +20,11 @@ from dpbnsl.learners.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
+from dpbnsl.learners import as_fcd, ds_fcd
 from dpbnsl.simulate import simulate
 
 D, N, P = 6, 300, 3
+_FCD = dict(it_in=40, it_fl=20, it_max=2, rho_max=1.0, hidden=4, layers=2, rng=0)  # ~1 s each
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +54,8 @@ LEARNERS = {
     "pc": (lambda parts, truth: pc(pd.concat(parts) if isinstance(parts[0], pd.DataFrame)
                                    else np.vstack(parts)), True),
     "fed-pc": (lambda parts, truth: fed_pc(parts), True),
+    "ds-fcd": (lambda parts, truth: ds_fcd(parts, **_FCD), True),
+    "as-fcd": (lambda parts, truth: as_fcd(parts, **_FCD), True),
     "pc-all": (lambda parts, truth: pc_all(parts), True),
     "pc-best": (lambda parts, truth: pc_best(parts, B_true=truth), True),
     "fed-pc-simple-i": (lambda parts, truth: fed_pc_simple_i(parts), True),

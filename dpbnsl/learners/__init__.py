@@ -9,6 +9,7 @@ from .fed_sparse_bnsl import fed_sparse_bnsl
 from .personalize import Personalized, personalize, personalized_nmse
 from .pgcd import PGCDNoise, pgcd
 from .notears import notears
+from .ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
 from .pc import pc
 from .fed_pc import (LocalPC, fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_avg_scores,
                      pc_best, pc_local)
@@ -39,4 +40,8 @@ __all__ = [
     "pc_avg_scores",
     "fed_pc_simple_i",
     "fed_pc_simple_ii",
+    "ds_fcd",
+    "as_fcd",
+    "fcd_centralized",
+    "fcd_defaults",
 ]
