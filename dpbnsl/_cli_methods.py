@@ -15,6 +15,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ._cli_common import CLIError
+from .learners.dynotears import dynotears
+from .learners.dynotears_baselines import dynotears_all, dynotears_average, dynotears_best
+from .learners.fed_bnsl_mlp import fed_bnsl_mlp
+from .learners.fed_dbn import fed_dbn
+from .learners.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_voting
 from .learners import as_fcd, ds_fcd, fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
 
 __all__ = ["Method", "EXTRA_METHODS", "add_extra_options"]
@@ -50,6 +55,30 @@ def _fcd(args) -> dict:  # None = the paper's Table 6/7 value for this d
                 participants_per_round=args.participants_per_round, rng=args.seed)
 
 
+_MLP = ("lambda1", "threshold", "seed")
+
+
+def _mlp(args, *, rounds: bool = False) -> dict:  # --lambda1 unset = the learner's default
+    out = dict(threshold=args.threshold, rng=args.seed)
+    if args.lambda1 is not None:
+        out["lambda1"] = args.lambda1
+    if rounds:
+        out["max_rounds"] = args.max_rounds
+    return out
+
+
+_DBN = ("lag", "lambda_w", "lambda_a", "threshold")
+
+
+def _dbn(args, *, rounds: bool = False) -> dict:  # unset ℓ1 weights = the learner's default
+    out = dict(lag=args.lag, threshold_w=args.threshold, threshold_a=args.threshold)
+    out.update({k: getattr(args, k) for k in ("lambda_w", "lambda_a")
+                if getattr(args, k) is not None})
+    if rounds:
+        out["max_rounds"] = args.max_rounds
+    return out
+
+
 EXTRA_METHODS: dict[str, Method] = {
     "pc": Method("constraint", _CI, lambda parts, a, t: pc(_pooled(parts), **_ci(a)),
                  pooled=True),
@@ -61,6 +90,24 @@ EXTRA_METHODS: dict[str, Method] = {
                               lambda parts, a, t: fed_pc_simple_i(parts, **_ci(a))),
     "fed-pc-simple-ii": Method("constraint", _CI,
                                lambda parts, a, t: fed_pc_simple_ii(parts, **_ci(a))),
+    "notears-mlp": Method("nonlinear", _MLP,
+                          lambda parts, a, t: notears_mlp(_pooled(parts), **_mlp(a)), pooled=True),
+    "fed-bnsl-mlp": Method("nonlinear", _MLP + ("max_rounds",),
+                           lambda parts, a, t: fed_bnsl_mlp(parts, **_mlp(a, rounds=True))),
+    "notears-mlp-voting": Method("nonlinear", _MLP,
+                                 lambda parts, a, t: notears_mlp_voting(parts, **_mlp(a))),
+    "notears-mlp-best": Method("nonlinear", _MLP, lambda parts, a, t: notears_mlp_best(
+        parts, B_true=t, **_mlp(a)), oracle=True),
+    "dynotears": Method("temporal", _DBN,
+                        lambda parts, a, t: dynotears(list(parts), **_dbn(a)), pooled=True),
+    "fed-dbn": Method("temporal", _DBN + ("max_rounds",),
+                      lambda parts, a, t: fed_dbn(parts, **_dbn(a, rounds=True))),
+    "dynotears-average": Method("temporal", _DBN,
+                                lambda parts, a, t: dynotears_average(parts, **_dbn(a))),
+    "dynotears-best": Method("temporal", _DBN, lambda parts, a, t: dynotears_best(
+        parts, B_true=t, **_dbn(a)), oracle=True),
+    "dynotears-all": Method("temporal", _DBN,
+                            lambda parts, a, t: dynotears_all(parts, **_dbn(a)), pooled=True),
     "ds-fcd": Method("nonlinear", _FCD, lambda parts, a, t: ds_fcd(parts, **_fcd(a))),
     "as-fcd": Method("nonlinear", _FCD, lambda parts, a, t: as_fcd(parts, **_fcd(a))),
 }
@@ -73,6 +120,14 @@ def add_extra_options(learn: argparse.ArgumentParser) -> None:
                     help="significance level of the conditional-independence tests")
     ci.add_argument("--ci-test", default="fisher-z", choices=("fisher-z", "g2", "auto"),
                     help="Fisher-z (continuous) or G² (discrete, integer-coded columns)")
+    dbn = learn.add_argument_group(
+        "time series (dynotears, fed-dbn, …): each --data CSV is one participant's series, rows "
+        "in time order; --truth is the intra-slice graph; --out also writes <out>.lagged.csv")
+    dbn.add_argument("--lag", type=int, default=1, help="autoregressive order p")
+    dbn.add_argument("--lambda-w", type=float, default=None,
+                     help="ℓ1 weight on the intra-slice W (default: the learner's)")
+    dbn.add_argument("--lambda-a", type=float, default=None,
+                     help="ℓ1 weight on the lagged A (default: the learner's)")
     fcd = learn.add_argument_group("DS-FCD and AS-FCD (nonlinear; full schedule: minutes at d = 10)")
     fcd.add_argument("--it-in", type=int, default=None,
                      help="Adam steps per augmented-Lagrangian sub-problem (default: Table 6)")

@@ -224,6 +224,9 @@ def _report(args, participants, truth, result) -> int:
     W = result.to_frame()
     print(f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
           f"{result.n_edges} edges" + (f", {len(result.history)} rounds" if len(result.history) else ""))
+    if "A" in result.info:
+        print(f"lagged edges (lag {result.info.get('lag', args.lag)}): "
+              f"{int(np.count_nonzero(result.info['A']))}")
     if result.transcript is not None:
         print(f"communication: {result.transcript.total_mb:.3f} MB")
     if "epsilon" in result.info:
@@ -234,6 +237,11 @@ def _report(args, participants, truth, result) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         W.to_csv(args.out)
         print(f"weights written to {args.out}")
+        if "A" in result.info:  # time series: the lagged weights too
+            lagged = args.out.with_suffix(".lagged.csv")
+            pd.DataFrame(np.asarray(result.info["A"]), index=list(result.info["A_index"]),
+                         columns=W.columns).to_csv(lagged)
+            print(f"lagged weights written to {lagged}")
     if truth is not None:
         if truth.shape[0] != W.shape[0]:
             raise CLIError(f"--truth has {truth.shape[0]} variables but the data have {W.shape[0]}")

@@ -76,3 +76,59 @@ def test_ds_fcd_runs_with_a_short_schedule_and_refuses_foreign_options(sim_dir, 
         ["learn", "--method", "fed-bnsl", "--data", *p, "--it-fl", "5"], capsys)
     assert "--threshold does not apply to --method as-fcd" in _error(
         ["learn", "--method", "as-fcd", "--data", *p, "--threshold", "0.2"], capsys)
+
+
+@pytest.fixture(scope="module")
+def series_dir(tmp_path_factory):
+    import numpy as np
+    from dpbnsl.simulate_temporal import simulate_temporal
+    out = tmp_path_factory.mktemp("ts")
+    sim = simulate_temporal(5, 600, participants=3, lag=1, rng=0)
+    names = [f"X{i}" for i in range(5)]
+    for k, runs in enumerate(sim.series):
+        pd.DataFrame(np.asarray(runs[0]), columns=names).to_csv(out / f"ts_{k}.csv", index=False)
+    pd.DataFrame(sim.B_true, index=names, columns=names).to_csv(out / "truth.csv")
+    return out
+
+
+@pytest.mark.parametrize("method", ["fed-dbn", "dynotears", "dynotears-average",
+                                    "dynotears-best", "dynotears-all"])
+def test_time_series_methods_write_intra_slice_and_lagged_weights(series_dir, tmp_path, capsys,
+                                                                  method):
+    parts = [str(series_dir / f"ts_{k}.csv") for k in range(3)]
+    out = tmp_path / "W.csv"
+    assert main(["learn", "--method", method, "--data", *parts, "--lag", "1", "--truth",
+                 str(series_dir / "truth.csv"), "--out", str(out), "--max-rounds", "30"]
+                if method == "fed-dbn" else
+                ["learn", "--method", method, "--data", *parts, "--lag", "1", "--truth",
+                 str(series_dir / "truth.csv"), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "lagged edges (lag 1):" in text and "shd=" in text
+    W = pd.read_csv(out, index_col=0)
+    A = pd.read_csv(tmp_path / "W.lagged.csv", index_col=0)
+    assert W.shape == (5, 5) and A.shape == (5, 5)
+    assert list(A.index) == [f"X{i}(t-1)" for i in range(5)]
+    n_lagged = int(text.split("lagged edges (lag 1): ")[1].split()[0])
+    assert n_lagged == int((A.to_numpy() != 0).sum())
+
+
+def test_time_series_and_mlp_options_are_checked(series_dir, sim_dir, capsys):
+    parts = [str(series_dir / f"ts_{k}.csv") for k in range(3)]
+    assert "`lag` must be >= 1; got 0" in _error(
+        ["learn", "--method", "fed-dbn", "--data", *parts, "--lag", "0"], capsys)
+    assert "--lag does not apply to --method fed-bnsl" in _error(
+        ["learn", "--method", "fed-bnsl", "--data", *parts, "--lag", "2"], capsys)
+    assert "--lambda-w does not apply to --method notears-mlp" in _error(
+        ["learn", "--method", "notears-mlp", "--data", *parts, "--lambda-w", "0.1"], capsys)
+    assert "needs --truth" in _error(["learn", "--method", "dynotears-best", "--data", *parts],
+                                     capsys)
+    assert "needs --truth" in _error(["learn", "--method", "notears-mlp-best", "--data",
+                                      *_parts(sim_dir)], capsys)
+
+
+def test_fed_bnsl_mlp_runs_a_few_rounds(sim_dir, capsys):
+    assert main(["learn", "--method", "fed-bnsl-mlp", "--data", *_parts(sim_dir),
+                 "--max-rounds", "3", "--seed", "1"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("fed-bnsl-mlp: 3 participant(s), d = 6") and "3 rounds" in text
+    assert "communication:" in text

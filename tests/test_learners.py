@@ -20,10 +20,12 @@ from dpbnsl.learners.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
-from dpbnsl.learners import as_fcd, ds_fcd
+from dpbnsl.learners import (as_fcd, ds_fcd, dynotears, dynotears_average, fed_bnsl_mlp, fed_dbn,
+                             notears_mlp)
 from dpbnsl.simulate import simulate
 
 D, N, P = 6, 300, 3
+_FAST = {"ftol": 1e-6}  # L-BFGS-B tolerance for the NOTEARS-MLP entries
 _FCD = dict(it_in=40, it_fl=20, it_max=2, rho_max=1.0, hidden=4, layers=2, rng=0)  # ~1 s each
 
 
@@ -55,6 +57,15 @@ LEARNERS = {
                                    else np.vstack(parts)), True),
     "fed-pc": (lambda parts, truth: fed_pc(parts), True),
     "ds-fcd": (lambda parts, truth: ds_fcd(parts, **_FCD), True),
+    "notears-mlp": (lambda parts, truth: notears_mlp(
+        pd.concat(parts) if isinstance(parts[0], pd.DataFrame) else np.vstack(parts),
+        max_iter=3, solver_options=_FAST, rng=0), True),
+    "fed-bnsl-mlp": (lambda parts, truth: fed_bnsl_mlp(parts, max_rounds=5, solver_options=_FAST,
+                                                       rng=0), True),
+    "dynotears": (lambda parts, truth: dynotears(list(parts), lag=1), True),
+    "fed-dbn": (lambda parts, truth: fed_dbn(parts, lag=1, max_rounds=30), True),
+    "dynotears-average": (lambda parts, truth: dynotears_average(parts, lag=1, acyclic=True),
+                          True),
     "as-fcd": (lambda parts, truth: as_fcd(parts, **_FCD), True),
     "pc-all": (lambda parts, truth: pc_all(parts), True),
     "pc-best": (lambda parts, truth: pc_best(parts, B_true=truth), True),

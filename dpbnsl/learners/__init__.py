@@ -9,6 +9,11 @@ from .fed_sparse_bnsl import fed_sparse_bnsl
 from .personalize import Personalized, personalize, personalized_nmse
 from .pgcd import PGCDNoise, pgcd
 from .notears import notears
+from .notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
+from .fed_bnsl_mlp import fed_bnsl_mlp
+from .dynotears import dynotears
+from .dynotears_baselines import dynotears_all, dynotears_average, dynotears_best, dynotears_local
+from .fed_dbn import fed_dbn
 from .ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
 from .pc import pc
 from .fed_pc import (LocalPC, fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_avg_scores,
@@ -44,4 +49,15 @@ __all__ = [
     "as_fcd",
     "fcd_centralized",
     "fcd_defaults",
+    "notears_mlp",
+    "notears_mlp_local",
+    "notears_mlp_voting",
+    "notears_mlp_best",
+    "fed_bnsl_mlp",
+    "dynotears",
+    "dynotears_local",
+    "dynotears_average",
+    "dynotears_best",
+    "dynotears_all",
+    "fed_dbn",
 ]
