@@ -16,10 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
-from ._validation import as_square_matrix
+from ._validation import as_float_matrix, as_square_matrix
 from .graphs import dag_to_cpdag, is_dag, v_structures
 
 __all__ = [
+    "LagAccuracy",
+    "lag_accuracy",
     "Accuracy",
     "SkeletonScores",
     "VStructureCounts",
@@ -350,3 +352,37 @@ def nmse(W_true, W_est) -> float:
     if den == 0.0:
         raise ValueError("`W_true` is all zero, so the NMSE is undefined")
     return float(np.sum((E - T) ** 2)) / den
+
+
+@dataclass(frozen=True)
+class LagAccuracy:
+    """Accuracy of estimated lag (inter-slice) edges; see :func:`lag_accuracy`."""
+
+    shd: int
+    tpr: float
+    fdr: float
+    nnz: int
+    true_positive: int
+    extra: int
+    missing: int
+    n_true_edges: int
+
+
+def lag_accuracy(A_true, A_est) -> LagAccuracy:
+    """Compare the support of estimated lag weights with the truth (any shape, e.g. (p·d, d)).
+
+    A lag edge ``x_{i, t−l} → x_{j, t}`` has its orientation fixed by time, so there are no
+    reversals: ``shd = extra + missing`` (false positives + false negatives), ``tpr = TP / true
+    edges``, ``fdr = extra / predicted edges``; zero denominators are floored at 1 (as
+    ``count_accuracy``). Self-lags (the diagonal of each ``A_i``) are ordinary entries. Argument
+    order is (truth, estimate).
+    """
+    T = as_float_matrix(A_true, "A_true") != 0
+    E = as_float_matrix(A_est, "A_est") != 0
+    if T.shape != E.shape:
+        raise ValueError(f"`A_true` and `A_est` must have the same shape; got {T.shape} and "
+                         f"{E.shape}")
+    tp, nnz, n_true = int((T & E).sum()), int(E.sum()), int(T.sum())
+    extra, missing = nnz - tp, n_true - tp
+    return LagAccuracy(shd=extra + missing, tpr=tp / max(n_true, 1), fdr=extra / max(nnz, 1),
+                       nnz=nnz, true_positive=tp, extra=extra, missing=missing, n_true_edges=n_true)

@@ -11,7 +11,8 @@ from dpbnsl import count_accuracy, is_dag
 from dpbnsl.federation import run_rounds
 from dpbnsl.learners._admm import PenaltySchedule
 from dpbnsl.learners._fed_dbn_server import FedDBNServer, soft_threshold, solve_lag_step
-from dpbnsl.learners._temporal import design_gram, lag_accuracy, stacked_loss
+from dpbnsl.learners._temporal import design_gram, stacked_loss
+from dpbnsl.metrics import lag_accuracy
 from dpbnsl.learners.dynotears import _smooth, _split_objective, dynotears, lag_frame
 from dpbnsl.learners.dynotears_baselines import (
     dynotears_all,

@@ -20,8 +20,8 @@ from dpbnsl.learners.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
-from dpbnsl.learners import (as_fcd, ds_fcd, dynotears, dynotears_average, fed_bnsl_mlp, fed_dbn,
-                             notears_mlp)
+from dpbnsl.learners import (as_fcd, ds_fcd, dynotears, dynotears_all, dynotears_average,
+                             dynotears_best, fed_bnsl_mlp, fed_dbn, notears_mlp)
 from dpbnsl.simulate import simulate
 
 D, N, P = 6, 300, 3
@@ -62,10 +62,13 @@ LEARNERS = {
         max_iter=3, solver_options=_FAST, rng=0), True),
     "fed-bnsl-mlp": (lambda parts, truth: fed_bnsl_mlp(parts, max_rounds=5, solver_options=_FAST,
                                                        rng=0), True),
-    "dynotears": (lambda parts, truth: dynotears(list(parts), lag=1), True),
+    "dynotears": (lambda parts, truth: dynotears(list(parts), lag=1, max_iter=5), True),
+    "dynotears-best": (lambda parts, truth: dynotears_best(parts, B_true=truth, lag=1, max_iter=5),
+                       True),
+    "dynotears-all": (lambda parts, truth: dynotears_all(parts, lag=1, max_iter=5), True),
     "fed-dbn": (lambda parts, truth: fed_dbn(parts, lag=1, max_rounds=30), True),
-    "dynotears-average": (lambda parts, truth: dynotears_average(parts, lag=1, acyclic=True),
-                          True),
+    "dynotears-average": (lambda parts, truth: dynotears_average(parts, lag=1, acyclic=True,
+                                                                 max_iter=5), True),
     "as-fcd": (lambda parts, truth: as_fcd(parts, **_FCD), True),
     "pc-all": (lambda parts, truth: pc_all(parts), True),
     "pc-best": (lambda parts, truth: pc_best(parts, B_true=truth), True),

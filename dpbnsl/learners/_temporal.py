@@ -14,12 +14,11 @@ evaluation costs O(((p+1)d)²·d), whatever n is.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .._validation import as_float_matrix
+from ..metrics import LagAccuracy, lag_accuracy  # noqa: F401  (re-exported)
 from ..simulate_temporal import as_realisations, lagged_design
 
 __all__ = ["as_temporal_series", "as_temporal_participants", "design_gram", "stacked_loss",
@@ -117,37 +116,3 @@ def lag_index(columns: Sequence[str] | None, d: int, lag: int) -> tuple[str, ...
     """Row labels of the stacked ``A``: ``"<name>(t-i)"`` for lag i = 1..p."""
     names = list(columns) if columns else [f"X{j}" for j in range(d)]
     return tuple(f"{c}(t-{i})" for i in range(1, lag + 1) for c in names)
-
-
-@dataclass(frozen=True)
-class LagAccuracy:
-    """Accuracy of estimated lag (inter-slice) edges; see :func:`lag_accuracy`."""
-
-    shd: int
-    tpr: float
-    fdr: float
-    nnz: int
-    true_positive: int
-    extra: int
-    missing: int
-    n_true_edges: int
-
-
-def lag_accuracy(A_true, A_est) -> LagAccuracy:
-    """Compare the support of estimated lag weights with the truth (any shape, e.g. (p·d, d)).
-
-    A lag edge ``x_{i, t−l} → x_{j, t}`` has its orientation fixed by time, so there are no
-    reversals: ``shd = extra + missing`` (false positives + false negatives), ``tpr = TP / true
-    edges``, ``fdr = extra / predicted edges``; zero denominators are floored at 1 (as
-    ``count_accuracy``). Self-lags (the diagonal of each ``A_i``) are ordinary entries. Argument
-    order is (truth, estimate).
-    """
-    T = as_float_matrix(A_true, "A_true") != 0
-    E = as_float_matrix(A_est, "A_est") != 0
-    if T.shape != E.shape:
-        raise ValueError(f"`A_true` and `A_est` must have the same shape; got {T.shape} and "
-                         f"{E.shape}")
-    tp, nnz, n_true = int((T & E).sum()), int(E.sum()), int(T.sum())
-    extra, missing = nnz - tp, n_true - tp
-    return LagAccuracy(shd=extra + missing, tpr=tp / max(n_true, 1), fdr=extra / max(nnz, 1),
-                       nnz=nnz, true_positive=tp, extra=extra, missing=missing, n_true_edges=n_true)
