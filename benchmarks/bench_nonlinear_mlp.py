@@ -70,7 +70,7 @@ def loop_loss(theta: np.ndarray, X: np.ndarray, layout: MLPLayout):
 
 
 def _timed(fn, acc: list):
-    """Wrap a method so that its wall time is added to ``acc[0]`` (a function stays a descriptor)."""
+    """Wrap a method so that its wall time adds up in ``acc[0]`` (a function stays a descriptor)."""
 
     def wrapper(*args, **kwargs):
         t = time.perf_counter()
@@ -119,8 +119,8 @@ def main() -> None:
               f"| {res.transcript.total_mb / T:.3f} |", flush=True)
         X = sim.participants[0]
         theta = init_params(layout, np.random.default_rng(0))
-        np.testing.assert_allclose(loop_loss(theta, X, layout)[1], squared_loss(theta, X, layout)[1],
-                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(loop_loss(theta, X, layout)[1],
+                                   squared_loss(theta, X, layout)[1], rtol=1e-9, atol=1e-12)
         vec = _median_ms(lambda: squared_loss(theta, X, layout), a.repeat)
         loop = _median_ms(lambda: loop_loss(theta, X, layout), a.repeat)
         h = _median_ms(lambda: acyclicity(theta, layout), a.repeat)

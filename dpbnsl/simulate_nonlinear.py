@@ -1,9 +1,9 @@
 """Nonlinear additive-noise SEMs (MLP, GP, additive GP, MIM), IID and non-IID participants.
 
-Every node ``j`` of the DAG ``B`` (``B[i, j] != 0`` is the edge ``i -> j``) is sampled in topological
-order as ``x_j = f_j(x_pa(j)) + z_j`` with ``z_j ~ N(0, s_j²)``; root nodes are noise only. The
-function classes follow the NOTEARS / gCastle simulators used by seed 000 (MLP) and seed 003 (all
-four); see :func:`simulate_nonlinear_sem` for the formulas.
+Every node ``j`` of the DAG ``B`` (``B[i, j] != 0`` is the edge ``i -> j``) is sampled in
+topological order as ``x_j = f_j(x_pa(j)) + z_j`` with ``z_j ~ N(0, s_j²)``; root nodes are noise
+only. The function classes follow the NOTEARS / gCastle simulators used by seed 000 (MLP) and
+seed 003 (all four); see :func:`simulate_nonlinear_sem` for the formulas.
 """
 
 from __future__ import annotations
@@ -338,8 +338,10 @@ def simulate_noniid(
         if len(sizes) != P:
             raise ValueError(
                 f"`participants` = {P} disagrees with len(`sizes`) = {len(sizes)}")
-    if isinstance(noise_scales, (str, bytes)) or np.ndim(noise_scales) != 1 or not len(noise_scales):
-        raise ValueError(f"`noise_scales` must be a non-empty sequence of reals; got {noise_scales!r}")
+    if (isinstance(noise_scales, (str, bytes)) or np.ndim(noise_scales) != 1
+            or not len(noise_scales)):
+        raise ValueError(
+            f"`noise_scales` must be a non-empty sequence of reals; got {noise_scales!r}")
     scales = [check_real(s, f"noise_scales[{i}]", low=0.0) for i, s in enumerate(noise_scales)]
     p_linear = check_real(p_linear, "p_linear", low=0.0, high=1.0)
     if linear_noise_scale is not None:

@@ -1,11 +1,10 @@
-"""NOTEARS-MLP, NOTEARS-MLP-ADMM and their baselines: gradients, model layout, recovery, protocol."""
+"""NOTEARS-MLP, NOTEARS-MLP-ADMM and their baselines: gradients, layout, recovery, protocol."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.optimize import approx_fprime
 
 from dpbnsl import count_accuracy, is_dag
 from dpbnsl.federation import SERVER, Dense
@@ -110,7 +109,9 @@ def test_acyclicity_is_zero_exactly_on_dags():
 def test_augmented_lagrangian_gradient_in_split_form():
     theta, X, _ = _point()
     x = LAYOUT.to_split(theta) + 0.05  # interior point of the split (both parts positive)
-    f = lambda z: al_objective(z, X, LAYOUT, rho=3.0, alpha=0.7, lambda1=0.2, lambda2=0.3)  # noqa: E731
+    def f(z):
+        return al_objective(z, X, LAYOUT, rho=3.0, alpha=0.7, lambda1=0.2, lambda2=0.3)
+
     _check_gradient(f, x, rtol=1e-4)
 
 
@@ -188,8 +189,10 @@ def test_notears_mlp_is_deterministic_and_keeps_inputs(small, central):
         (dict(solver_options=[1]), TypeError, r"`solver_options` must be a mapping or None"),
         (dict(solver_options={"tol": 1}), ValueError,
          r"`solver_options key` must be one of 'maxcor', 'ftol', 'gtol', 'maxiter', 'maxfun'"),
-        (dict(solver_options={"ftol": -1.0}), ValueError, r"`solver_options\['ftol'\]` must be >= 0"),
-        (dict(solver_options={"maxiter": 0}), ValueError, r"`solver_options\['maxiter'\]` must be >= 1"),
+        (dict(solver_options={"ftol": -1.0}), ValueError,
+         r"`solver_options\['ftol'\]` must be >= 0"),
+        (dict(solver_options={"maxiter": 0}), ValueError,
+         r"`solver_options\['maxiter'\]` must be >= 1"),
     ],
 )
 def test_notears_mlp_validation(kwargs, exc, match):

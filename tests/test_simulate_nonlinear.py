@@ -1,4 +1,4 @@
-"""Nonlinear SEM simulators: mechanisms, GP draws, non-IID participants, uneven sizes, validation."""
+"""Nonlinear SEM simulators: mechanisms, GP draws, non-IID participants, uneven sizes, checks."""
 
 from __future__ import annotations
 
@@ -176,7 +176,8 @@ def test_noniid_proportions():
 def test_noniid_options():
     lin = simulate_noniid(4, 30, participants=6, p_linear=1.0, linear_noise_scale=1.0, rng=0)
     assert all(lin.linear) and set(lin.noise_scales) == {1.0}
-    non = simulate_noniid(4, 30, participants=6, p_linear=0.0, rng=0, sizes=[10, 20, 30, 40, 50, 60])
+    non = simulate_noniid(4, 30, participants=6, p_linear=0.0, rng=0,
+                          sizes=[10, 20, 30, 40, 50, 60])
     assert not any(non.linear)
     assert [X.shape[0] for X in non.participants] == [10, 20, 30, 40, 50, 60]
 

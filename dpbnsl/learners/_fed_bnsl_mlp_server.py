@@ -6,7 +6,8 @@ Participant k (data X_k, dual β_k, penalty ρ₂), warm-started from its previo
 
 Server (no data), with θ̄ the mean of the P uploads and ``w`` the W1 block of θ:
 
-    θ = argmin  λ1‖w‖₁ + λ2/2 ‖(W1, W2)‖² + α h(w) + ρ₁/2 h(w)² + Σ_k ⟨β_k, θ_k − θ⟩ + ρ₂/2 Σ_k ‖θ_k − θ‖²
+    θ = argmin  λ1‖w‖₁ + λ2/2 ‖(W1, W2)‖² + α h(w) + ρ₁/2 h(w)²
+                + Σ_k ⟨β_k, θ_k − θ⟩ + ρ₂/2 Σ_k ‖θ_k − θ‖²
 
 Since ``Σ_k ‖θ_k − θ‖² = P‖θ − θ̄‖² + const``, the problem separates: the W1 block is solved by
 L-BFGS-B on the split ``w = w⁺ − w⁻`` (self-loops fixed at 0, warm start from the last θ); every
@@ -48,7 +49,8 @@ class MLPParticipant:
         self.loss = np.nan
         self.seconds = 0.0
 
-    def objective(self, theta: np.ndarray, glob: np.ndarray, rho2: float) -> tuple[float, np.ndarray]:
+    def objective(self, theta: np.ndarray, glob: np.ndarray,
+                  rho2: float) -> tuple[float, np.ndarray]:
         """The local objective and its gradient in θ_k (all coordinates)."""
         loss, g = squared_loss(theta, self.X, self.layout, n=self.n_total)
         D = theta - glob
@@ -151,8 +153,8 @@ class MLPServer:
         gap = float(np.sqrt(((Th - theta) ** 2).sum(axis=1)).max())
         self.betas += rho2 * (Th - theta)  # dual updates with the penalties of this round
         self.alpha += rho1 * h
+        edges = np.sqrt(adjacency(theta, L)) > self.threshold
         self.rows.append({"round": t, "h": h, "gap": gap, "rho1": rho1, "rho2": rho2,
-                          "alpha": self.alpha,
-                          "nnz": int(np.count_nonzero(np.sqrt(adjacency(theta, L)) > self.threshold)),
+                          "alpha": self.alpha, "nnz": int(np.count_nonzero(edges)),
                           "server_seconds": time.perf_counter() - start})
         return ServerReply(Dense(theta), "global_theta", stop=bool(self.stop(t, h, gap)))

@@ -1,4 +1,4 @@
-"""The NOTEARS-MLP model (Zheng et al. 2020) as a flat parameter vector, with hand-written gradients.
+"""The NOTEARS-MLP model (Zheng et al. 2020) as a flat parameter vector, hand-written gradients.
 
 Node ``j`` is predicted by its own one-hidden-layer network ``[d, m, 1]`` with sigmoid units:
 
@@ -168,7 +168,7 @@ def adjacency(theta: np.ndarray, layout: MLPLayout) -> np.ndarray:
 def acyclicity(theta: np.ndarray, layout: MLPLayout) -> tuple[float, np.ndarray]:
     """``h = tr(exp A) − d`` and its gradient in the W1 block only (length ``n_w1``).
 
-    ``theta`` may be the full vector or just its W1 block (only the first ``n_w1`` entries are read).
+    ``theta`` may be the full vector or just its W1 block (only its first ``n_w1`` entries count).
     ``∂h/∂A = exp(A)ᵀ``, so ``∂h/∂W1[j, m, i] = 2 W1[j, m, i] · exp(A)[j, i]``.
     """
     W1 = theta[:layout.n_w1].reshape(layout.d, layout.hidden, layout.d)

@@ -134,7 +134,8 @@ def fed_bnsl_mlp(
     server = MLPServer(P, layout, schedule, theta0=theta0, lambda1=params["lambda1"],
                        lambda2=params["lambda2"], threshold=params["threshold"],
                        solver_options=params["solver_options"],
-                       stop=lambda t, h, gap: schedule.saturated(t) or (h <= h_tol and gap <= gap_tol))
+                       stop=lambda t, h, gap: (schedule.saturated(t)
+                                               or (h <= h_tol and gap <= gap_tol)))
 
     local_rows = []
 
