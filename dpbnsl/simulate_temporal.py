@@ -1,4 +1,4 @@
-"""Structural VAR(p) time series (seed 002): graphs, stable weights, simulation and lagged designs.
+"""Structural VAR(p) time series (seed 002): graphs, stable weights and simulation.
 
 Model (seed 002 eq. 1, samples in rows, ``W[i, j] != 0`` ⇔ i → j)::
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ._validation import (
     as_float_matrix,
@@ -28,6 +27,7 @@ from ._validation import (
 )
 from .graphs import is_dag
 from .simulate import simulate_weights
+from .timeseries import even_sizes
 
 __all__ = [
     "TemporalData",
@@ -35,9 +35,6 @@ __all__ = [
     "simulate_svar",
     "simulate_svar_weights",
     "companion_radius",
-    "lagged_design",
-    "as_realisations",
-    "split_series",
 ]
 
 _SPLITS = ("segment", "realisation")
@@ -199,117 +196,6 @@ def simulate_svar(W, A, length, *, burn_in=200, noise_scale=1.0, rng=None) -> np
 
 
 # --------------------------------------------------------------------------------------------------
-# lagged designs and splitting
-# --------------------------------------------------------------------------------------------------
-
-
-def as_realisations(series, name: str = "series", *, where: str = ""
-                    ) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
-    """Normalise one series or several realisations into new float arrays of shape (T_m, d).
-
-    ``series`` is a 2-D array or DataFrame (one realisation, rows in time order), a 3-D array
-    (realisations along the first axis), or a list/tuple of 2-D arrays or DataFrames (realisations,
-    lengths may differ). Returns the arrays and the column names (None without DataFrames).
-    """
-    if isinstance(series, (list, tuple)) and series and all(
-            isinstance(s, (np.ndarray, pd.DataFrame, list, tuple)) and np.ndim(s) == 2
-            for s in series):
-        items = list(series)
-    elif isinstance(series, np.ndarray) and series.ndim == 3:
-        items = list(series)
-    elif isinstance(series, (list, tuple)) and len(series) == 0:
-        raise ValueError(f"`{name}`{where} must hold at least one realisation; got an empty "
-                         f"sequence")
-    else:
-        items = [series]
-    arrays, columns = [], None
-    for m, s in enumerate(items):
-        label = where + (f" (realisation {m})" if len(items) > 1 else "")
-        arr = as_float_matrix(s, name, where=label)
-        if isinstance(s, pd.DataFrame):
-            cols = tuple(str(c) for c in s.columns)
-            if columns is not None and cols != columns:
-                raise ValueError(f"`{name}`{label} has columns {list(cols)} but an earlier "
-                                 f"realisation has {list(columns)}")
-            columns = cols
-        if arrays and arr.shape[1] != arrays[0].shape[1]:
-            raise ValueError(f"`{name}`{label} has {arr.shape[1]} columns but realisation 0 has "
-                             f"{arrays[0].shape[1]}")
-        arrays.append(arr)
-    return arrays, columns
-
-
-def _check_length(X: np.ndarray, lag: int, name: str, label: str) -> None:
-    if X.shape[0] <= lag:
-        raise ValueError(f"`{name}`{label} has {X.shape[0]} rows, too short for lag = {lag}: a "
-                         f"series needs at least lag + 1 = {lag + 1} rows (the first {lag} only "
-                         f"serve as lags)")
-
-
-def lagged_design(series, lag) -> tuple[np.ndarray, np.ndarray]:
-    """The SVAR regression design: current slice ``X_t`` and lags ``Z = [X_{t−1} | … | X_{t−p}]``.
-
-    For each realisation of length T_m, rows ``t = p, …, T_m − 1`` are kept (the first p rows have
-    incomplete lags and only serve as lags); realisations are stacked, never joined across a
-    boundary.
-
-    Parameters
-    ----------
-    series : array or DataFrame of shape (T, d), 3-D array, or list of them (realisations)
-    lag : int >= 1, the order p
-
-    Returns
-    -------
-    X_t : array of shape (Σ_m (T_m − p), d)
-    Z : array of shape (Σ_m (T_m − p), p·d); block i (columns ``i·d:(i+1)·d``) is lag i + 1
-
-    Examples
-    --------
-    >>> X_t, Z = lagged_design(np.arange(10.0).reshape(5, 2), 2)
-    >>> X_t[0].tolist(), Z[0].tolist()
-    ([4.0, 5.0], [2.0, 3.0, 0.0, 1.0])
-    """
-    lag = check_int(lag, "lag", low=1)
-    arrays, _ = as_realisations(series)
-    xs, zs = [], []
-    for m, X in enumerate(arrays):
-        _check_length(X, lag, "series", f" (realisation {m})" if len(arrays) > 1 else "")
-        T = X.shape[0]
-        xs.append(X[lag:])
-        zs.append(np.hstack([X[lag - i : T - i] for i in range(1, lag + 1)]))
-    return np.vstack(xs), np.vstack(zs)
-
-
-def _even(total: int, parts: int) -> list[int]:
-    base, rest = divmod(total, parts)
-    return [base + (k < rest) for k in range(parts)]
-
-
-def split_series(X, participants, *, lag=1) -> list[np.ndarray]:
-    """Cut one series into ``participants`` contiguous, non-overlapping segments.
-
-    The ``T − P·lag`` design rows are shared as evenly as possible (remainder to the first
-    segments); segment k holds ``n_k + lag`` rows, its first ``lag`` rows serving only as lags.
-
-    Returns
-    -------
-    list of P new arrays (or DataFrames) of shape (n_k + lag, d)
-    """
-    is_frame = isinstance(X, pd.DataFrame)
-    arr = as_float_matrix(X, "X")
-    P = check_int(participants, "participants", low=1)
-    lag = check_int(lag, "lag", low=1)
-    rows = arr.shape[0] - P * lag
-    if rows < P:
-        raise ValueError(f"`X` has {arr.shape[0]} rows; {P} segments with lag = {lag} need at "
-                         f"least {P * (lag + 1)} (lag + 1 per segment)")
-    bounds = np.cumsum([0] + [n + lag for n in _even(rows, P)])
-    if is_frame:
-        return [X.iloc[a:b].copy() for a, b in zip(bounds[:-1], bounds[1:])]
-    return [arr[a:b].copy() for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-# --------------------------------------------------------------------------------------------------
 # the benchmark generator
 # --------------------------------------------------------------------------------------------------
 
@@ -324,7 +210,7 @@ class TemporalData:
     A_true : array of shape (lag·d, d), stacked lag weights ``[A_1; …; A_p]``
     series : tuple over participants of tuples of arrays of shape (T_m, d)
         Participant k's realisations, rows in time order (one realisation with ``split="segment"``).
-        Each realisation yields ``T_m − lag`` design rows (:func:`lagged_design`).
+        Each realisation yields ``T_m − lag`` design rows (:func:`dpbnsl.timeseries.lagged_design`).
     lag : int
     split : {"segment", "realisation"}
     radius : float, the companion spectral radius (< 1)
@@ -383,7 +269,7 @@ def simulate_temporal(
     ``n_k`` rows (remainder to the first participants).
 
     - ``split="segment"``: one series of ``n + P·lag`` steps (after ``burn_in``) cut into P
-      contiguous segments of ``n_k + lag`` steps (:func:`split_series`); each participant holds one
+      contiguous segments of ``n_k + lag`` steps (:func:`dpbnsl.timeseries.split_series`); each participant holds one
       realisation.
     - ``split="realisation"``: participant k holds ``realisations`` independent realisations (own
       burn-in each) whose design rows add up to ``n_k``.
@@ -443,7 +329,7 @@ def simulate_temporal(
         raise ValueError(f"the drawn SVAR is not stationary (companion spectral radius "
                          f"{radius:.4g} >= 1 after {tries}); lower `degree`, `lag_degree` or the "
                          f"weight ranges")
-    sizes = _even(n, P)
+    sizes = even_sizes(n, P)
     if split == "segment":
         X = simulate_svar(W, A, n + P * lag, burn_in=burn_in, noise_scale=noise_scale, rng=data_rng)
         bounds = np.cumsum([0] + [s + lag for s in sizes])
@@ -452,7 +338,7 @@ def simulate_temporal(
         streams = iter(data_rng.spawn(P * M))
         series = tuple(
             tuple(simulate_svar(W, A, m + lag, burn_in=burn_in, noise_scale=noise_scale,
-                                rng=next(streams)) for m in _even(n_k, M))
+                                rng=next(streams)) for m in even_sizes(n_k, M))
             for n_k in sizes)
     for arr in (W, A, *(s for part in series for s in part)):
         arr.setflags(write=False)

@@ -21,7 +21,8 @@ from dpbnsl.learners.dynotears_baselines import (
     dynotears_local,
 )
 from dpbnsl.learners.fed_dbn import _Participant, fed_dbn, local_step
-from dpbnsl.simulate_temporal import lagged_design, simulate_temporal
+from dpbnsl.simulate_temporal import simulate_temporal
+from dpbnsl.timeseries import lagged_design
 
 
 def _central_diff(f, X, eps=1e-6):
@@ -372,7 +373,8 @@ def test_doctests():
     dyn_module = import_module("dpbnsl.learners.dynotears")
     fed_module = import_module("dpbnsl.learners.fed_dbn")
     sim_module = import_module("dpbnsl.simulate_temporal")
+    ts_module = import_module("dpbnsl.timeseries")
 
-    for module in (sim_module, fed_module, dyn_module):
+    for module in (sim_module, ts_module, fed_module, dyn_module):
         failed, attempted = doctest.testmod(module, verbose=False)
         assert attempted > 0 and failed == 0, module.__name__

@@ -1,4 +1,4 @@
-"""The SVAR(p) simulator of seed 002 and the lagged design."""
+"""The SVAR(p) simulator of seed 002 (dpbnsl.simulate_temporal) and dpbnsl.timeseries."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ import pytest
 from dpbnsl import is_dag
 from dpbnsl.simulate_temporal import (
     TemporalData,
-    as_realisations,
     companion_radius,
-    lagged_design,
     simulate_svar,
     simulate_svar_weights,
     simulate_temporal,
-    split_series,
 )
+from dpbnsl.timeseries import as_realisations, lagged_design, split_series
 
 
 def test_shapes_and_sizes_segment_split():

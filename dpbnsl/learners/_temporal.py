@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import LagAccuracy, lag_accuracy  # noqa: F401  (re-exported)
-from ..simulate_temporal import as_realisations, lagged_design
+from ..timeseries import as_realisations, lagged_design
 
 __all__ = ["as_temporal_series", "as_temporal_participants", "design_gram", "stacked_loss",
            "lag_threshold", "lag_index", "LagAccuracy", "lag_accuracy"]
