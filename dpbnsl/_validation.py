@@ -23,10 +23,18 @@ __all__ = [
     "as_float_matrix",
     "as_square_matrix",
     "as_participants",
+    "readonly_copy",
 ]
 
 
 _PLAIN_REALS = (float, int, np.float64)  # fast path of check_real (no ABC instance checks)
+
+
+def readonly_copy(a: Any, dtype: Any = float) -> np.ndarray:
+    """A new array with the values of ``a`` (as ``dtype``; None keeps it) that cannot be written."""
+    out = np.array(a, dtype=dtype, copy=True)
+    out.setflags(write=False)
+    return out
 
 
 def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:

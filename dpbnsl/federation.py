@@ -18,7 +18,7 @@ from typing import Literal, Union
 import numpy as np
 import pandas as pd
 
-from ._validation import check_choice, check_int
+from ._validation import check_choice, check_int, readonly_copy
 
 __all__ = [
     "SERVER",
@@ -39,12 +39,6 @@ INDEX_BYTES = 4
 Party = Union[int, Literal["server"]]
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
-    a.setflags(write=False)
-    return a
-
-
 @dataclass(frozen=True, eq=False)
 class Dense:
     """A dense float64 array payload (copied and made read-only)."""
@@ -52,7 +46,7 @@ class Dense:
     values: np.ndarray
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "values", _frozen(self.values))
+        object.__setattr__(self, "values", readonly_copy(self.values))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -78,7 +72,7 @@ class Sparse:
         idx = np.array(self.index, dtype=np.int64, copy=True)
         idx.setflags(write=False)
         object.__setattr__(self, "index", idx)
-        object.__setattr__(self, "values", _frozen(self.values))
+        object.__setattr__(self, "values", readonly_copy(self.values))
         object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
 
     @classmethod

@@ -16,17 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validation import as_generator, check_int, check_real
+from ._validation import as_generator, check_int, check_real, readonly_copy
 from .graphs import topological_order
 from .simulate import simulate_dag
 
 __all__ = ["DiscreteBN", "DiscreteData", "random_discrete_bn", "simulate_discrete", "read_bif"]
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,7 +67,7 @@ class DiscreteBN:
             if not np.all(np.isfinite(cpt)) or np.any(cpt < 0) or np.any(np.abs(sums - 1) > 1e-3):
                 raise ValueError(f"CPT of {self.names[j]!r} must hold probabilities whose rows sum "
                                  f"to 1; row sums range over [{sums.min():g}, {sums.max():g}]")
-            cpts.append(_readonly(cpt / sums[..., None]))
+            cpts.append(readonly_copy(cpt / sums[..., None]))
         try:
             order = topological_order(B)
         except ValueError:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, readonly_copy
 
 __all__ = ["GameResult", "BROKEN", "EXCESS", "base_rows", "check_broken", "check_target",
            "check_trials"]
@@ -37,10 +37,9 @@ BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType({
 
 
 def _readonly(a) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
+    a = readonly_copy(a)
     if a.ndim != 1:
         raise ValueError(f"scores must be 1-dimensional; got shape {a.shape}")
-    a.setflags(write=False)
     return a
 
 

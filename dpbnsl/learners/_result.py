@@ -9,16 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._validation import readonly_copy
 from ..federation import Transcript
 from ..graphs import is_dag
 
 __all__ = ["LearnResult"]
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,8 +53,8 @@ class LearnResult:
     info: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "W", _readonly(self.W))
-        object.__setattr__(self, "W_raw", _readonly(self.W_raw))
+        object.__setattr__(self, "W", readonly_copy(self.W))
+        object.__setattr__(self, "W_raw", readonly_copy(self.W_raw))
 
     @property
     def adjacency(self) -> np.ndarray:

@@ -22,7 +22,8 @@ import scipy.optimize
 
 from .._validation import check_int, check_real
 from ..graphs import acyclicity, threshold as threshold_weights, threshold_to_dag
-from ._result import LearnResult, _readonly
+from .._validation import readonly_copy
+from ._result import LearnResult
 from ._temporal import as_temporal_series, design_gram, lag_index, lag_threshold, stacked_loss
 
 __all__ = ["dynotears", "dynotears_from_gram", "lag_frame"]
@@ -184,8 +185,8 @@ def dynotears(
         history=history,
         columns=columns,
         params=params,
-        info={"A": _readonly(lag_threshold(A_raw, params["threshold_a"])),
-              "A_raw": _readonly(A_raw),
+        info={"A": readonly_copy(lag_threshold(A_raw, params["threshold_a"])),
+              "A_raw": readonly_copy(A_raw),
               "A_index": lag_index(columns, d, lag), "lag": lag, "n_samples": n,
               "seconds": time.perf_counter() - start},
     )

@@ -22,7 +22,8 @@ import pandas as pd
 from .._validation import as_square_matrix, check_choice, check_real
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..metrics import count_accuracy
-from ._result import LearnResult, _readonly
+from .._validation import readonly_copy
+from ._result import LearnResult
 from ._temporal import as_temporal_participants, lag_accuracy, lag_threshold
 from .baselines import LocalFits
 from .dynotears import dynotears
@@ -61,7 +62,7 @@ def _result(method: str, W, W_raw, A, A_raw, fits: LocalFits, params: dict, **in
     first = fits.results[0].info
     return LearnResult(method=method, W=W, W_raw=W_raw, history=pd.DataFrame(),
                        columns=fits.columns, params=params,
-                       info={"A": _readonly(A), "A_raw": _readonly(A_raw),
+                       info={"A": readonly_copy(A), "A_raw": readonly_copy(A_raw),
                              "A_index": first["A_index"], "lag": first["lag"],
                              "local": fits.results, "seconds": fits.seconds, **info})
 

@@ -27,7 +27,8 @@ from ..federation import Dense, Payload, run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ._admm import PenaltySchedule
 from ._fed_dbn_server import FedDBNServer
-from ._result import LearnResult, _readonly
+from .._validation import readonly_copy
+from ._result import LearnResult
 from ._temporal import as_temporal_participants, design_gram, lag_index, lag_threshold
 
 __all__ = ["fed_dbn", "local_step"]
@@ -184,8 +185,8 @@ def fed_dbn(
         columns=columns,
         transcript=transcript,
         params=params,
-        info={"A": _readonly(lag_threshold(server.A, params["threshold_a"])),
-              "A_raw": _readonly(server.A), "A_index": lag_index(columns, d, lag), "lag": lag,
+        info={"A": readonly_copy(lag_threshold(server.A, params["threshold_a"])),
+              "A_raw": readonly_copy(server.A), "A_index": lag_index(columns, d, lag), "lag": lag,
               "converged": server.converged, "n_samples": tuple(n_k),
               "seconds": time.perf_counter() - start},
     )

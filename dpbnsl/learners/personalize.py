@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_participants, as_square_matrix
+from .._validation import as_participants, as_square_matrix, readonly_copy
 from ..metrics import nmse
 from ..scores import center as center_data
 from ._result import LearnResult
@@ -39,12 +39,6 @@ class Personalized:
     B: tuple
     support: np.ndarray
     columns: tuple[str, ...] | None = None
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 def personalize(participants, W, *, center: bool = True) -> Personalized:
@@ -93,8 +87,8 @@ def personalize(participants, W, *, center: bool = True) -> Personalized:
             pa = np.flatnonzero(support[:, j])
             if pa.size:
                 B[pa, j] = np.linalg.lstsq(X[:, pa], X[:, j], rcond=None)[0]
-        fits.append(_readonly(B))
-    return Personalized(tuple(fits), _readonly(support), columns)
+        fits.append(readonly_copy(B, dtype=None))
+    return Personalized(tuple(fits), readonly_copy(support, dtype=None), columns)
 
 
 def personalized_nmse(B_true: Sequence, B_est) -> np.ndarray:
