@@ -403,6 +403,25 @@ def test_fed_sparse_bnsl_gradient_server_option(data):
     assert r.params["server_solver"] == "gradient" and len(r.history) == 5
 
 
+def test_gradient_server_backs_off_instead_of_stalling_at_an_overflow():
+    # With ρ₁ = 1e6 a step of size 1 from this W overshoots so far that exp(W∘W) overflows. The old
+    # solver then saw a zero gradient and returned the overflowed point; it must now return a
+    # finite point no worse than the start.
+    from dpbnsl.learners._admm import ServerProblem, _objective, gradient_steps
+
+    d = 4
+    W0 = np.triu(np.full((d, d), 0.8), 1) + np.tril(np.full((d, d), 0.5), -1)
+    np.fill_diagonal(W0, 0.0)
+    p = ServerProblem(B_mean=W0.copy(), beta_sum=np.zeros((d, d)), const=0.0, n_participants=3,
+                      alpha=0.0, rho1=1e6, rho2=1.0)
+    plain = W0 - 1.0 * _objective(W0, p)[1]
+    np.fill_diagonal(plain, 0.0)
+    assert not np.isfinite(_objective(plain, p)[0])      # the undamped step does overflow
+    W = gradient_steps(1.0, 5)(W0, p)
+    assert np.isfinite(W).all() and np.isfinite(_objective(W, p)[0])
+    assert np.abs(W).max() < 1e3
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(local_iters=0), r"`local_iters` must be >= 1; got 0"),
     (dict(rounds=0), r"`rounds` must be >= 1; got 0"),

@@ -147,13 +147,30 @@ def solve_server(W0: np.ndarray, p: ServerProblem, *, free: np.ndarray | None = 
 
 def gradient_steps(eta: float, steps: int) -> Callable:
     """A server solver taking ``steps`` gradient steps of size ``eta`` on the smooth objective
-    (the alternative to L-BFGS-B for the ℓ1-free server problem of seed 001)."""
+    (the alternative to L-BFGS-B for the ℓ1-free server problem of seed 001).
+
+    A step that lands where the objective overflows (exp(W∘W) beyond float range, which a large
+    ``eta`` or ρ₁ can cause) is halved until it does not; without this the overflowed point would
+    have a zero gradient and the solver would stay there.
+    """
 
     def solve(W0: np.ndarray, p: ServerProblem, *, free: np.ndarray | None = None) -> np.ndarray:
         keep = ~np.eye(W0.shape[0], dtype=bool) if free is None else free
         W = np.where(keep, W0, 0.0)
+        f, g = _objective(W, p)
+        if not np.isfinite(f):
+            return W  # no finite gradient to follow
         for _ in range(steps):
-            W = np.where(keep, W - eta * _objective(W, p)[1], 0.0)
+            step = eta
+            while True:
+                trial = np.where(keep, W - step * g, 0.0)
+                f_trial, g_trial = _objective(trial, p)
+                if np.isfinite(f_trial):
+                    break
+                step /= 2.0
+                if step < 1e-12 * eta:
+                    return W
+            W, g = trial, g_trial
         return W
 
     return solve
