@@ -104,12 +104,12 @@ def bench(d: int, steps: int, measure_round: bool) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dims", default="10,20,40")
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--measure-round", action="store_true")
-    a = p.parse_args()
+    a = p.parse_args(argv)
     print("| d | s / local step (10 participants, float32) | float64 | naive per-node float64 | "
           "speed-up vs naive | s / aggregation | s / round (it_fl = 200) | s / sub-problem "
           "(1000 steps) |")

@@ -82,7 +82,7 @@ def _timed(fn, acc: list):
     return wrapper
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dims", default="10,20,40")
     p.add_argument("--participants", type=int, default=8)
@@ -91,7 +91,7 @@ def main() -> None:
     p.add_argument("--ftol", type=float, default=1e-6,
                    help="L-BFGS-B ftol (0 = scipy's default 2.2e-9)")
     p.add_argument("--repeat", type=int, default=50)
-    a = p.parse_args()
+    a = p.parse_args(argv)
     opts = {"ftol": a.ftol} if a.ftol > 0 else None
     P = a.participants
     print(f"P = {P}, n = {a.n} (n_k = {a.n // P}), first {a.rounds} rounds, "
