@@ -1,6 +1,11 @@
 """Synthetic DAGs, linear SEMs (homogeneous and heterogeneous) and splitting rows over participants.
 
 ``W[i, j] != 0`` is the edge ``i -> j``; the SEM is ``X = X W + N`` with samples in rows.
+
+The other data families live in their own modules and are re-exported here, so that every
+simulator can be imported from ``dpbnsl.simulate``: nonlinear SEMs and seed 003's non-IID
+generator (:mod:`dpbnsl.simulate_nonlinear`), discrete Bayesian networks
+(:mod:`dpbnsl.simulate_discrete`) and structural VAR time series (:mod:`dpbnsl.simulate_temporal`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,14 @@ __all__ = [
     "simulate_linear_sem",
     "simulate_weights",
     "split",
+    # re-exported from the family modules (imported at the end of this module)
+    "simulate_nonlinear",
+    "simulate_nonlinear_sem",
+    "simulate_noniid",
+    "uneven_sizes",
+    "simulate_discrete",
+    "random_discrete_bn",
+    "simulate_temporal",
 ]
 
 _GRAPH_TYPES = ("ER", "SF")
@@ -315,3 +328,15 @@ def simulate(
     W = simulate_weights(B, rng=weight_rng)
     X = simulate_linear_sem(W, n, noise=noise, rng=data_rng)
     return SimulatedData(B_true=B, W_true=W, X=X, participants=split(X, participants))
+
+
+# The family modules build on the functions above (simulate_dag, simulate_weights, ...), so they are
+# imported last: by then this module defines everything they import from it.
+from .simulate_discrete import random_discrete_bn, simulate_discrete  # noqa: E402
+from .simulate_nonlinear import (  # noqa: E402
+    simulate_noniid,
+    simulate_nonlinear,
+    simulate_nonlinear_sem,
+    uneven_sizes,
+)
+from .simulate_temporal import simulate_temporal  # noqa: E402

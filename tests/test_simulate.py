@@ -398,3 +398,18 @@ def test_simulate_validation():
         simulate(3, 10, rng=0)
     with pytest.raises(ValueError, match=r"`n` must be >= 1; got 0"):
         simulate(3, 0, rng=0)
+
+
+def test_every_simulator_family_is_importable_from_simulate():
+    import importlib
+
+    sim = importlib.import_module("dpbnsl.simulate")
+    for module, names in {
+        "dpbnsl.simulate_nonlinear": ("simulate_nonlinear", "simulate_nonlinear_sem",
+                                      "simulate_noniid", "uneven_sizes"),
+        "dpbnsl.simulate_discrete": ("simulate_discrete", "random_discrete_bn"),
+        "dpbnsl.simulate_temporal": ("simulate_temporal",),
+    }.items():
+        family = importlib.import_module(module)
+        for name in names:
+            assert getattr(sim, name) is getattr(family, name) and name in sim.__all__
