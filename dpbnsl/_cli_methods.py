@@ -55,13 +55,15 @@ def _fcd(args) -> dict:  # None = the paper's Table 6/7 value for this d
                 participants_per_round=args.participants_per_round, rng=args.seed)
 
 
-_MLP = ("lambda1", "threshold", "seed")
+_MLP = ("lambda1", "threshold", "seed", "ftol")
 
 
 def _mlp(args, *, rounds: bool = False) -> dict:  # --lambda1 unset = the learner's default
     out = dict(threshold=args.threshold, rng=args.seed)
     if args.lambda1 is not None:
         out["lambda1"] = args.lambda1
+    if args.ftol is not None:
+        out["solver_options"] = {"ftol": args.ftol}
     if rounds:
         out["max_rounds"] = args.max_rounds
     return out
@@ -128,6 +130,10 @@ def add_extra_options(learn: argparse.ArgumentParser) -> None:
                      help="ℓ1 weight on the intra-slice W (default: the learner's)")
     dbn.add_argument("--lambda-a", type=float, default=None,
                      help="ℓ1 weight on the lagged A (default: the learner's)")
+    mlp = learn.add_argument_group("NOTEARS-MLP methods (notears-mlp, fed-bnsl-mlp, …)")
+    mlp.add_argument("--ftol", type=float, default=None,
+                     help="L-BFGS-B tolerance of every local and server solve (default: scipy's "
+                          "2.2e-9; 1e-6 is about 5x faster and is what the experiments use)")
     fcd = learn.add_argument_group("DS-FCD and AS-FCD (nonlinear; full schedule: minutes at d = 10)")
     fcd.add_argument("--it-in", type=int, default=None,
                      help="Adam steps per augmented-Lagrangian sub-problem (default: Table 6)")

@@ -124,6 +124,28 @@ def test_time_series_and_mlp_options_are_checked(series_dir, sim_dir, capsys):
                                      capsys)
     assert "needs --truth" in _error(["learn", "--method", "notears-mlp-best", "--data",
                                       *_parts(sim_dir)], capsys)
+    assert "--ftol does not apply to --method fed-dbn" in _error(
+        ["learn", "--method", "fed-dbn", "--data", *parts, "--ftol", "1e-6"], capsys)
+    assert "solver_options['ftol']" in _error(
+        ["learn", "--method", "notears-mlp", "--data", *_parts(sim_dir), "--ftol", "-1"], capsys)
+
+
+def test_ftol_reaches_the_mlp_solvers(sim_dir, capsys, monkeypatch):
+    import importlib
+
+    seen = []
+    module = importlib.import_module("dpbnsl.learners.fed_bnsl_mlp")
+    original = module.fed_bnsl_mlp
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("solver_options"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(importlib.import_module("dpbnsl._cli_methods"), "fed_bnsl_mlp", spy)
+    for extra in ([], ["--ftol", "1e-6"]):
+        assert main(["learn", "--method", "fed-bnsl-mlp", "--data", *_parts(sim_dir),
+                     "--max-rounds", "2", *extra]) == 0
+    assert seen == [None, {"ftol": 1e-6}]
 
 
 def test_fed_bnsl_mlp_runs_a_few_rounds(sim_dir, capsys):
