@@ -303,6 +303,26 @@ def test_zcdp_calibrations_exactly_conservative():
     assert not over, over
 
 
+def test_tight_falls_back_to_the_rounded_paper_multiplier(monkeypatch):
+    """If the "rdp" composition ever rejected the paper's multiplier, "tight" returns the paper's
+    value, including its ulp round-up: ε = 3.985, δ = 1e-5, T·K = 100 is a point where the raw
+    closed form √(TK/ρ*) lands one ulp over the target under zCDP."""
+    epsilon, delta = 3.985, 1e-5
+    raw = math.sqrt(100 / rho_star(epsilon, delta))
+    assert dpbnsl.accounting.calibrate.compose_epsilon(
+        dpbnsl.accounting.calibrate.dp_pgcd_entries(raw, 100), delta, "zcdp") > epsilon
+    paper = calibrate_dp_pgcd(epsilon, delta, rounds=10, local_iters=10, method="paper")
+    real = dpbnsl.accounting.calibrate.compose_epsilon
+
+    def rdp_rejects_everything(entries, delta, accountant):
+        return math.inf if accountant == "rdp" else real(entries, delta, accountant)
+
+    monkeypatch.setattr(dpbnsl.accounting.calibrate, "compose_epsilon", rdp_rejects_everything)
+    tight = calibrate_dp_pgcd(epsilon, delta, rounds=10, local_iters=10)
+    assert tight.gumbel_multiplier == paper.gumbel_multiplier > raw
+    assert tight.epsilon_zcdp <= epsilon
+
+
 def test_calibration_monotone_in_epsilon():
     """A larger budget never needs more noise (same T, K, δ)."""
     prev_p = prev_t = math.inf

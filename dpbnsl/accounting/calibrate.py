@@ -174,14 +174,17 @@ def calibrate_dp_pgcd(
     if xi_prior > 0 or rho_left <= 0:
         raise ValueError(f"the releases in `prior` (ρ = {rho_prior:.6g}) already spend the whole "
                          f"budget ε = {e:g}, δ = {d:g}; nothing is left for DP-PGCD")
-    paper = math.sqrt(steps / rho_left)
+    # The paper's multiplier, stepped up by ulps where the closed form lands just over the target,
+    # is the answer for "paper" and the fallback (and upper end) for "tight".
+    paper = _round_up(math.sqrt(steps / rho_left),
+                      lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), d, "zcdp") <= e)
     m = paper
     if method == "tight":
         eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), d,  # noqa
                                               "rdp")
         hi, lo = paper, paper * 0.5
-        # The paper's multiplier always meets the target under "rdp" (CKS ≤ Bun–Steinke and the
-        # exact selection curve ≤ ε₀²/8); if rounding ever broke that, the paper's value stands.
+        # The paper's multiplier meets the target under "rdp" too (CKS ≤ Bun–Steinke and the exact
+        # selection curve ≤ ε₀²/8); should rounding ever break that, the paper's value stands.
         if eps_of(hi) <= e:
             while eps_of(lo) <= e and lo > 1e-12 * paper:
                 hi, lo = lo, lo * 0.5
@@ -189,9 +192,6 @@ def calibrate_dp_pgcd(
                 mid = 0.5 * (lo + hi)
                 lo, hi = (lo, mid) if eps_of(mid) <= e else (mid, hi)
             m = hi
-    if method == "paper":
-        m = _round_up(m, lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), d,
-                                                   "zcdp") <= e)
     entries = prior + dp_pgcd_entries(m, steps)
     return NoiseScales(method, T, K, m, m, 0.5 / (m * m),
                        compose_epsilon(entries, d, "zcdp"), compose_epsilon(entries, d, "rdp"),
