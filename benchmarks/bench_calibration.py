@@ -52,8 +52,8 @@ import scipy  # noqa: E402
 
 from dpbnsl.accounting import ORDERS, calibrate_dp_pgcd  # noqa: E402
 
-calibrate_module = importlib.import_module("dpbnsl.accounting.calibrate")
-ledger_module = importlib.import_module("dpbnsl.accounting.ledger")
+calibrate_module = importlib.import_module("dpbnsl.accounting.calibrate_pgcd")
+compose_module = importlib.import_module("dpbnsl.accounting.compose")
 
 #: (T, K) per T·K: the first two are Table 5 shapes, the last two the longest runs one would plan
 SIZES = [(10, 10), (100, 10), (100, 100), (1000, 100)]
@@ -76,9 +76,9 @@ class Probe:
 @contextlib.contextmanager
 def instrumented(probe: Probe):
     """Count compose_epsilon calls made by calibrate_dp_pgcd and time bounded_range_rdp inside the
-    ledger (both are looked up in those modules' namespaces at call time)."""
+    composition (both are looked up in those modules' namespaces at call time)."""
     compose = calibrate_module.compose_epsilon
-    curve = ledger_module.bounded_range_rdp
+    curve = compose_module.bounded_range_rdp
 
     @functools.wraps(compose)
     def counted(*args, **kwargs):
@@ -93,11 +93,11 @@ def instrumented(probe: Probe):
         finally:
             probe.curve_seconds += time.perf_counter() - t0
 
-    calibrate_module.compose_epsilon, ledger_module.bounded_range_rdp = counted, timed
+    calibrate_module.compose_epsilon, compose_module.bounded_range_rdp = counted, timed
     try:
         yield probe
     finally:
-        calibrate_module.compose_epsilon, ledger_module.bounded_range_rdp = compose, curve
+        calibrate_module.compose_epsilon, compose_module.bounded_range_rdp = compose, curve
 
 
 def timed_call(fn, *args, **kwargs):

@@ -1,5 +1,6 @@
-"""Tests for dpbnsl.accounting.calibrate: the issue's numerical targets, never-overshoot round trips
-through independent accountants, tight ≤ paper, field consistency, validation.
+"""Tests for dpbnsl.accounting.calibrate and .calibrate_pgcd: the issue's numerical targets,
+never-overshoot round trips through independent accountants, tight ≤ paper, field consistency,
+validation.
 
 Oracles:
 
@@ -28,6 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpbnsl.accounting.calibrate
+import dpbnsl.accounting.calibrate_pgcd
 from dpbnsl.accounting import (
     ORDERS,
     BoundedRangeDpEvent,
@@ -309,15 +311,15 @@ def test_tight_falls_back_to_the_rounded_paper_multiplier(monkeypatch):
     closed form √(TK/ρ*) lands one ulp over the target under zCDP."""
     epsilon, delta = 3.985, 1e-5
     raw = math.sqrt(100 / rho_star(epsilon, delta))
-    assert dpbnsl.accounting.calibrate.compose_epsilon(
-        dpbnsl.accounting.calibrate.dp_pgcd_entries(raw, 100), delta, "zcdp") > epsilon
+    assert dpbnsl.accounting.calibrate_pgcd.compose_epsilon(
+        dpbnsl.accounting.calibrate_pgcd.dp_pgcd_entries(raw, 100), delta, "zcdp") > epsilon
     paper = calibrate_dp_pgcd(epsilon, delta, rounds=10, local_iters=10, method="paper")
-    real = dpbnsl.accounting.calibrate.compose_epsilon
+    real = dpbnsl.accounting.calibrate_pgcd.compose_epsilon
 
     def rdp_rejects_everything(entries, delta, accountant):
         return math.inf if accountant == "rdp" else real(entries, delta, accountant)
 
-    monkeypatch.setattr(dpbnsl.accounting.calibrate, "compose_epsilon", rdp_rejects_everything)
+    monkeypatch.setattr(dpbnsl.accounting.calibrate_pgcd, "compose_epsilon", rdp_rejects_everything)
     tight = calibrate_dp_pgcd(epsilon, delta, rounds=10, local_iters=10)
     assert tight.gumbel_multiplier == paper.gumbel_multiplier > raw
     assert tight.epsilon_zcdp <= epsilon
@@ -510,6 +512,7 @@ def test_validation_messages(call, exc, match):
         call()
 
 
-def test_doctests():
-    failed, attempted = doctest.testmod(dpbnsl.accounting.calibrate, verbose=False)
+@pytest.mark.parametrize("module", [dpbnsl.accounting.calibrate, dpbnsl.accounting.calibrate_pgcd])
+def test_doctests(module):
+    failed, attempted = doctest.testmod(module, verbose=False)
     assert attempted > 0 and failed == 0

@@ -1,5 +1,6 @@
-"""Tests for dpbnsl.accounting.ledger: the three accountants against dp-accounting's accountants and
-closed forms, composition with counts, the budget filter, JSON round trip, summary, validation.
+"""Tests for dpbnsl.accounting.ledger and .compose: the three accountants against dp-accounting's
+accountants and closed forms, composition with counts, the budget filter, JSON round trip, summary,
+validation.
 
 Oracles:
 

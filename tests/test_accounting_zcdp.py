@@ -1,5 +1,5 @@
-"""Tests for dpbnsl.accounting.zcdp: closed forms against independent oracles, inverse round trips,
-properties, degenerate cases and validation.
+"""Tests for dpbnsl.accounting.zcdp and .bounded_range: closed forms against independent oracles,
+inverse round trips, properties, degenerate cases and validation.
 
 Oracles (all written here, independently of the package's code):
 
@@ -23,6 +23,7 @@ import scipy.optimize
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import dpbnsl.accounting.bounded_range
 import dpbnsl.accounting.zcdp
 from dpbnsl.accounting import (
     ORDERS,
@@ -503,6 +504,7 @@ def test_validation_messages(call, exc, match):
         call()
 
 
-def test_doctests():
-    failed, attempted = doctest.testmod(dpbnsl.accounting.zcdp, verbose=False)
+@pytest.mark.parametrize("module", [dpbnsl.accounting.zcdp, dpbnsl.accounting.bounded_range])
+def test_doctests(module):
+    failed, attempted = doctest.testmod(module, verbose=False)
     assert attempted > 0 and failed == 0

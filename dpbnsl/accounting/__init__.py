@@ -1,32 +1,33 @@
 """Privacy accounting: zCDP/RDP formulas, the ledger of privacy events, and noise calibration.
 
+Modules: ``zcdp`` (closed forms and conversions), ``bounded_range`` (the exact RDP curve of
+Gumbel-max), ``compose`` (events → ε(δ) under the zcdp / rdp / pld accountants), ``ledger`` (the
+stateful record and budget filter), ``calibrate`` (target ε → Gaussian noise, budget splits) and
+``calibrate_pgcd`` (DP-PGCD's T·K-step calibration).
+
 Deterministic: nothing here draws random numbers.
 """
 
-from .calibrate import (
-    BudgetSplit,
+from ..mechanisms import BoundedRangeDpEvent
+from .bounded_range import bounded_range_rdp
+from .calibrate import BudgetSplit, calibrate_gaussian, calibrate_smoothness, split_budget
+from .calibrate_pgcd import (
     LaplaceScales,
     NoiseScales,
     calibrate_dp_pgcd,
     calibrate_dp_pgcd_laplace,
-    calibrate_gaussian,
-    calibrate_smoothness,
     dp_pgcd_entries,
-    split_budget,
 )
-from .ledger import (
+from .compose import (
     ORDERS,
-    BoundedRangeDpEvent,
-    BudgetExceededError,
     LedgerEntry,
-    PrivacyLedger,
     UnsupportedEventError,
     compose_epsilon,
     event_rdp,
     event_rho,
 )
+from .ledger import BudgetExceededError, PrivacyLedger
 from .zcdp import (
-    bounded_range_rdp,
     bounded_range_rho,
     cks_epsilon_from_rdp,
     epsilon_to_rho,
@@ -36,7 +37,6 @@ from .zcdp import (
     pure_dp_rho,
     rho_to_epsilon,
 )
-
 __all__ = [
     "BoundedRangeDpEvent", "BudgetExceededError", "BudgetSplit", "LaplaceScales", "LedgerEntry",
     "NoiseScales", "ORDERS", "PrivacyLedger", "UnsupportedEventError", "bounded_range_rdp",
