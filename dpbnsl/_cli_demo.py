@@ -88,6 +88,8 @@ def _demo(args) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     csv = args.out / "curve.csv"
+    csv.unlink(missing_ok=True)  # the demo's own file, recomputed every run (a CSV from an
+    # earlier version of the sweep would otherwise be refused)
     frame = sweep(methods=("fed-sparse-bnsl", "dp-fed-sparse-bnsl"), epsilons=(1.0, 5.0, 50.0),
                   seeds=(0, 1), d=10, participants=5, n_per_participant=200, csv=csv,
                   progress=False).frame

@@ -13,6 +13,7 @@ import math
 import shutil
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -40,7 +41,7 @@ def csv_copy(base, tmp_path):
 
 
 def _no_work(task):
-    raise AssertionError(f"task {task[:7]} was recomputed")
+    raise AssertionError(f"task {task[:10]} was recomputed")
 
 
 def test_table_shape_and_contents(base):
@@ -51,7 +52,11 @@ def test_table_shape_and_contents(base):
     assert nonprivate["epsilon"].tolist() == [math.inf] * 2 and (nonprivate["delta"] == 0).all()
     private = f[f["method"] == "dp-fed-sparse-bnsl"]
     assert sorted(private["epsilon"]) == [1.0, 1.0, 10.0, 10.0] and (private["delta"] == 1e-5).all()
-    assert (f[["d", "P", "n_k"]].to_numpy() == [5, 2, 50]).all()
+    assert (f[["d", "P", "n_k", "edges_per_node"]].to_numpy() == [5, 2, 50, 1]).all()
+    assert (f["graph"] == "ER").all()
+    # the learner's effective options, the sweep's default feature_bound included
+    assert set(private["options"]) == {'{"feature_bound":30.0,"local_iters":3,"rounds":3}'}
+    assert set(nonprivate["options"]) == {'{"local_iters":3,"rounds":3}'}
     assert f["tpr"].between(0, 1).all() and f["fdr"].between(0, 1).all()
     assert (f["comm_mb"] > 0).all() and (f["seconds"] > 0).all()
     assert len(base.csv.read_text().splitlines()) == 7  # header + one line per task
@@ -96,7 +101,9 @@ def test_parallel_rows_equal_serial_and_do_not_depend_on_grid(base):
 
 
 @pytest.mark.parametrize("header, match", [
-    ("method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,seconds\n", r"missing \['comm_mb'\]"),
+    (",".join(c for c in COLUMNS if c != "comm_mb") + "\n", r"missing \['comm_mb'\]"),
+    ("method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,comm_mb,seconds\n",
+     r"missing \['graph', 'edges_per_node', 'options'\].*before the sweep recorded its setting"),
     (",".join(COLUMNS[::-1]) + "\n", "another order"),
     (",".join(COLUMNS) + ",extra\n", r"unexpected \['extra'\]"),
 ])
@@ -108,6 +115,28 @@ def test_mismatched_csv_is_rejected_untouched(tmp_path, monkeypatch, header, mat
     with pytest.raises(ValueError, match=f"bad.csv.*{match}.*left unchanged"):
         sweep(seeds=[0], csv=path, **GRID)
     assert path.read_bytes() == before
+
+
+def test_setting_is_part_of_the_key(base, csv_copy, monkeypatch):
+    """Other options or another graph family are new tasks in the same file; asking again for
+    the first setting reuses its rows only (numpy scalars encode as the equal Python numbers)."""
+    run = tradeoff._run_task
+    seen = []
+    monkeypatch.setattr(tradeoff, "_run_task", lambda task: seen.append(task) or run(task))
+    other = {"fed-sparse-bnsl": FAST, "dp-fed-sparse-bnsl": {**FAST, "clip": 5.0}}
+    res = sweep(seeds=[0], csv=csv_copy, **{**GRID, "method_options": other})
+    assert res.computed == 2 and [t.method for t in seen] == ["dp-fed-sparse-bnsl"] * 2
+    assert seen[0].kwargs == {"feature_bound": 30.0, "clip": 5.0, **FAST}
+    assert '"clip":5.0' in res.frame["options"].iloc[-1]
+    sf = sweep(seeds=[0], csv=csv_copy, **{**GRID, "graph": "SF"})
+    assert sf.computed == 3 and (sf.frame["graph"] == "SF").all()
+    monkeypatch.setattr(tradeoff, "_run_task", _no_work)
+    numpy_fast = {k: np.int64(v) for k, v in FAST.items()}
+    again = sweep(seeds=[0, 1], csv=csv_copy, **{**GRID, "method_options": {
+        "fed-sparse-bnsl": numpy_fast, "dp-fed-sparse-bnsl": numpy_fast}})
+    assert (again.computed, again.skipped) == (0, 6)
+    pd.testing.assert_frame_equal(again.frame, base.frame)
+    assert len(pd.read_csv(csv_copy)) == 6 + 2 + 3
 
 
 def test_incomplete_last_row_is_rejected(csv_copy):
@@ -141,6 +170,9 @@ def test_incomplete_last_row_is_rejected(csv_copy):
      "must not set 'epsilon'"),
     ({"method_options": {"nope": {}}}, ValueError, "`method_options` must be one of"),
     ({"method_options": {"notears": 3}}, TypeError, "must be a dict"),
+    ({"method_options": {"notears": {"lambda1": object()}}}, TypeError,
+     r"`method_options\['notears'\]\['lambda1'\]` must be a number, string, bool, None or a "
+     r"list of them \(it is written to the CSV\); got <object"),
 ])
 def test_validation_messages(monkeypatch, change, error, match):
     monkeypatch.setattr(tradeoff, "_run_task", _no_work)
@@ -213,6 +245,23 @@ def test_plot_rejects_mixed_settings(base, tmp_path):
     with pytest.raises(ValueError, match=r"mixes P = \[2, 3\]; filter it first .* or plot with "
                                          r"x='P'"):
         plot_tradeoff(mixed, path=tmp_path / "c.png")
+
+
+def test_plot_rejects_mixed_options_at_one_point_only(base, tmp_path):
+    pytest.importorskip("matplotlib")
+    private = base.frame[base.frame["method"] == "dp-fed-sparse-bnsl"]
+    other = private.assign(options='{"clip":5.0}')
+    with pytest.raises(ValueError, match=r"mixes options .* for dp-fed-sparse-bnsl at ε = 1; "
+                                         r"filter it first"):
+        plot_tradeoff(pd.concat([base.frame, other]), path=tmp_path / "c.png")
+    with pytest.raises(ValueError, match=r"for dp-fed-sparse-bnsl at ε = 1, d = 5; filter"):
+        plot_tradeoff(pd.concat([base.frame, other]), path=tmp_path / "c.png", x="d")
+    f = base.frame.copy()  # options that change along the curve (per-ε settings) are fine
+    f.loc[f["epsilon"] == 10.0, "options"] = '{"clip":5.0}'
+    assert plot_tradeoff(f, path=tmp_path / "c.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match=r"mixes graph = \['ER', 'SF'\]"):
+        plot_tradeoff(pd.concat([base.frame, base.frame.assign(graph="SF")]),
+                      path=tmp_path / "c.png")
 
 
 def test_plot_without_matplotlib(base, tmp_path, monkeypatch):

@@ -10,6 +10,8 @@ from dpbnsl.cli import main
 
 
 def test_demo_runs_every_section(tmp_path, capsys):
+    stale = "method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,comm_mb,seconds\n"
+    (tmp_path / "curve.csv").write_text(stale)  # a curve from before the setting columns
     assert main(["demo", "--out", str(tmp_path), "--trials", "20000"]) == 0
     out = capsys.readouterr().out
     for part in ("noise for ε = 1", "Fed-BNSL: the server reconstructs", "the same attack fails",

@@ -36,10 +36,24 @@ def _matplotlib():
 
 
 def _fixed(frame: pd.DataFrame, x: str) -> dict:
-    """The settings the figure holds fixed; raise if the frame mixes several values of one."""
+    """The settings the figure holds fixed; raise if the frame mixes several values of one.
+
+    A method's ``options`` may differ between points of the curve (e.g. per-ε hyperparameters)
+    but not within one point, where rows of different settings would be averaged together.
+    """
+    if "options" in frame.columns:
+        point = ["method", "epsilon"] + ([x] if x != "epsilon" else [])
+        for at, opts in frame.groupby(point, sort=False)["options"]:
+            values = sorted(opts.unique().tolist())
+            if len(values) > 1:
+                where = ", ".join(f"{'ε' if c == 'epsilon' else c} = {v:g}"
+                                  for c, v in zip(point[1:], at[1:]))
+                raise ValueError(f"`frame` mixes options {values} for {at[0]} at {where}; filter "
+                                 f"it first (e.g. frame[frame['options'] == {values[0]!r}])")
     fixed = {}
     private = frame[np.isfinite(frame["epsilon"])]
-    for col, rows in [(c, frame) for c in _X[1:] if c != x] + [("delta", private)]:
+    setting = [c for c in ("graph", "edges_per_node") if c in frame.columns]
+    for col, rows in [(c, frame) for c in (*_X[1:], *setting) if c != x] + [("delta", private)]:
         values = sorted(rows[col].unique().tolist())
         if len(values) > 1:
             raise ValueError(f"`frame` mixes {col} = {values}; filter it first (e.g. "
@@ -77,7 +91,8 @@ def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=
     log_x : bool, default True
         Logarithmic x axis.
     title : str, optional
-        Figure title (default: the fixed settings, e.g. "d = 20, P = 10, n_k = 200, δ = 1e-05").
+        Figure title (default: the fixed settings, e.g. "d = 20, P = 10, n_k = 200, graph = ER,
+        edges/node = 1, δ = 1e-05").
 
     Returns
     -------
@@ -142,8 +157,10 @@ def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=
         ax.set_ylabel(_LABELS[metric])
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize="small")
+    names = {"delta": "δ", "edges_per_node": "edges/node"}
     fig.suptitle(title if title is not None else ", ".join(
-        f"{'δ' if k == 'delta' else k} = {v:g}" for k, v in fixed.items()), fontsize="medium")
+        f"{names.get(k, k)} = {v if isinstance(v, str) else format(v, 'g')}"
+        for k, v in fixed.items()), fontsize="medium")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=path.suffix.lower()[1:], dpi=150)
     return path

@@ -6,14 +6,17 @@ A task simulates ``simulate(d, P·n_k, participants=P, rng=seed)`` (an ER or SF 
 per (d, P, n_k, seed), recorded as ε = ∞, δ = 0 (no guarantee; reused whatever δ). A private
 learner's ``rng`` derives from the seed *and* the task's key, so a row depends neither on the rest
 of the grid nor on ``jobs``. With ``csv=``, rows are appended as tasks finish and finished tasks are
-skipped. The key is (method, epsilon, delta, d, P, n_k, seed): ``method_options``, ``graph`` and
-``edges_per_node`` are *not* part of it, so use one file per such setting.
+skipped. The key is (method, epsilon, delta, d, P, n_k, seed, graph, edges_per_node, options), where
+``options`` is the learner's effective keyword arguments (the sweep's defaults updated by
+``method_options``) as canonical JSON: one file can hold several settings, and a row is reused only
+for the setting that produced it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import math
 import multiprocessing
 import os
@@ -37,12 +40,14 @@ from ..simulate import simulate
 
 __all__ = ["COLUMNS", "KEY", "METRICS", "METHODS", "SweepResult", "summarize", "sweep"]
 
-COLUMNS = ("method", "epsilon", "delta", "d", "P", "n_k", "seed",
-           "shd", "tpr", "fdr", "f1", "nnz", "comm_mb", "seconds")
-KEY, METRICS = COLUMNS[:7], COLUMNS[7:]
+COLUMNS = ("method", "epsilon", "delta", "d", "P", "n_k", "seed", "graph", "edges_per_node",
+           "options", "shd", "tpr", "fdr", "f1", "nnz", "comm_mb", "seconds")
+KEY, METRICS = COLUMNS[:10], COLUMNS[10:]
 _DTYPES = {"epsilon": float, "delta": float, "d": int, "P": int, "n_k": int, "seed": int,
-           "shd": int, "tpr": float, "fdr": float, "f1": float, "nnz": int, "comm_mb": float,
-           "seconds": float}
+           "edges_per_node": int, "shd": int, "tpr": float, "fdr": float, "f1": float, "nnz": int,
+           "comm_mb": float, "seconds": float}
+_TEXT = {"method": str, "graph": str, "options": str}  # read back as text, never as numbers
+_SETTING = ("graph", "edges_per_node", "options")  # what CSVs of earlier versions lack
 _RESERVED = ("epsilon", "delta", "rng", "local")
 _BLAS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # name -> (learner, private?, default options, runs on the pooled data?)
@@ -55,7 +60,8 @@ _REGISTRY = {
     "notears-average": (notears_average, False, {}, False),
 }
 METHODS = tuple(_REGISTRY)
-_Task = namedtuple("_Task", "method epsilon delta d P n_k seed options graph edges")
+# the first ten fields are the key (KEY); ``kwargs`` is the options dict that ``options`` encodes
+_Task = namedtuple("_Task", "method epsilon delta d P n_k seed graph edges options kwargs")
 
 
 @dataclass(frozen=True)
@@ -70,10 +76,21 @@ class SweepResult:
     csv: Path | None
 
 
-def _key(method, epsilon, delta, d, P, n_k, seed, *_) -> tuple:
+def _key(method, epsilon, delta, d, P, n_k, seed, graph, edges, options, *_) -> tuple:
     """Canonical task key: floats by their exact hex form, so "1", "1.0" and 1.0 all match."""
     return (str(method), float(epsilon).hex(), float(delta).hex(), int(d), int(P), int(n_k),
-            int(seed))
+            int(seed), str(graph), int(edges), str(options))
+
+
+def _options_text(options: Mapping) -> str:
+    """Canonical JSON of a learner's keyword arguments (sorted keys, numpy scalars as Python)."""
+    return json.dumps(dict(options), sort_keys=True, separators=(",", ":"), default=_plain)
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{value!r} of type {type(value).__name__} is not JSON")
 
 
 def _grid(value, name: str, low: int) -> list[int]:
@@ -103,17 +120,23 @@ def _check_options(method_options) -> dict[str, dict]:
             if name not in allowed:
                 raise ValueError(f"`method_options[{method!r}]` has unknown option {name!r}; "
                                  f"allowed: {', '.join(sorted(allowed))}")
+            try:
+                _options_text({name: opts[name]})
+            except (TypeError, ValueError) as exc:  # ValueError: a circular list
+                raise TypeError(f"`method_options[{method!r}][{name!r}]` must be a number, string, "
+                                f"bool, None or a list of them (it is written to the CSV); got "
+                                f"{opts[name]!r}") from exc
         out[method] = dict(opts)
     return out
 
 
 def _run_task(task: _Task) -> dict:
     """Simulate the data of ``task``, run its learner, return its row (runs in worker processes)."""
-    learner, private, defaults, pooled = _REGISTRY[task.method]
+    learner, private, _, pooled = _REGISTRY[task.method]
     s0 = min(task.edges * task.d, task.d * (task.d - 1) // 2)
     sim = simulate(task.d, task.P * task.n_k, participants=task.P, s0=s0, graph_type=task.graph,
                    rng=task.seed)
-    kwargs = {**defaults, **task.options}
+    kwargs = dict(task.kwargs)
     if private:
         tag = zlib.crc32(repr(_key(*task)[:6]).encode())
         kwargs.update(epsilon=task.epsilon, delta=task.delta, rng=np.random.default_rng(
@@ -123,7 +146,7 @@ def _run_task(task: _Task) -> dict:
     seconds = time.perf_counter() - start
     acc = count_accuracy(sim.B_true, result.W)
     comm = math.nan if result.transcript is None else result.transcript.total_mb
-    return dict(zip(KEY, task[:7]), shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, f1=acc.f1,
+    return dict(zip(KEY, task[:10]), shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, f1=acc.f1,
                 nnz=acc.nnz, comm_mb=comm, seconds=seconds)
 
 
@@ -140,6 +163,9 @@ def _read_csv(path: Path) -> pd.DataFrame | None:
         missing, extra = [c for c in COLUMNS if c not in header], [c for c in header
                                                                    if c not in COLUMNS]
         what = f"missing {missing}, unexpected {extra}" if missing or extra else "another order"
+        if set(missing) == set(_SETTING) and not extra:
+            what += (": a CSV from before the sweep recorded its setting; add these columns with "
+                     "the values that produced its rows")
         raise ValueError(f"`csv` {str(path)!r} has columns {list(header)}, expected "
                          f"{list(COLUMNS)} ({what}); {kept}: pass another path or fix it")
     with open(path, "rb") as f:
@@ -147,7 +173,7 @@ def _read_csv(path: Path) -> pd.DataFrame | None:
         if f.read(1) != b"\n":
             raise ValueError(f"`csv` {str(path)!r} ends with an incomplete row (an interrupted "
                              f"write?); {kept}: delete its last line")
-    return pd.read_csv(path, dtype={"method": str})
+    return pd.read_csv(path, dtype=_TEXT)
 
 
 def _append(path: Path, row: dict) -> None:
@@ -217,7 +243,8 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
         Report progress on one stderr line.
     method_options : dict, optional
         Method name → keyword arguments of its learner, over the defaults ``clip_norm=10.0``
-        (dp-fed-bnsl) and ``feature_bound=30.0`` (dp-fed-sparse-bnsl).
+        (dp-fed-bnsl) and ``feature_bound=30.0`` (dp-fed-sparse-bnsl). Values must be JSON-like
+        (numbers, strings, bools, None, lists): the result is the row's ``options`` column.
     graph : {"ER", "SF"}, edges_per_node : int >= 0
         Random DAG family with ``edges_per_node·d`` edges (at most d(d−1)/2).
 
@@ -254,8 +281,10 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     path = None if csv is None else Path(csv)
     existing = None if path is None else _read_csv(path)
 
-    tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, options.get(m, {}), graph,
-                   edges)
+    kwargs = {m: {**_REGISTRY[m][2], **options.get(m, {})} for m in methods}
+    texts = {m: _options_text(kw) for m, kw in kwargs.items()}
+    tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m],
+                   kwargs[m])
              for s in seed_list for dd in ds for P in Ps for nk in nks for m in methods
              for e in (eps if _REGISTRY[m][1] else [math.inf])]
     done = set() if existing is None else set(map(_key, *existing[list(KEY)].T.to_numpy()))
