@@ -62,6 +62,13 @@ def check_choice(value: Any, name: str, allowed: Iterable[str]) -> str:
     return value
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` as a bool; anything but a Python or numpy bool raises ``TypeError``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be a bool; got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def check_real(
     value: Any,
     name: str,

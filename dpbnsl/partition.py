@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._validation import as_generator, check_int
+from ._validation import as_generator, check_bool, check_int
 
 __all__ = ["split", "check_sizes"]
 
@@ -54,9 +54,7 @@ def split(
         raise ValueError(f"`X` must be 2-dimensional with shape (n, d); got shape {X.shape}")
     n = X.shape[0]
     min_size = check_int(min_size, "min_size", low=1)
-    for name, flag in (("uneven", uneven), ("shuffle", shuffle)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"`{name}` must be a bool; got {type(flag).__name__} {flag!r}")
+    uneven, shuffle = check_bool(uneven, "uneven"), check_bool(shuffle, "shuffle")
     rng = as_generator(rng)
     if sizes is not None:
         if uneven:

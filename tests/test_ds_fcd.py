@@ -116,6 +116,27 @@ def test_adam_matches_closed_form_first_steps():
     np.testing.assert_allclose(theta, [0.8, -1.8], atol=1e-7)
 
 
+def test_adam_matches_the_textbook_update_on_varying_gradients():
+    """A constant gradient moves bias-corrected Adam by lr·sign(g) whatever β₁, β₂ are; varying
+    gradients pin both moment estimates down (the reference is Kingma & Ba's Algorithm 1)."""
+    rng = np.random.default_rng(0)
+    grads = rng.normal(size=(30, 3)) * np.array([1e-3, 1.0, 50.0])
+    theta = np.array([0.3, -1.0, 2.0])
+    ref, m, v = theta.copy(), np.zeros(3), np.zeros(3)
+    opt = Adam(3, lr=0.05)
+    for t, g in enumerate(grads, start=1):
+        opt.step(theta, g)
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g ** 2
+        ref = ref - 0.05 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    np.testing.assert_allclose(theta, ref, rtol=1e-12)
+    swapped = Adam(3, lr=0.05, beta1=0.999, beta2=0.9)
+    other = np.array([0.3, -1.0, 2.0])
+    for g in grads:
+        swapped.step(other, g)
+    assert np.abs(other - ref).max() > 1e-3
+
+
 def test_initialisation_is_xavier_with_zero_logits_and_biases():
     model = Model(6, "mlp", hidden=16, layers=4)
     theta = model.init(np.random.default_rng(0))
@@ -234,6 +255,70 @@ def test_printed_schedule_grows_rho_only_between_solves(parts):
     assert res.history["outer"].max() == res.info["solves"]
 
 
+def _scripted(monkeypatch, hs, initial=np.inf):
+    """Replace the sub-problem solver by a script of ``E h`` values (``initial`` is the h of the
+    starting point); return the (ρ, α) at which each solve was asked for."""
+    from dpbnsl.learners import _fcd_protocol
+
+    script, trace, last = iter(hs), [], [initial]
+
+    def solve(self):
+        trace.append((self.rho, self.alpha))
+        last[0] = next(script)
+        return last[0]
+
+    monkeypatch.setattr(_fcd_protocol._Federation, "solve", solve)
+    monkeypatch.setattr(_fcd_protocol._Federation, "h_mean_graph", lambda self: last[0])
+    monkeypatch.setattr(_fcd_protocol._Federation, "h_expected", lambda self: last[0])
+    return trace
+
+
+SCRIPT = dict(rho_init=1.0, beta=10.0, gamma=0.25, rho_max=1e4, h_tol=1e-10, it_max=10,
+              hidden=2, layers=1, record_transcript=False)
+
+
+def test_mcsl_schedule_follows_the_authors_loop(parts, monkeypatch):
+    """Hand-traced: h = 1 (α ← 1·1); 0.5 > γ·1, so ρ → 10 and re-solve; 0.2 ≤ γ·0.5 (α ← 1 + 10·0.2
+    = 3); 0.01 (α ← 3.1); 0 converges after more than init_iter = 1 outer iterations."""
+    trace = _scripted(monkeypatch, [1.0, 0.5, 0.2, 0.01, 0.0])
+    ds_fcd(parts, init_iter=1, rng=0, **SCRIPT)
+    assert trace == [(1.0, 0.0), (1.0, 1.0), (10.0, 1.0), (10.0, 3.0), (10.0, 3.1)]
+    # with init_iter = 4 the converged iterate is solved once more (α unchanged by h = 0)
+    trace = _scripted(monkeypatch, [1.0, 0.5, 0.2, 0.01, 0.0, 0.0])
+    ds_fcd(parts, init_iter=4, rng=0, **SCRIPT)
+    assert trace[-1] == (10.0, 3.1) and len(trace) == 6
+
+
+def test_mcsl_schedule_ends_when_rho_reaches_rho_max_without_solving_there(parts, monkeypatch):
+    trace = _scripted(monkeypatch, [1.0] + [0.9] * 10)
+    ds_fcd(parts, init_iter=1, rng=0, **{**SCRIPT, "rho_max": 1e3})
+    assert [r for r, _ in trace] == [1.0, 1.0, 10.0, 100.0]
+
+
+def test_printed_schedule_follows_algorithm_1(parts, monkeypatch):
+    """Algorithm 1: α ← α + ρh after every solve, ρ ← βρ when h > γ·h_prev (h_prev starts at the
+    initial h), stop at h < h_tol."""
+    trace = _scripted(monkeypatch, [0.5, 0.1, 0.05, 0.0], initial=1.0)
+    ds_fcd(parts, schedule="printed", rng=0, **SCRIPT)
+    # initial h 1.0; solves give 0.5 (α 0.5, ρ → 10), 0.1 (α 1.5), 0.05 (α 2, ρ → 100), 0 (stop)
+    assert trace == [(1.0, 0.0), (10.0, 0.5), (10.0, 1.5), (100.0, 2.0)]
+
+
+def test_monte_carlo_h_changes_the_multiplier_and_is_deterministic(parts):
+    base = ds_fcd(parts, rng=0, **{**FAST, "rho_max": 10.0})
+    mc = ds_fcd(parts, rng=0, h_samples=3, **{**FAST, "rho_max": 10.0})
+    again = ds_fcd(parts, rng=0, h_samples=3, **{**FAST, "rho_max": 10.0})
+    pd.testing.assert_frame_equal(mc.history, again.history)
+    assert np.isfinite(mc.history[["h", "alpha"]].to_numpy()).all()
+    assert mc.history["alpha"].iloc[-1] != base.history["alpha"].iloc[-1]
+
+
+def test_history_edges_use_the_output_threshold(parts):
+    for thr in (0.3, 0.7):
+        res = ds_fcd(parts, rng=0, threshold=thr, **FAST)
+        assert res.history["edges"].iloc[-1] == int((res.W_raw > thr).sum())
+
+
 def test_defaults_follow_tables_6_and_7():
     assert fcd_defaults(10) == dict(lambda1=0.01, h_tol=1e-10, rho_max=1e14, it_max=25,
                                     it_in=1000, it_fl=200, lr=3e-2, threshold=0.5,
@@ -274,7 +359,11 @@ def test_linear_variant_recovers_linear_sem():
     (dict(it_fl=0), ValueError, r"`it_fl` must be >= 1; got 0"),
     (dict(tau=-1.0), ValueError, r"`tau` must be > 0"),
     (dict(gamma=1.5), ValueError, r"`gamma` must be <= 1"),
-    (dict(beta=0.5), ValueError, r"`beta` must be >= 1"),
+    (dict(beta=0.5), ValueError, r"`beta` must be > 1; got 0.5"),
+    (dict(beta=1.0), ValueError, r"`beta` must be > 1; got 1.0"),
+    (dict(mechanism="linear", acyclicity="exp"), ValueError,
+     r"`acyclicity` must be 'exp-sq' for mechanism='linear'"),
+    (dict(record_transcript="no"), TypeError, r"`record_transcript` must be a bool; got str 'no'"),
     (dict(hidden=2.5), TypeError, r"`hidden` must be an integer"),
     (dict(h_samples=-1), ValueError, r"`h_samples` must be >= 0"),
     (dict(rng="seed"), TypeError, r"`rng` must be None"),

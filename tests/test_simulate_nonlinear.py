@@ -14,6 +14,7 @@ from dpbnsl.simulate_nonlinear import (
     _gp_exact,
     _gp_rff,
     _mechanism,
+    _signed_uniform,
     simulate_nonlinear,
     simulate_nonlinear_sem,
     simulate_noniid,
@@ -91,11 +92,29 @@ def test_gp_draws_have_the_rbf_covariance(draw):
     np.testing.assert_allclose(C, K, atol=5 * np.sqrt(2 / N) + 0.03)
 
 
-def test_gp_auto_uses_random_features_above_2000_rows_and_is_fast():
+def test_gp_auto_uses_random_features_above_2000_rows_and_is_fast(monkeypatch):
+    import dpbnsl.simulate_nonlinear as sn
+
+    def no_exact(Z, rng):
+        raise AssertionError("exact GP draw used")
+
+    monkeypatch.setattr(sn, "_gp_exact", no_exact)
     B = np.array([[0, 1], [0, 0]])
     X = simulate_nonlinear_sem(B, 5000, kind="gp", rng=0)
     assert X.shape == (5000, 2) and np.isfinite(X).all()
     assert 0.3 < np.std(X[:, 1] - X[:, 1].mean()) < 3.0
+    with pytest.raises(AssertionError, match="exact GP draw used"):   # 2000 rows: still exact
+        simulate_nonlinear_sem(B, 2000, kind="gp", rng=0)
+
+
+def test_signed_uniform_weights():
+    """Magnitudes U(0.5, 2) with fair signs: KS test on the magnitudes (p > 1e-3 at a fixed seed)
+    and the number of negatives within 4 s.d. of Binomial(20000, 1/2) (s.d. ≈ 71)."""
+    w = _signed_uniform(np.random.default_rng(3), 20000)
+    mag = np.abs(w)
+    assert mag.min() >= 0.5 and mag.max() <= 2.0
+    assert stats.kstest(mag, stats.uniform(0.5, 1.5).cdf).pvalue > 1e-3
+    assert abs((w < 0).sum() - 10000) < 4 * 71
 
 
 def test_per_node_noise_scale():
@@ -160,6 +179,20 @@ def test_noniid_structure_and_streams():
         np.testing.assert_array_equal(a, b)
     # participants differ from each other even when they share a kind
     assert len({X.tobytes() for X in data.participants}) == 5
+
+
+def test_noniid_data_carry_the_recorded_noise_and_weights():
+    """Root columns are pure noise, so their sample s.d. estimates s_k: at n = 4000 its standard
+    error is s/√(2n) <= 0.012; 5 s.e. (0.06) separates the two scales 0.8 and 1 (0.2 apart)."""
+    data = simulate_noniid(5, 4000, participants=8, rng=5)
+    roots = np.flatnonzero(data.B_true.sum(axis=0) == 0)
+    assert roots.size and len(set(data.noise_scales)) == 2 and any(data.linear)
+    for X, s in zip(data.participants, data.noise_scales):
+        np.testing.assert_allclose(X[:, roots].std(axis=0, ddof=1), s, atol=0.06)
+    for W in data.weights:
+        if W is not None:
+            mag = np.abs(W[data.B_true != 0])
+            assert mag.min() >= 0.5 and mag.max() <= 2.0
 
 
 def test_noniid_proportions():

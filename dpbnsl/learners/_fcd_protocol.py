@@ -50,6 +50,7 @@ class FCDConfig:
     h_samples: int
     dtype: str
     record_transcript: bool
+    threshold: float
 
 
 @dataclass
@@ -140,7 +141,7 @@ class _Federation:
 
     def _row(self, step, uploaded, up, down) -> dict:
         probs = self.model.mask(self.U, None, self.cfg.tau)
-        edges = (np.abs(probs) > (0.5 if self.cfg.mechanism == "mlp" else 0.3)).sum()
+        edges = (np.abs(probs) > self.cfg.threshold).sum()      # before cycle repair
         return {"round": self.rounds, "outer": self.outer, "solve": self.solves, "step": step,
                 "loss": float(np.mean([p.total for p in self.last])),
                 "mse": float(np.mean([p.mse for p in self.last])),
@@ -180,8 +181,9 @@ def run_fcd(arrays, cfg: FCDConfig, rng: np.random.Generator) -> FCDRun:
 
     ``schedule="mcsl"`` (the authors' code, MCSL/NOTEARS style): per outer iteration solve, and while
     ``E h`` has not shrunk below ``γ`` times its previous value, multiply ρ by β and solve again
-    (warm start, at most until ρ ≥ ρ_max); then ``α ← α + ρ E h``. Stop when ``E h ≤ h_tol`` and
-    ``h(σ(U/τ)) ≤ h_tol`` after more than ``init_iter`` outer iterations, or when ρ ≥ ρ_max.
+    (warm start); once ρ reaches ρ_max the run ends with the last solution, without solving at
+    that ρ (as the authors' loop does). Otherwise ``α ← α + ρ E h``. Stop when ``E h ≤ h_tol`` and
+    ``h(σ(U/τ)) ≤ h_tol`` after more than ``init_iter`` outer iterations.
 
     ``schedule="printed"`` (Algorithm 1 as printed): one solve per outer iteration, then
     ``α ← α + ρ E h`` and ``ρ ← βρ`` if ``E h > γ E h_prev``; stop at ``E h < h_tol`` or ρ > ρ_max.
@@ -192,8 +194,10 @@ def run_fcd(arrays, cfg: FCDConfig, rng: np.random.Generator) -> FCDRun:
         fed.outer = t
         h_new = fed.solve()
         if cfg.schedule == "mcsl":
-            while h_new > cfg.gamma * h_prev and fed.rho < cfg.rho_max:
+            while h_new > cfg.gamma * h_prev:
                 fed.rho *= cfg.beta
+                if fed.rho >= cfg.rho_max:
+                    break
                 h_new = fed.solve()
             converged = h_new <= cfg.h_tol and fed.h_mean_graph() <= cfg.h_tol
             if (converged and t > cfg.init_iter) or fed.rho >= cfg.rho_max:

@@ -21,8 +21,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import (as_float_matrix, as_generator, as_participants, check_choice,
-                           check_int, check_real)
+from .._validation import (as_float_matrix, as_generator, as_participants, check_bool,
+                           check_choice, check_int, check_real)
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ._fcd_model import sigmoid
 from ._fcd_protocol import FCDConfig, run_fcd
@@ -71,7 +71,7 @@ def _config(d, P, share_phi, kw) -> tuple[FCDConfig, float]:
         mechanism=mech, share_phi=share_phi,
         lambda1=check_real(v["lambda1"], "lambda1", low=0.0),
         rho_init=check_real(v["rho_init"], "rho_init", **pos),
-        beta=check_real(v["beta"], "beta", low=1.0),
+        beta=check_real(v["beta"], "beta", **{**pos, "low": 1.0}),
         alpha_init=check_real(kw["alpha_init"], "alpha_init", low=0.0),
         gamma=check_real(kw["gamma"], "gamma", low=0.0, high=1.0, low_open=True),
         h_tol=check_real(v["h_tol"], "h_tol", low=0.0),
@@ -89,13 +89,17 @@ def _config(d, P, share_phi, kw) -> tuple[FCDConfig, float]:
         acyclicity=check_choice(kw["acyclicity"], "acyclicity", ACYCLICITY),
         h_samples=check_int(kw["h_samples"], "h_samples", low=0),
         dtype=check_choice(kw["dtype"], "dtype", DTYPES),
-        record_transcript=bool(kw["record_transcript"]),
+        record_transcript=check_bool(kw["record_transcript"], "record_transcript"),
+        threshold=check_real(v["threshold"], "threshold", low=0.0),
     )
-    thr = check_real(v["threshold"], "threshold", low=0.0)
-    if mech == "mlp" and thr >= 1.0:
-        raise ValueError(f"`threshold` must be < 1 for mechanism='mlp' (edge probabilities); "
+    if mech == "mlp" and cfg.threshold >= 1.0:
+        raise ValueError(f"`threshold` must be < 1 for mechanism='mlp' (σ(U/τ) lies in (0, 1)); "
                          f"got {v['threshold']!r}")
-    return cfg, thr
+    if mech == "linear" and cfg.acyclicity == "exp":
+        # tr e^W − d detects cycles only for W >= 0; signed cycles cancel and h can go negative
+        raise ValueError("`acyclicity` must be 'exp-sq' for mechanism='linear' (tr e^W − d does "
+                         "not detect cycles of signed weights); got 'exp'")
+    return cfg
 
 
 def _fcd(participants, method: str, share_phi: bool, rng, kw) -> LearnResult:
@@ -103,7 +107,7 @@ def _fcd(participants, method: str, share_phi: bool, rng, kw) -> LearnResult:
     d = arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
-    cfg, thr = _config(d, len(arrays), share_phi, kw)
+    cfg = _config(d, len(arrays), share_phi, kw)
     rng = as_generator(rng)
     start = time.perf_counter()
     run = run_fcd(arrays, cfg, rng)
@@ -111,9 +115,8 @@ def _fcd(participants, method: str, share_phi: bool, rng, kw) -> LearnResult:
         W_raw = np.where(np.eye(d, dtype=bool), 0.0, sigmoid(run.U / cfg.tau))
     else:
         W_raw = np.where(np.eye(d, dtype=bool), 0.0, run.U)
-    W = threshold_to_dag(threshold_weights(W_raw, threshold=thr))
+    W = threshold_to_dag(threshold_weights(W_raw, threshold=cfg.threshold))
     params = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
-    params["threshold"] = thr
     params.pop("share_phi")
     info = {"seconds": time.perf_counter() - start, "rounds": run.rounds, "solves": run.solves,
             "bytes_up": run.bytes_up, "bytes_down": run.bytes_down, "U": run.U.copy(),
@@ -163,6 +166,7 @@ def ds_fcd(
         ``None`` takes :func:`fcd_defaults` (Tables 6–7): λ = 0.01, ``it_in`` = 1000 local steps per
         sub-problem, an aggregation every ``it_fl`` = 200 steps, at most ``it_max`` = 25 outer
         iterations, Adam lr 3e-2, ``(ρ_init, β)`` by d, output threshold 0.5 on ``σ(U/τ)``.
+        ``beta`` must be > 1 (ρ has to grow for the schedule to end).
     alpha_init, gamma : float, default 0, 0.25
         Initial Lagrange multiplier; ρ grows by β when ``E h`` did not shrink below γ times its
         previous value.
@@ -176,13 +180,16 @@ def ds_fcd(
         The authors' code's ALM loop (re-solve with ρ·β until ``E h`` shrinks by γ; at least
         ``init_iter`` + 1 outer iterations) or Algorithm 1 as printed (one solve per iteration).
     acyclicity : {"exp-sq", "exp"}, default "exp-sq"
-        ``h = tr e^{M∘M} − d`` (the authors' code) or ``tr e^{M} − d`` (the paper's Eq. 5).
+        ``h = tr e^{M∘M} − d`` (the authors' code) or ``tr e^{M} − d`` (the paper's Eq. 5; only
+        for ``mechanism="mlp"``, where ``M ≥ 0``: on the linear variant's signed ``W`` the trace of
+        ``e^W`` misses cycles).
     h_samples : int, default 0
         The ``h`` the server uses in the ALM updates and stopping test: 0 = ``h(σ(U/τ))`` (the
         Gumbel noise at its median); k ≥ 1 = a k-draw Monte-Carlo estimate of ``E h(g_τ(U))``,
         which heavy Logistic tails keep far above ``h_tol`` long after ``σ(U/τ)`` is a DAG.
     dtype : {"float32", "float64"}, default "float32"
-        Precision of the MLP passes (the authors ran float32); parameters and Adam are float64.
+        Precision of the data-term passes, MLP or linear (the authors ran float32); parameters and
+        Adam are float64.
     record_transcript : bool, default True
         Record every message (AS-FCD's Φ messages are large); byte counts are kept either way in
         ``history`` and ``info``.
@@ -193,8 +200,10 @@ def ds_fcd(
     Returns
     -------
     LearnResult
-        ``W`` = edge probabilities ``σ(U/τ)`` above the threshold, cycle-repaired (weakest first);
-        ``W_raw`` = ``σ(U/τ)`` (linear: ``W``); ``history`` one row per communication round (loss,
+        ``W`` = the scores ``σ(U/τ)`` above the threshold, cycle-repaired (weakest first);
+        ``W_raw`` = ``σ(U/τ)`` (linear: ``W``). ``σ(U/τ) > 0.5`` exactly when ``U > 0``, i.e. when
+        the Gumbel-sigmoid mask exceeds 0.5 with probability above one half; the scores are the
+        authors' output, not edge probabilities; ``history`` one row per communication round (loss,
         data term, ``h`` of σ(U/τ), ρ, α, edges, bytes); ``transcript`` has only ``"U"`` messages
         (``"W"`` for the linear variant; plus ``"phi"`` for AS-FCD); ``info["U"]`` the final logits.
 

@@ -23,7 +23,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import as_participants, check_choice, check_int
+from .._validation import as_participants, check_bool, check_choice, check_int
 from ..citests import discrete_levels, make_ci_test
 from ..federation import Transcript, run_rounds
 from ._fed_pc_baselines import (LocalPC, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_avg_scores,
@@ -136,8 +136,7 @@ def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: 
     check_choice(sepset_criterion, "sepset_criterion", CRITERIA)
     if max_sepset_size is not None:
         max_sepset_size = check_int(max_sepset_size, "max_sepset_size", low=0)
-    if not isinstance(id_mapping, (bool, np.bool_)):
-        raise TypeError(f"`id_mapping` must be a bool; got {type(id_mapping).__name__}")
+    id_mapping = check_bool(id_mapping, "id_mapping")
     order = None
     if id_mapping and isinstance(participants, (list, tuple)) and participants:
         aligned, order = align_by_name(participants)

@@ -21,7 +21,7 @@ import pandas as pd
 import scipy.optimize
 
 from .._validation import (as_float_matrix, as_generator, as_participants, as_square_matrix,
-                           check_choice, check_int, check_real)
+                           check_bool, check_choice, check_int, check_real)
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ._mlp import MLPLayout, acyclicity, adjacency, init_params, l2_penalty, squared_loss
 from ._result import LearnResult
@@ -55,9 +55,7 @@ def check_mlp_params(*, hidden, lambda1, lambda2, threshold, center, solver_opti
                lambda1=check_real(lambda1, "lambda1", low=0.0),
                lambda2=check_real(lambda2, "lambda2", low=0.0),
                threshold=check_real(threshold, "threshold", low=0.0))
-    if not isinstance(center, (bool, np.bool_)):
-        raise TypeError(f"`center` must be a bool; got {type(center).__name__} {center!r}")
-    out["center"] = bool(center)
+    out["center"] = check_bool(center, "center")
     out["solver_options"] = check_solver_options(solver_options)
     return out
 
