@@ -18,6 +18,7 @@ from dpbnsl.learners._mlp import (
     l2_penalty,
     squared_loss,
 )
+from dpbnsl.learners.baselines import notears_local
 from dpbnsl.learners.fed_bnsl_mlp import fed_bnsl_mlp
 from dpbnsl.learners.notears_mlp import (
     al_objective,
@@ -327,6 +328,31 @@ def test_baseline_argument_errors(small, fits):
         notears_mlp_voting(small.participants, local=fits)
     with pytest.raises(ValueError, match=r"`B_true` must be a square matrix"):
         notears_mlp_best(local=fits, B_true=np.zeros((2, 3)))
+    with pytest.raises(TypeError, match=r"`local` must be a LocalFits from notears_mlp_local"):
+        notears_mlp_voting(local=list(fits.results))
+    linear = notears_local(small.participants, max_iter=2)
+    with pytest.raises(ValueError, match=r"must hold NOTEARS-MLP fits .* got fits of \['notears'\]"):
+        notears_mlp_voting(local=linear)
+    with pytest.raises(ValueError, match=r"`min_votes` must be <= 2; got 3"):
+        notears_mlp_voting(local=fits, min_votes=3)
+
+
+def test_baseline_arguments_are_checked_before_any_fit(small, monkeypatch):
+    from importlib import import_module
+
+    module = import_module("dpbnsl.learners.notears_mlp")  # the package re-exports a same-named function
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before validating")
+
+    monkeypatch.setattr(module, "notears_mlp_local", no_fit)
+    d = small.B_true.shape[0]
+    with pytest.raises(ValueError, match=r"`min_votes` must be <= 2; got 5"):
+        module.notears_mlp_voting(small.participants, min_votes=5)
+    with pytest.raises(ValueError, match=rf"`B_true` must be {d}×{d} like the data; got shape"):
+        module.notears_mlp_best(small.participants, B_true=np.zeros((d - 1, d - 1)))
+    with pytest.raises(AssertionError, match="fitted before validating"):  # valid: fits
+        module.notears_mlp_voting(small.participants, min_votes=2)
 
 
 def test_doctests():

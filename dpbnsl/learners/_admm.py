@@ -100,8 +100,9 @@ class ServerProblem:
 def _objective(W: np.ndarray, p: ServerProblem) -> tuple[float, np.ndarray]:
     """Smooth part of the server objective (everything but λ‖W‖₁) and its gradient.
 
-    A trial point so far out that exp(W∘W) overflows is reported as +inf, which makes the L-BFGS-B
-    line search step back (this happens only when ρ is very large).
+    A trial point so far out that exp(W∘W) overflows is reported as +inf, which L-BFGS-B never
+    accepts: scipy's solver ends the solve at the last finite iterate (this happens only when ρ is
+    very large).
     """
     P = p.n_participants
     D = W - p.B_mean

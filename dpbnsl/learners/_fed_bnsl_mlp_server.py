@@ -33,8 +33,8 @@ __all__ = ["MLPParticipant", "MLPServer", "server_objective", "solve_w1"]
 class MLPParticipant:
     """Participant k's side: its data, its dual β_k and its last θ_k (self-loop weights fixed at 0).
 
-    The local problem is solved over the free coordinates only (no bounds), with scipy's default
-    L-BFGS-B options.
+    The local problem is solved over the free coordinates only (no bounds), by L-BFGS-B with the
+    learner's ``solver_options`` (scipy's defaults unless given).
     """
 
     def __init__(self, X: np.ndarray, layout: MLPLayout, schedule: PenaltySchedule, *,
@@ -86,7 +86,8 @@ def server_objective(x: np.ndarray, layout: MLPLayout, *, w_mean: np.ndarray,
 
     ``λ1 Σ(w⁺ + w⁻) + λ2/2‖w‖² + αh(w) + ρ₁/2 h(w)² − ⟨Σβ, w⟩ + Pρ₂/2 ‖w − w̄‖²`` (the terms of
     the full server objective that depend on w, up to a constant). A trial point at which exp(A)
-    overflows gives +inf, so that the L-BFGS-B line search steps back.
+    overflows gives +inf, which L-BFGS-B never accepts (scipy's solver then ends the step at the
+    last finite iterate).
     """
     a = layout.n_w1
     w = x[:a] - x[a:]

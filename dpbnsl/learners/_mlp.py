@@ -67,12 +67,6 @@ class MLPLayout:
         mask.setflags(write=False)
         return mask
 
-    def theta_bounds(self) -> scipy.optimize.Bounds:
-        """L-BFGS-B bounds on ``θ``: self-loop weights fixed at 0, everything else free."""
-        upper = np.full(self.n_params, np.inf)
-        upper[:self.n_w1][self.self_loops] = 0.0
-        return scipy.optimize.Bounds(-upper, upper)
-
     # --- the split form x = [W1⁺, W1⁻, rest], W1 = W1⁺ − W1⁻, W1⁺, W1⁻ ≥ 0 (for the ℓ1 term) ---
 
     def split_bounds(self) -> scipy.optimize.Bounds:

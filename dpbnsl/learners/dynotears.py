@@ -32,8 +32,8 @@ __all__ = ["dynotears", "dynotears_from_gram", "lag_frame"]
 def _smooth(Theta: np.ndarray, G: np.ndarray, rho: float, alpha: float) -> tuple[float, np.ndarray]:
     """``ℓ(Θ) + ρ/2 h(W)² + α h(W)`` and its gradient with respect to ``Θ = [W; A]``.
 
-    A trial point so far out that exp(W∘W) overflows is reported as +inf (the line search then
-    steps back), as in the consensus-ADMM server step.
+    A trial point so far out that exp(W∘W) overflows is reported as +inf, as in the consensus-ADMM
+    server step: L-BFGS-B never accepts it and ends the solve at the last finite iterate.
     """
     d = Theta.shape[1]
     W = Theta[:d]

@@ -86,7 +86,10 @@ def fed_bnsl_mlp(
         Local losses divided by the total n (they sum to the pooled NOTEARS-MLP loss; the
         authors' ``1/(n_k·P)`` with equal shards) or by n_k.
     center : bool, default False
-        Each participant subtracts its own column means (the networks have biases).
+        Each participant subtracts its own column means. With IID shards this only moves the
+        starting point (the networks have biases), but when the participants' means differ it
+        changes the model: one shared first-layer bias cannot absorb per-participant input
+        shifts through the sigmoid. Off by default.
     solver_options : mapping, optional
         L-BFGS-B options for the local and the server steps (see :func:`notears_mlp`); default
         scipy's, as the authors' code.

@@ -65,7 +65,8 @@ def al_objective(x: np.ndarray, X: np.ndarray, layout: MLPLayout, *, rho: float,
     """The augmented-Lagrangian subproblem in the split form ``x = [W1⁺, W1⁻, rest]``:
 
     ``ℓ(θ) + λ2/2 ‖(W1, W2)‖² + ρ/2 h² + α h + λ1 Σ(W1⁺ + W1⁻)`` and its gradient in ``x``.
-    A trial point at which exp(A) overflows gives +inf (the L-BFGS-B line search then steps back).
+    A trial point at which exp(A) overflows gives +inf. L-BFGS-B never accepts it: scipy's solver
+    ends the subproblem at the last finite iterate, and the next subproblem resumes from there.
     """
     a = layout.n_w1
     theta = layout.from_split(x)
@@ -201,15 +202,31 @@ def notears_mlp_local(participants, *, rng=None, **kwargs) -> LocalFits:
     return LocalFits(results, columns, time.perf_counter() - start)
 
 
-def _local(participants, local, kwargs) -> LocalFits:
+def _local(participants, local, kwargs, precheck=None) -> LocalFits:
+    """The fits to combine: ``local`` after checks, or fresh NOTEARS-MLP fits of ``participants``.
+
+    ``precheck(P, d)`` validates the combiner's own arguments before anything is fitted.
+    """
     if local is None:
         if participants is None:
             raise ValueError("pass `participants` (data) or `local` (fits from notears_mlp_local)")
+        if precheck is not None:
+            arrays, _ = as_participants(participants)
+            precheck(len(arrays), arrays[0].shape[1])
         return notears_mlp_local(participants, **kwargs)
     if participants is not None or kwargs:
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
         raise ValueError(f"`local` fits were given, so {given} would be ignored: pass either the "
                          f"data (and NOTEARS-MLP arguments) or `local`")
+    if not isinstance(local, LocalFits):
+        raise TypeError(f"`local` must be a LocalFits from notears_mlp_local; "
+                        f"got {type(local).__name__}")
+    methods = sorted({r.method for r in local.results})
+    if methods != ["notears-mlp"]:
+        raise ValueError(f"`local` must hold NOTEARS-MLP fits (from notears_mlp_local); "
+                         f"got fits of {methods}")
+    if precheck is not None:
+        precheck(len(local), local.results[0].W.shape[0])
     return local
 
 
@@ -230,7 +247,11 @@ def notears_mlp_voting(participants=None, *, local: LocalFits | None = None,
     >>> bool(vote.info["votes"].max() <= 3)
     True
     """
-    fits = _local(participants, local, kwargs)
+    def precheck(P, d):
+        if min_votes is not None:
+            check_int(min_votes, "min_votes", low=1, high=P)
+
+    fits = _local(participants, local, kwargs, precheck)
     out = notears_voting(local=fits, min_votes=min_votes, acyclic=acyclic)
     return dataclasses.replace(out, method="notears-mlp-voting",
                                params={**fits.results[0].params, **out.params})
@@ -244,8 +265,13 @@ def notears_mlp_best(participants=None, *, B_true, local: LocalFits | None = Non
     ``info["chosen"]`` the chosen participant (ties: lowest index). See :func:`notears_mlp_voting`
     for ``local`` and ``kwargs``.
     """
-    truth = as_square_matrix(B_true, "B_true")  # fail before fitting anything
-    fits = _local(participants, local, kwargs)
+    truth = as_square_matrix(B_true, "B_true")
+
+    def precheck(P, d):  # fail before fitting anything
+        if truth.shape[0] != d:
+            raise ValueError(f"`B_true` must be {d}×{d} like the data; got shape {truth.shape}")
+
+    fits = _local(participants, local, kwargs, precheck)
     out = notears_best(B_true=truth, local=fits)
     return dataclasses.replace(out, method="notears-mlp-best (oracle)",
                                params=dict(fits.results[0].params))
