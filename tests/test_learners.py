@@ -21,7 +21,8 @@ from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
 from dpbnsl.learners import (as_fcd, ds_fcd, dynotears, dynotears_all, dynotears_average,
-                             dynotears_best, fed_bnsl_mlp, fed_dbn, notears_mlp)
+                             dynotears_best, fed_bnsl_mlp, fed_dbn, notears_mlp,
+                             notears_mlp_best, notears_mlp_voting)
 from dpbnsl.simulate import simulate
 
 D, N, P = 6, 300, 3
@@ -62,6 +63,10 @@ LEARNERS = {
         max_iter=3, solver_options=_FAST, rng=0), True),
     "fed-bnsl-mlp": (lambda parts, truth: fed_bnsl_mlp(parts, max_rounds=5, solver_options=_FAST,
                                                        rng=0), True),
+    "notears-mlp-voting": (lambda parts, truth: notears_mlp_voting(
+        parts, max_iter=3, solver_options=_FAST, rng=0), False),
+    "notears-mlp-best": (lambda parts, truth: notears_mlp_best(
+        parts, B_true=truth, max_iter=3, solver_options=_FAST, rng=0), True),
     "dynotears": (lambda parts, truth: dynotears(list(parts), lag=1, max_iter=5), True),
     "dynotears-best": (lambda parts, truth: dynotears_best(parts, B_true=truth, lag=1, max_iter=5),
                        True),
