@@ -111,6 +111,8 @@ def test_inputs_untouched(data):
 @pytest.mark.parametrize("kwargs, exc, match", [
     (dict(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0.0"),
     (dict(epsilon=float("nan")), ValueError, r"`epsilon` must be finite; got nan"),
+    (dict(epsilon=float("inf")), ValueError, r"`epsilon` must be finite; got inf \(for no privacy "
+     r"run the non-private twin fed_sparse_bnsl"),
     (dict(delta=1.0), ValueError, r"`delta` must be < 1; got 1.0"),
     (dict(clip=0.0), ValueError, r"`clip` must be > 0; got 0.0"),
     (dict(rounds=0), ValueError, r"`rounds` must be >= 1; got 0"),

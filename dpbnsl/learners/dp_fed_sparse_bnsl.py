@@ -57,7 +57,8 @@ def dp_fed_sparse_bnsl(
     ----------
     participants : sequence of arrays or DataFrames of shape (n_k, d)
     epsilon, delta : float
-        The per-participant privacy target.
+        The per-participant privacy target; ε must be finite (``fed_sparse_bnsl`` is the
+        non-private twin).
     rounds, local_iters : int, default 10, 10
         T ADMM rounds and K DP-PGCD iterations per round.
     clip : float, default 30.0
@@ -115,7 +116,10 @@ def dp_fed_sparse_bnsl(
     P, d = len(arrays), arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
-    e = check_real(epsilon, "epsilon", low=0.0, low_open=True)
+    e = check_real(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
+    if math.isinf(e):
+        raise ValueError("`epsilon` must be finite; got inf (for no privacy run the non-private "
+                         "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)")
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     C = check_real(clip, "clip", low=0.0, low_open=True)
     relation = check_neighbouring(neighbouring)
