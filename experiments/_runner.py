@@ -1,12 +1,15 @@
 """Shared plumbing of the experiment scripts: resumable runs appended to a CSV, and summaries.
 
-Each task is a tuple of keyword arguments; a task whose key is already in the CSV is skipped, so a
-long sweep can be stopped and resumed. Tasks run in ``jobs`` processes.
+Import it before numpy, pandas or dpbnsl: it pins BLAS to one thread, which OpenBLAS reads only
+when it loads (every script here does so). Each task is a tuple of keyword arguments; a task whose
+key is already in the CSV is skipped, so a long sweep can be stopped and resumed. Tasks run in
+``jobs`` processes.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -15,6 +18,9 @@ from pathlib import Path
 # the learners make many small BLAS calls, which multithreaded BLAS only slows down
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+if "numpy" in sys.modules:  # the limit is read once, when numpy loads OpenBLAS
+    print("_runner: numpy was imported before _runner; BLAS may run multithreaded",
+          file=sys.stderr)
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402

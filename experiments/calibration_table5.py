@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 
+# first: _runner pins BLAS to one thread, which works only before numpy loads
+import _runner  # noqa: F401
+
 from dpbnsl.accounting import calibrate_dp_pgcd
 
 #: (ε, C, T, K) of seed 001's Table 5 (the clipping bound C does not enter the calibration).

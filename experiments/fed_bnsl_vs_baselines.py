@@ -21,9 +21,11 @@ import argparse
 import time
 from pathlib import Path
 
+# first: _runner pins BLAS to one thread, which works only before numpy loads
+from _runner import RESULTS, mean_spread, print_table, run_tasks
+
 import pandas as pd
 
-from _runner import RESULTS, mean_spread, print_table, run_tasks
 from dpbnsl import count_accuracy, fed_bnsl, simulate
 from dpbnsl.learners import notears_average, notears_best, notears_local, notears_voting
 

@@ -38,9 +38,11 @@ import argparse
 import time
 from pathlib import Path
 
+# first: _runner pins BLAS to one thread, which works only before numpy loads
+from _runner import mean_spread, print_table, run_tasks
+
 import pandas as pd
 
-from _runner import mean_spread, print_table, run_tasks
 from dpbnsl import count_accuracy
 from dpbnsl.metrics import lag_accuracy
 from dpbnsl.learners.dynotears_baselines import (

@@ -29,10 +29,12 @@ import argparse
 import time
 from pathlib import Path
 
+# first: _runner pins BLAS to one thread, which works only before numpy loads
+from _runner import mean_spread, print_table, run_tasks
+
 import numpy as np
 import pandas as pd
 
-from _runner import mean_spread, print_table, run_tasks
 from dpbnsl.datasets import load_sachs
 from dpbnsl.learners.fed_pc import (fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all,
                                     pc_local)

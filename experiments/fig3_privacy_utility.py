@@ -14,6 +14,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+# first: _runner pins BLAS to one thread, which works only before numpy loads
+import _runner  # noqa: F401
+
 import pandas as pd
 
 from dpbnsl.audits import summarize, sweep

@@ -25,9 +25,11 @@ import argparse
 import time
 from pathlib import Path
 
+# first: _runner pins BLAS to one thread, which works only before numpy loads
+from _runner import mean_spread, print_table, run_tasks
+
 import pandas as pd
 
-from _runner import mean_spread, print_table, run_tasks
 from dpbnsl import count_accuracy
 from dpbnsl.learners.fed_bnsl_mlp import fed_bnsl_mlp
 from dpbnsl.learners.notears_mlp import notears_mlp_best, notears_mlp_local, notears_mlp_voting

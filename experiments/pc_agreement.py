@@ -35,6 +35,9 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+# first: _runner pins BLAS to one thread, which works only before numpy loads
+import _runner  # noqa: F401
+
 import numpy as np
 import pandas as pd
 
