@@ -1,14 +1,15 @@
 """Seed 000 §6.4 analogue: NOTEARS-MLP-ADMM against NOTEARS-MLP-Voting and -Best (oracle).
 
-MLP SEM (100 sigmoid units, weights ±[0.5, 2], unit Gaussian noise) on an ER DAG with s0 = d
-edges; n = 512 rows in total split into P equal shards, P ∈ {2, 4, 8, 16}; d = 20 by default (the
-paper used d = 50). Every method uses the model [d, 10, 1], λ1 = λ2 = 0.01 (NOTEARS-MLP's demo
-values; the ADMM function's own default λ1 = 1e-3 is the authors' code value), threshold 0.3 and
-L-BFGS-B with ``ftol = 1e-6`` (``--ftol``; scipy's default 2.2e-9 is about five times slower and is
-what the reference code uses). ADMM runs twice: with the authors' schedule (ρ₁ = ρ₂ = 0.1, ×1.75 and
-×1.25 per round) and with both initial penalties divided by P ("ρ = 0.1/P"): with the losses
-normalised by the total n, the consensus step moves θ by about ∇ℓ/(Pρ₂), so a fixed ρ₂ slows
-learning down P-fold. The baselines share one set of local NOTEARS-MLP fits per (seed, P).
+MLP SEM (100 sigmoid units, weights ±[0.5, 2], unit Gaussian noise) on an ER DAG with s0 = d edges;
+n = 512 rows in total split into P equal shards, P ∈ {2, 4, 8, 16}; d = 20 by default
+(``--dims 50`` runs the paper's d = 50). Every method uses the model [d, 10, 1], λ1 = λ2 = 0.01
+(NOTEARS-MLP's demo values; the ADMM function's own default λ1 = 1e-3 is the authors' code value),
+threshold 0.3 and L-BFGS-B with ``ftol = 1e-6`` (``--ftol``; scipy's default 2.2e-9 is about five
+times slower and is what the reference code uses). ADMM runs twice: with the authors' schedule
+(ρ₁ = ρ₂ = 0.1, ×1.75 and ×1.25 per round) and with both initial penalties divided by P
+("ρ = 0.1/P"): with the losses normalised by the total n, the consensus step moves θ by about
+∇ℓ/(Pρ₂), so a fixed ρ₂ slows learning down P-fold. The baselines share one set of local
+NOTEARS-MLP fits per (seed, P).
 
 Each finished (d, P, seed) is appended to the CSV and skipped on a re-run (resumable); tasks run in
 the order P = 8, 16, 4, 2 (the target is P >= 8), seeds inner. ``cpu_seconds`` is process CPU time
