@@ -71,7 +71,7 @@ def _config(d, P, share_phi, kw) -> tuple[FCDConfig, float]:
         mechanism=mech, share_phi=share_phi,
         lambda1=check_real(v["lambda1"], "lambda1", low=0.0),
         rho_init=check_real(v["rho_init"], "rho_init", **pos),
-        beta=check_real(v["beta"], "beta", **{**pos, "low": 1.0}),
+        beta=check_real(v["beta"], "beta", low=1.0, low_open=True),
         alpha_init=check_real(kw["alpha_init"], "alpha_init", low=0.0),
         gamma=check_real(kw["gamma"], "gamma", low=0.0, high=1.0, low_open=True),
         h_tol=check_real(v["h_tol"], "h_tol", low=0.0),
