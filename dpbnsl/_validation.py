@@ -23,8 +23,18 @@ __all__ = [
     "as_float_matrix",
     "as_square_matrix",
     "as_participants",
+    "check_epsilon",
     "readonly_copy",
+    "EPSILON_MIN",
+    "EPSILON_MAX",
 ]
+
+#: The range of privacy *targets* ε that calibrations, private learners and audits accept. Below
+#: 1e-6 the noise is millions of times the signal; above 100 the guarantee is vacuous (e^100 ≈
+#: 3·10^43 bounds the likelihood ratio) and the noise is negligible. Inside the range every
+#: calibration is exact and returns within a second or two; outside it they would overflow,
+#: underflow or take minutes, so the target is refused instead.
+EPSILON_MIN, EPSILON_MAX = 1e-6, 100.0
 
 
 _PLAIN_REALS = (float, int, np.float64)  # fast path of check_real (no ABC instance checks)
@@ -96,6 +106,19 @@ def check_real(
     return v
 
 
+def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False) -> float:
+    """A privacy target ε in [EPSILON_MIN, EPSILON_MAX] (``inf`` too when ``allow_inf``)."""
+    v = check_real(value, name, low=0.0, low_open=True, allow_inf=allow_inf)
+    if math.isinf(v):
+        return v
+    if not EPSILON_MIN <= v <= EPSILON_MAX:
+        raise ValueError(
+            f"`{name}` must lie in [{EPSILON_MIN:g}, {EPSILON_MAX:g}]; got {value!r} (below, the "
+            f"noise swamps any signal; above, the guarantee e^ε is vacuous"
+            + ("; inf runs without noise)" if allow_inf else ")"))
+    return v
+
+
 def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as an int after checking its type and bounds."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -109,27 +132,34 @@ def check_int(value: Any, name: str, *, low: int | None = None, high: int | None
 
 
 def _non_numeric_column(df: pd.DataFrame) -> str | None:
-    for col in df.columns:
-        if not (
-            pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col])
-        ):
-            return str(col)
+    for i in range(df.shape[1]):
+        col = df.iloc[:, i]
+        if not (pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)):
+            return str(df.columns[i])
     return None
 
 
-def as_float_matrix(X: Any, name: str, *, where: str = "") -> np.ndarray:
+def as_float_matrix(X: Any, name: str, *, where: str = "", min_rows: int = 0,
+                    min_cols: int = 0) -> np.ndarray:
     """Return a new finite float64 2-D array built from ``X`` (array-like or DataFrame).
 
-    Boolean arrays (e.g. masks ``W != 0``) are accepted as 0/1.
+    Boolean arrays (e.g. masks ``W != 0``) are accepted as 0/1. A non-finite entry is reported
+    with its row and column (and the column's name for a DataFrame); a DataFrame must have unique
+    column names. ``X`` must have at least ``min_rows`` rows and ``min_cols`` columns.
 
     ``where`` is appended to the parameter name in messages (e.g. ``" (participant 3)"``).
     """
     label = f"`{name}`{where}"
+    names = None
     if isinstance(X, pd.DataFrame):
+        dup = X.columns[X.columns.duplicated()]
+        if len(dup):
+            raise ValueError(f"{label} has duplicate column names {sorted(map(str, set(dup)))}")
         bad = _non_numeric_column(X)
         if bad is not None:
             raise TypeError(f"{label} column {bad!r} is not numeric (dtype {X[bad].dtype})")
         arr = X.to_numpy(dtype=float, copy=True)
+        names = [str(c) for c in X.columns]
     else:
         try:
             raw = np.asarray(X)
@@ -143,12 +173,15 @@ def as_float_matrix(X: Any, name: str, *, where: str = "") -> np.ndarray:
         arr = np.array(raw, dtype=float, copy=True)
     if arr.ndim != 2:
         raise ValueError(f"{label} must be 2-dimensional; got shape {arr.shape}")
+    if arr.shape[0] < min_rows or arr.shape[1] < min_cols:
+        raise ValueError(f"{label} must have at least {min_rows} row(s) and {min_cols} "
+                         f"column(s); got shape {arr.shape}")
     bad = ~np.isfinite(arr)
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"{label} has a non-finite value {float(arr[i, j])!r} at row {i}, column {j}"
-        )
+        col = f"column {j}" + (f" ({names[j]!r})" if names is not None else "")
+        raise ValueError(f"{label} has a non-finite value {float(arr[i, j])!r} at row {i}, {col} "
+                         "(missing values and ±inf must be removed or imputed first)")
     return arr
 
 
@@ -188,7 +221,7 @@ def as_participants(
     columns: tuple[str, ...] | None = None
     for k, X in enumerate(participants):
         where = f" (participant {k})"
-        arr = as_float_matrix(X, name, where=where)
+        arr = as_float_matrix(X, name, where=where, min_rows=0, min_cols=0)
         if isinstance(X, pd.DataFrame):
             cols = tuple(str(c) for c in X.columns)
             if columns is None:

@@ -32,6 +32,7 @@ __all__ = [
     "Release",
     "clip",
     "clip_rows",
+    "row_norms",
     "gaussian_mechanism",
     "gumbel_max",
     "exponential_mechanism_sample",
@@ -74,19 +75,52 @@ class Release:
 
 
 def clip(values, bound):
-    """Clip entries to ``[-bound, bound]`` (``bound`` ≥ 0 broadcasts; a new array is returned)."""
+    """Clip entries to ``[-bound, bound]`` (``bound`` ≥ 0 broadcasts; a new array is returned).
+
+    Non-finite-safe: ±inf clips to ±bound and NaN (e.g. 0·∞ after an overflow) becomes 0, so
+    every output entry lies in [-bound, bound] whatever the input."""
     b = np.asarray(bound, float)
     if np.any(~(b >= 0)):
         raise ValueError(f"`bound` must be >= 0; got {bound!r}")
-    return np.clip(values, -b, b)
+    out = np.clip(values, -b, b)
+    return np.where(np.isnan(out), 0.0, out) if np.isnan(out).any() else out
+
+
+def _row_scales(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(top, unit) per row: the largest magnitude and the norm of the row divided by it (in
+    [1, √d]), so that ‖x‖ = top·unit is never formed when it would overflow."""
+    top = np.max(np.abs(X), axis=1) if X.shape[1] else np.zeros(len(X))
+    safe = np.where((top > 0) & np.isfinite(top), top, 1.0)
+    unit = np.linalg.norm(X / safe[:, None], axis=1)
+    return top, unit
+
+
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """ℓ2 norm of each row of ``X``, computed without intermediate overflow (a norm above the
+    float64 range is ∞, as is the norm of a row with an infinite entry)."""
+    X = np.asarray(X, float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        top, unit = _row_scales(X)
+        return np.where(np.isfinite(top), np.where(top > 0, top, 1.0) * unit * (top > 0), np.inf)
 
 
 def clip_rows(X: np.ndarray, *, norm: float) -> np.ndarray:
-    """Scale each row of ``X`` down to ℓ2 norm at most ``norm`` (rows already inside are kept)."""
+    """Scale each row of ``X`` down to ℓ2 norm at most ``norm`` (rows already inside are kept).
+
+    Non-finite-safe: the scale factor R/‖x‖ is formed as (R/top)/(‖x‖/top) with top the row's
+    largest magnitude, so finite rows near the float64 limit are scaled, not zeroed by an
+    overflowing norm; a row with a non-finite entry becomes zeros. Every output row has norm ≤ R
+    (up to rounding of the last ulp)."""
     R = check_real(norm, "norm", low=0.0, low_open=True)
     X = np.asarray(X, float)
-    lengths = np.linalg.norm(X, axis=1, keepdims=True)
-    return X * np.minimum(1.0, R / np.maximum(lengths, np.finfo(float).tiny))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        top, unit = _row_scales(X)
+        factor = np.where(top > 0, np.minimum(1.0, (R / np.where(top > 0, top, 1.0)) / unit), 1.0)
+        out = X * factor[:, None]
+    bad = ~(np.isfinite(top) & np.isfinite(out).all(axis=1))
+    if bad.any():
+        out[bad] = 0.0
+    return out
 
 
 def gaussian_mechanism(value, *, sensitivity: float, sigma: float | None = None,

@@ -61,8 +61,10 @@ ULPS = 4 * 2.0**-52
 
 
 def rho_star(epsilon, delta):
+    """Theorem 5.1's ρ* = (√(ε + L) − √L)², L = ln(1/δ), written as (ε/(√(ε + L) + √L))²: the
+    same number without the cancellation of the difference (which costs ~L/ε ulps)."""
     L = math.log(1.0 / delta)
-    return (math.sqrt(epsilon + L) - math.sqrt(L)) ** 2
+    return (epsilon / (math.sqrt(epsilon + L) + math.sqrt(L))) ** 2
 
 
 def gaussian_delta(sigma, epsilon):

@@ -3,7 +3,8 @@
 Modules: ``zcdp`` (closed forms and conversions), ``bounded_range`` (the exact RDP curve of
 Gumbel-max), ``compose`` (events → ε(δ) under the zcdp / rdp / pld accountants), ``ledger`` (the
 stateful record and budget filter), ``calibrate`` (target ε → Gaussian noise, budget splits) and
-``calibrate_pgcd`` (DP-PGCD's T·K-step calibration).
+``calibrate_pgcd`` (DP-PGCD's T·K-step calibration) and ``summary`` (what a private run
+guarantees, as one object).
 
 Deterministic: nothing here draws random numbers.
 """
@@ -27,6 +28,7 @@ from .compose import (
     event_rho,
 )
 from .ledger import BudgetExceededError, PrivacyLedger
+from .summary import PrivacySummary, format_up, summarize_privacy
 from .zcdp import (
     bounded_range_rho,
     cks_epsilon_from_rdp,
@@ -39,7 +41,7 @@ from .zcdp import (
 )
 __all__ = [
     "BoundedRangeDpEvent", "BudgetExceededError", "BudgetSplit", "LaplaceScales", "LedgerEntry",
-    "NoiseScales", "ORDERS", "PrivacyLedger", "UnsupportedEventError", "bounded_range_rdp",
+    "NoiseScales", "ORDERS", "PrivacyLedger", "PrivacySummary", "format_up", "summarize_privacy", "UnsupportedEventError", "bounded_range_rdp",
     "bounded_range_rho", "calibrate_dp_pgcd", "calibrate_dp_pgcd_laplace", "calibrate_gaussian",
     "calibrate_smoothness", "cks_epsilon_from_rdp", "compose_epsilon", "dp_pgcd_entries",
     "epsilon_to_rho", "event_rdp", "event_rho", "gaussian_rho", "gumbel_max_epsilon0",

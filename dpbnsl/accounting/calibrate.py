@@ -18,7 +18,7 @@ from typing import Literal
 import dp_accounting
 import numpy as np
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import check_choice, check_epsilon, check_int, check_real
 from .zcdp import epsilon_to_rho, rho_to_epsilon
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 
 
 def _target(epsilon, delta) -> tuple[float, float]:
-    e = check_real(epsilon, "epsilon", low=0.0, low_open=True)
+    e = check_epsilon(epsilon)
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     return e, d
 
@@ -79,15 +79,20 @@ def calibrate_gaussian(
     # the double-precision δ(σ) below cancels to ~1e-12 relative, so start 1e-10 above the
     # root found by dp-accounting and step up until the check passes
     z = float(dp_accounting.get_sigma_gaussian(e, d)) * (1.0 + 1e-10)
+    step = 1e-10
     while _gaussian_delta(z, e) > d:
-        z *= 1.0 + 1e-10
+        z *= 1.0 + step
+        step *= 2.0
     return s * z
 
 
 def _round_up(m: float, ok) -> float:
-    """Step ``m`` up by ulps until ``ok(m)``: closed forms can land one ulp over the target."""
+    """Step ``m`` up until ``ok(m)``: closed forms can land an ulp or a few over the target. The
+    steps start at one ulp and double, so the loop ends after a few dozen tries at worst."""
+    step = 0.0
     while not ok(m):
-        m = math.nextafter(m, math.inf)
+        step = max(2.0 * step, math.ulp(m))
+        m += step
     return m
 
 

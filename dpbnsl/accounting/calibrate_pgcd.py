@@ -100,7 +100,13 @@ def calibrate_dp_pgcd(
     K = check_int(local_iters, "local_iters", low=1)
     check_choice(method, "method", ("tight", "paper"))
     steps = T * K
+    if isinstance(prior, (str, bytes)) or not isinstance(prior, Sequence):
+        raise TypeError(f"`prior` must be a sequence of LedgerEntry; got {type(prior).__name__}")
     prior = list(prior)
+    for i, x in enumerate(prior):
+        if not isinstance(x, LedgerEntry):
+            raise TypeError(f"`prior` must hold LedgerEntry objects; item {i} is "
+                            f"{type(x).__name__} {x!r}")
     rho_prior = sum(x.count * event_rho(x.event)[0] for x in prior)
     xi_prior = sum(x.count * event_rho(x.event)[1] for x in prior)
     rho_left = epsilon_to_rho(e, d, conversion="bun-steinke") - rho_prior

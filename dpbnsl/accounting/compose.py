@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 from dp_accounting import GaussianDpEvent, UnsupportedEventError, ZCDpEvent
-from dp_accounting.dp_event import DpEvent
+from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
 from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
 
 from .._validation import check_choice, check_int, check_real
@@ -39,6 +39,7 @@ __all__ = [
     "event_rho",
     "event_rdp",
     "compose_epsilon",
+    "flatten_event",
 ]
 
 Accountant = Literal["zcdp", "rdp", "pld"]
@@ -73,6 +74,23 @@ def _merged(entry: LedgerEntry, count: int) -> LedgerEntry:
     return merged
 
 
+def flatten_event(event: DpEvent, count: int = 1) -> list[tuple[DpEvent, int]]:
+    """(leaf event, count) pairs of a dp-accounting composition: ``ComposedDpEvent`` is the list
+    of its parts, ``SelfComposedDpEvent(e, k)`` is ``e`` k times, ``NoOpDpEvent`` nothing; any
+    other event is a leaf (validated: one of the three supported types)."""
+    if isinstance(event, ComposedDpEvent):
+        if not isinstance(event.events, (list, tuple)):
+            raise UnsupportedEventError(f"`event` ComposedDpEvent must hold a list of events; "
+                                        f"got {event.events!r}")
+        return [leaf for part in event.events for leaf in flatten_event(part, count)]
+    if isinstance(event, SelfComposedDpEvent):
+        k = check_int(event.count, "SelfComposedDpEvent.count", low=0)
+        return [] if k == 0 else flatten_event(event.event, count * k)
+    if isinstance(event, NoOpDpEvent):
+        return []
+    return [(_check_event(event), count)]
+
+
 def _check_event(event) -> DpEvent:
     if isinstance(event, GaussianDpEvent):
         check_real(event.noise_multiplier, "noise_multiplier", low=0.0, allow_inf=True)
@@ -83,7 +101,9 @@ def _check_event(event) -> DpEvent:
         check_real(event.epsilon0, "epsilon0", low=0.0, allow_inf=True)
     else:
         raise UnsupportedEventError(
-            f"`event` must be a GaussianDpEvent, ZCDpEvent or BoundedRangeDpEvent; got {event!r}")
+            f"`event` of type {type(event).__name__} is not supported: the ledger composes "
+            f"GaussianDpEvent, ZCDpEvent and BoundedRangeDpEvent (also inside ComposedDpEvent and "
+            f"SelfComposedDpEvent); got {event!r}")
     return event
 
 

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 import attr
 import pandas as pd
 from dp_accounting import GaussianDpEvent, UnsupportedEventError, ZCDpEvent
-from dp_accounting.dp_event import DpEvent
+from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
 
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent
-from .compose import ACCOUNTANTS, Accountant, LedgerEntry, _merged, compose_epsilon, event_rho
+from .compose import (ACCOUNTANTS, Accountant, LedgerEntry, _merged, compose_epsilon, event_rho,
+                      flatten_event)
 
 __all__ = [
     "BudgetExceededError",
@@ -62,26 +63,34 @@ class PrivacyLedger:
 
     def record(self, label: str, event: DpEvent, count: int = 1) -> None:
         """Record ``count`` independent runs of the mechanism described by ``event``. A record
-        repeating an earlier one (same label and event) increases that entry's count."""
+        repeating an earlier one (same label and event) increases that entry's count.
+
+        dp-accounting's ``ComposedDpEvent`` and ``SelfComposedDpEvent`` are flattened into their
+        parts (all recorded, or none when the budget would be exceeded); ``NoOpDpEvent`` records
+        nothing. Other event types raise :class:`UnsupportedEventError`."""
+        if isinstance(event, (ComposedDpEvent, SelfComposedDpEvent, NoOpDpEvent)):
+            if not isinstance(label, str) or not label:
+                raise TypeError(f"`label` must be a non-empty string; got {label!r}")
+            count = check_int(count, "count", low=1)
+            self._record_all([(label, e, c) for e, c in flatten_event(event, count)])
+            return
         key = (label, event)
-        i = self._index.get(key) if isinstance(label, str) else None
+        try:
+            i = self._index.get(key) if isinstance(label, str) else None
+        except TypeError:  # an unhashable event: invalid, and LedgerEntry below says why
+            i = None
         if i is None:
             entry = LedgerEntry(label, event, count)  # validates label, event and count
         else:  # label and event were validated when first recorded: only the count is new
             count = check_int(count, "count", low=1)
             entry = _merged(self._entries[i], count)
         if self.budget is not None:
-            eps_budget, delta = self.budget
             prospective = list(self._entries)
             if i is None:
                 prospective.append(entry)
             else:
                 prospective[i] = entry
-            eps = compose_epsilon(prospective, delta, self.accountant)
-            if eps > eps_budget:
-                raise BudgetExceededError(
-                    f"recording {count} × {event!r} ({label!r}) would spend ε = {eps:.6g} > "
-                    f"budget {eps_budget:g} at δ = {delta:g} ({self.accountant}); nothing recorded")
+            self._check_budget(prospective, f"{count} × {event!r} ({label!r})")
         # count = k composes exactly as k records and composition is commutative, so a repeat of
         # an existing (label, event) only increases that entry's count
         if i is None:
@@ -89,6 +98,30 @@ class PrivacyLedger:
             self._entries.append(entry)
         else:
             self._entries[i] = entry
+
+    def _record_all(self, records: list[tuple[str, DpEvent, int]]) -> None:
+        """Record several (label, event, count) at once: all of them, or none."""
+        entries = list(self._entries)
+        index = dict(self._index)
+        for label, event, count in records:
+            entry = LedgerEntry(label, event, count)
+            i = index.get((label, event))
+            if i is None:
+                index[(label, event)] = len(entries)
+                entries.append(entry)
+            else:
+                entries[i] = _merged(entries[i], count)
+        if self.budget is not None and records:
+            self._check_budget(entries, f"{len(records)} composed event(s) ({records[0][0]!r})")
+        self._entries, self._index = entries, index
+
+    def _check_budget(self, prospective: list[LedgerEntry], what: str) -> None:
+        eps_budget, delta = self.budget
+        eps = compose_epsilon(prospective, delta, self.accountant)
+        if eps > eps_budget:
+            raise BudgetExceededError(
+                f"recording {what} would spend ε = {eps:.6g} > budget {eps_budget:g} at "
+                f"δ = {delta:g} ({self.accountant}); nothing recorded")
 
     def rho(self) -> float:
         """Total ρ of the composition (zCDP; ξ-terms excluded, see :meth:`xi`)."""
@@ -126,17 +159,42 @@ class PrivacyLedger:
 
     @classmethod
     def from_json(cls, text: str) -> "PrivacyLedger":
-        data = json.loads(text)
+        """The ledger written by :meth:`to_json`; anything else raises ``ValueError`` (or
+        ``TypeError`` for a non-string) naming what is wrong."""
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise TypeError(f"`text` must be a JSON string; got {type(text).__name__}")
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"`text` is not valid JSON: {exc}") from None
+        if not isinstance(data, dict) or not {"accountant", "entries"} <= set(data):
+            raise ValueError("`text` is not a PrivacyLedger JSON object (it needs the keys "
+                             "'accountant', 'budget' and 'entries')")
         types = {"GaussianDpEvent": GaussianDpEvent, "ZCDpEvent": ZCDpEvent,
                  "BoundedRangeDpEvent": BoundedRangeDpEvent}
-        ledger = cls(accountant=data["accountant"],
-                     budget=tuple(data["budget"]) if data["budget"] else None)
-        for e in data["entries"]:
-            fields = dict(e["event"])
-            kind = fields.pop("type")
+        budget = data.get("budget")
+        if budget is not None and not isinstance(budget, list):
+            raise ValueError(f"`text`: 'budget' must be null or [epsilon, delta]; got {budget!r}")
+        ledger = cls(accountant=data["accountant"], budget=tuple(budget) if budget else None)
+        entries = data["entries"]
+        if not isinstance(entries, list):
+            raise ValueError(f"`text`: 'entries' must be a list; got {type(entries).__name__}")
+        for n, e in enumerate(entries):
+            try:
+                fields = dict(e["event"])
+                kind = fields.pop("type")
+                label, count = e["label"], e["count"]
+            except (KeyError, TypeError, ValueError):
+                raise ValueError(f"`text`: entry {n} must have 'label', 'count' and 'event' "
+                                 f"(with its 'type'); got {e!r}") from None
             if kind not in types:
                 raise UnsupportedEventError(f"unknown event type {kind!r} in the JSON ledger")
-            ledger.record(e["label"], types[kind](**fields), int(e["count"]))
+            try:
+                event = types[kind](**fields)
+            except TypeError:
+                raise ValueError(f"`text`: entry {n} has bad fields for {kind}: {fields!r}") \
+                    from None
+            ledger.record(label, event, count)
         return ledger
 
     def __len__(self) -> int:

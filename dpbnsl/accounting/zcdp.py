@@ -102,14 +102,20 @@ def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") 
         return math.inf
     L = math.log(1.0 / d)
     bs = r + 2.0 * math.sqrt(r * L)
-    if conversion == "bun-steinke":
+    if conversion == "bun-steinke" or not math.isfinite(bs):
         return bs
     f = lambda x: _cks_at(1.0 + math.exp(x), r, L)  # noqa: E731
     # the optimal α is about 1 + √(L/ρ): search ln(α − 1) around it
     centre = 0.5 * (math.log(max(L, 1e-300)) - math.log(r))
-    sol = scipy.optimize.minimize_scalar(f, bounds=(centre - 20, centre + 20), method="bounded",
-                                         options={"xatol": 1e-12})
-    return min(bs, max(float(sol.fun), 0.0) * (1.0 + _SAFETY))
+    try:
+        sol = scipy.optimize.minimize_scalar(f, bounds=(centre - 20, centre + 20),
+                                             method="bounded", options={"xatol": 1e-12})
+        cks = float(sol.fun)
+    except (OverflowError, ValueError):  # α·ρ or α itself out of range: keep Bun–Steinke
+        return bs
+    if not math.isfinite(cks):
+        return bs
+    return min(bs, max(cks, 0.0) * (1.0 + _SAFETY))
 
 
 def epsilon_to_rho(epsilon: float, delta: float, *, conversion: Conversion = "cks") -> float:
@@ -128,16 +134,26 @@ def epsilon_to_rho(epsilon: float, delta: float, *, conversion: Conversion = "ck
     if math.isinf(e):
         return math.inf
     L = math.log(1.0 / d)
-    rho = (math.sqrt(e + L) - math.sqrt(L)) ** 2
-    if conversion == "cks":
+    # (√(ε + L) − √L)² without the cancellation of the difference at small ε
+    rho = (e / (math.sqrt(e + L) + math.sqrt(L))) ** 2
+    if conversion == "cks" and rho > 0.0:
         g = lambda r: rho_to_epsilon(r, d, conversion="cks") - e  # noqa: E731
-        hi = max(rho, 1e-300)
-        while g(hi) < 0:
+        hi = rho
+        while g(hi) < 0 and hi < 1e300:
             hi *= 2.0
-        rho = scipy.optimize.brentq(g, rho, hi, xtol=1e-15, rtol=1e-13) if g(rho) < 0 else rho
-    while rho > 0 and rho_to_epsilon(rho, d, conversion=conversion) > e:
-        rho *= 1.0 - 1e-12
-    return rho
+        if g(rho) < 0 <= g(hi):
+            rho = scipy.optimize.brentq(g, rho, hi, xtol=1e-300, rtol=1e-13)
+    return _step_down(rho, lambda r: rho_to_epsilon(r, d, conversion=conversion) <= e)
+
+
+def _step_down(rho: float, ok) -> float:
+    """The largest ρ' ≤ ρ found by relative steps that double until ``ok(ρ')``: a closed form
+    or a root finder can land a few ulps (or, after cancellation, more) above the target."""
+    step = 1e-15
+    while rho > 0.0 and not ok(rho):
+        rho *= 1.0 - step
+        step = min(2.0 * step, 0.5)
+    return max(rho, 0.0)
 
 
 def cks_epsilon_from_rdp(orders, rdp, delta: float) -> float:

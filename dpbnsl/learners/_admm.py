@@ -31,6 +31,9 @@ _NONNEG = ("lambda1", "h_tol", "gap_tol", "threshold")
 _POSITIVE = ("rho1", "rho2", "eta")
 _AT_LEAST_ONE = ("gamma1", "gamma2")
 _COUNTS = ("max_rounds", "rounds", "local_iters", "server_steps")
+#: Upper bound of every round and iteration count (a larger one is a typo, not a plan: a million
+#: rounds already take days).
+MAX_COUNT = 10**6
 
 
 def check_hyperparameters(**values) -> dict:
@@ -46,7 +49,7 @@ def check_hyperparameters(**values) -> dict:
         elif name == "rho_max":
             out[name] = check_real(v, name, low=0.0, low_open=True, allow_inf=True)
         elif name in _COUNTS:
-            out[name] = check_int(v, name, low=1)
+            out[name] = check_int(v, name, low=1, high=MAX_COUNT)
         else:  # pragma: no cover - a programming error, not user input
             raise KeyError(f"no validation rule for hyperparameter {name!r}")
     return out

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import readonly_copy
+from ..accounting.summary import PrivacySummary
 from ..federation import Transcript
 from ..graphs import is_dag
 
@@ -40,6 +41,10 @@ class LearnResult:
         The hyperparameters the learner ran with.
     info : mapping
         Learner-specific extras (e.g. ``oracle=True`` for NOTEARS-Best, per-participant results).
+    privacy : PrivacySummary or None
+        What a private run guarantees: (ε, δ) per participant, the neighbouring relation, the
+        accountant that certifies it and what was taken as public (None for non-private runs).
+        ``str(result.privacy)`` is the one-line statement.
     """
 
     method: str
@@ -51,6 +56,7 @@ class LearnResult:
     ledger: Any = None
     params: Mapping[str, Any] = field(default_factory=dict)
     info: Mapping[str, Any] = field(default_factory=dict)
+    privacy: PrivacySummary | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "W", readonly_copy(self.W))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import as_participants, as_square_matrix, check_int, check_real
+from .._validation import as_participants, as_square_matrix, check_bool, check_int, check_real
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..metrics import count_accuracy
 from ._result import LearnResult
@@ -121,6 +121,7 @@ def notears_voting(
     >>> notears_voting(data.participants).info["votes"].max() <= 3
     True
     """
+    acyclic = check_bool(acyclic, "acyclic")
     fits = _fits(participants, local, notears_kwargs)
     P = len(fits)
     need = P // 2 + 1 if min_votes is None else check_int(min_votes, "min_votes", low=1, high=P)
@@ -130,7 +131,7 @@ def notears_voting(
     W = np.where(votes >= need, mean_w, 0.0)
     if acyclic:
         W = threshold_to_dag(W)
-    return _result("notears-voting", W, mean_w, fits, {"min_votes": need, "acyclic": bool(acyclic),
+    return _result("notears-voting", W, mean_w, fits, {"min_votes": need, "acyclic": acyclic,
                    **notears_kwargs}, votes=votes)
 
 

@@ -1,4 +1,4 @@
-"""DP-Fed-BNSL (seed 001's baseline, DECISIONS §3): Fed-BNSL run on privately released covariances.
+"""DP-Fed-BNSL (the baseline of Fassy El Fehri et al.): Fed-BNSL run on privately released covariances.
 
 Each participant clips its rows to ‖x_i‖₂ ≤ R, releases ``S̃_k = X_kᵀX_k/n_k + E`` once (E symmetric,
 i.i.d. N(0, σ_k²) on and above the diagonal), optionally projects S̃_k onto the PSD cone, and then
@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 from dp_accounting import GaussianDpEvent
 
-from .._validation import as_generator, as_participants, check_choice, check_real
-from ..accounting import LedgerEntry, PrivacyLedger, calibrate_gaussian, compose_epsilon
+from .._validation import as_generator, as_participants, check_choice, check_epsilon, check_real
+from ..accounting import (LedgerEntry, PrivacyLedger, calibrate_gaussian, compose_epsilon,
+                          summarize_privacy)
 from ..federation import run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..mechanisms import clip_rows, gaussian_mechanism
@@ -28,6 +29,7 @@ from ..mechanisms import check_neighbouring
 from ._result import LearnResult
 from .smoothness import private_mean
 from .fed_bnsl import _Participant, make_server
+from .scale_checks import check_declared_centre, check_row_norm
 
 __all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance"]
 
@@ -106,10 +108,13 @@ def dp_fed_bnsl(
     Parameters
     ----------
     participants : sequence of arrays or DataFrames of shape (n_k, d)
-    epsilon : float > 0 (``inf`` releases without noise), delta : float in (0, 1)
+    epsilon : float in [1e-6, 100] (``inf`` releases without noise), delta : float in (0, 1)
         The per-participant privacy target.
     clip_norm : float > 0, default 1.0
-        R: each row is scaled down to ‖x_i‖₂ ≤ R before anything else.
+        R: each row is scaled down to ‖x_i‖₂ ≤ R before anything else. **Public**: choose it from
+        the data's known scale, never from the participants' data. When more than half of a
+        participant's rows are longer, that participant's process warns
+        (:class:`DataScaleWarning`, a local message; nothing is released).
     calibration : {"analytic", "classic", "zcdp"}, default "analytic"
         σ from :func:`~dpbnsl.accounting.calibrate_gaussian`; ε is reported by the ledger under
         ``ACCOUNTANT[calibration]`` ("pld" for the first two, "zcdp" for the last).
@@ -118,10 +123,14 @@ def dp_fed_bnsl(
         for a float; False: none). Post-processing. With a floor, S̃_k + ρ₂I is invertible.
     centre : {"declared", "private"}, default "declared"
         "declared": the data are declared centred, nothing is subtracted (the raw mean is never
-        used); "private": subtract the mean of the clipped rows released by a Gaussian mechanism
+        used; the participant's process warns when a column's mean is more than one standard
+        deviation from 0); "private": subtract the mean of the clipped rows released by a Gaussian mechanism
         (sensitivity 2R/n_k) with the share ``centre_share`` of the budget (in 1/z²), then clip.
-    rng : None, int or numpy Generator
-        Participant k draws from stream k of ``rng.spawn(P)``.
+    rng : None, int or numpy Generator, default None
+        The source of the privacy noise; participant k draws from stream k of ``rng.spawn(P)``.
+        None (the default) draws fresh entropy from the operating system. **A fixed seed voids
+        the guarantee** against anyone who knows it (they regenerate the noise and subtract it):
+        give one only for experiments on simulated data.
     neighbouring : {"replace-one"}, default "replace-one"
         The neighbouring relation of the guarantee (the only one the sensitivity is derived for).
     lambda1, rho1, rho2, gamma1, gamma2, rho_max, max_rounds, h_tol, gap_tol, threshold
@@ -132,7 +141,9 @@ def dp_fed_bnsl(
     LearnResult
         ``transcript``: the Fed-BNSL messages on the S̃_k; ``ledger``: a tuple of P
         :class:`~dpbnsl.accounting.PrivacyLedger` , all equal, since every
-        participant spends the same multiplier; ``info``: ``"epsilon"`` (every ledger's ε(δ) under
+        participant spends the same multiplier; ``privacy``: the
+        :class:`~dpbnsl.accounting.PrivacySummary` (the guaranteed (ε, δ) and what was public);
+        ``info``: ``"epsilon"`` (every ledger's ε(δ) under
         ``info["accountant"]``, ≤ ``epsilon``), ``"sigma"`` and ``"sensitivity"`` per
         participant, ``"noise_multiplier"`` σ/Δ, ``"covariances"`` (the released S̃_k).
 
@@ -148,11 +159,11 @@ def dp_fed_bnsl(
     "declared" centring uses no data, so neighbouring clipped datasets differ in one row, x vs x'
     with ‖x‖, ‖x'‖ ≤ R, and ΔS = (xxᵀ − x'x'ᵀ)/n_k. Expanding the trace,
     ‖xxᵀ − x'x'ᵀ‖²_F = ‖x‖⁴ + ‖x'‖⁴ − 2(xᵀx')² ≤ 2R⁴, so ‖ΔS‖_F ≤ √2·R²/n_k (tighter than the
-    triangle-inequality bound (‖x‖² + ‖x'‖²)/n_k ≤ 2R²/n_k of DECISIONS §3). The released vector
+    triangle-inequality bound (‖x‖² + ‖x'‖²)/n_k ≤ 2R²/n_k). The released vector
     u = (S_ij)_{i≤j} omits the strictly lower entries, each a non-negative term of ‖ΔS‖²_F, so
     ‖Δu‖₂ ≤ ‖ΔS‖_F ≤ Δ_k = √2·R²/n_k, attained by x = R e_a, x' = R e_b (a ≠ b). The release
     u + N(0, σ_k² I) with σ_k = z·Δ_k is ρ = 1/(2z²)-zCDP and (ε, δ)-DP for z from the calibration
-    (seed 001 §2.11 steps 1–4: S̃_k = clip(X_k)ᵀclip(X_k)/n_k + E, E = Eᵀ). Private centring adds
+    (Fassy El Fehri et al., the DP-Fed-BNSL baseline: S̃_k = clip(X_k)ᵀclip(X_k)/n_k + E, E = Eᵀ). Private centring adds
     one Gaussian release of the clipped mean (Δ = 2R/n_k); the two compose exactly into one
     Gaussian of multiplier z. Records of different participants lie in disjoint datasets, so each
     record's guarantee is its own participant's ledger. PSD projection, the ADMM rounds, W and
@@ -163,21 +174,23 @@ def dp_fed_bnsl(
     >>> from dpbnsl.simulate import simulate
     >>> data = simulate(5, 4000, participants=2, rng=0)
     >>> r = dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=10.0,
-    ...                 max_rounds=50, rng=1)
-    >>> r.method, r.info["epsilon"]["pld"] <= 1.0, len(r.ledger)
-    ('dp-fed-bnsl', True, 2)
+    ...                 max_rounds=50)   # rng=None: fresh noise
+    >>> r.method, r.privacy.epsilon <= 1.0, r.privacy.accountant, len(r.ledger)
+    ('dp-fed-bnsl', True, 'pld', 2)
     """
     arrays, columns = as_participants(participants, min_rows=1)
     P, d = len(arrays), arrays[0].shape[1]
-    e = check_real(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
+    e = check_epsilon(epsilon, allow_inf=True)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     R = check_real(clip_norm, "clip_norm", low=0.0, low_open=True)
     relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", tuple(ACCOUNTANT))
     floor = _psd_floor(psd)
     check_choice(centre, "centre", ("declared", "private"))
-    share = (check_real(centre_share, "centre_share", low=0.0, high=1.0, low_open=True,
-                        high_open=True) if centre == "private" else 0.0)
+    # validated whatever the centre (a bad value is a mistake even when it is not used)
+    share = check_real(centre_share, "centre_share", low=0.0, high=1.0, low_open=True,
+                       high_open=True)
+    share = share if centre == "private" else 0.0
     params = check_hyperparameters(
         lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
         max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
@@ -187,9 +200,13 @@ def dp_fed_bnsl(
     ledgers = tuple(PrivacyLedger(accountant=ACCOUNTANT[calibration]) for _ in range(P))
     released, repaired = [], []
     for k, (X, g, ledger) in enumerate(zip(arrays, as_generator(rng).spawn(P), ledgers)):
+        # local warnings to the data owner (nothing is released): bounds or centre off-scale
+        if centre == "declared":
+            check_declared_centre(X, participant=k, columns=columns)
         if z_mean is not None:
             X = X - private_mean(X, row_norm=R, multiplier=z_mean, rng=g, ledger=ledger,
                                  label="mean")
+        check_row_norm(X, clip_norm=R, participant=k)
         S, release = release_covariance(X, clip_norm=R, multiplier=z_cov, psd_floor=floor, rng=g)
         ledger.record("covariance", release.event)
         low = float(np.linalg.eigvalsh(S)[0])
@@ -214,9 +231,14 @@ def dp_fed_bnsl(
     _, transcript = run_rounds([_Participant(S, schedule) for S in released], server,
                                rounds=params["max_rounds"])
     W = threshold_to_dag(threshold_weights(server.W, threshold=params["threshold"]))
-    # ε is computed from what the ledgers hold (identical for every participant: compose once)
-    first = ledgers[0].entries
-    spent = max(lg.epsilon(dl) for lg in ledgers if lg is ledgers[0] or lg.entries != first)
+    # ε is computed from what the ledgers hold (identical for every participant: composed once)
+    accountants = (ACCOUNTANT[calibration],) + tuple(a for a in ("rdp", "zcdp")
+                                                     if a != ACCOUNTANT[calibration])
+    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip_norm=R, centre=centre,
+                  releases="one covariance" + (" and one mean" if z_mean is not None else ""))
+    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e, neighbouring=relation.value,
+                                calibration=calibration, accountants=accountants, public=public)
+    spent = privacy.bounds[ACCOUNTANT[calibration]]
     if spent > e:  # pragma: no cover - the calibration above guarantees it; never report silently
         raise RuntimeError(f"the releases spent ε = {spent!r} > target {e!r}")
     sens = tuple(covariance_sensitivity(X.shape[0], clip_norm=R) for X in arrays)
@@ -227,4 +249,4 @@ def dp_fed_bnsl(
             "sensitivity": sens, "mean_multiplier": z_mean, "covariances": tuple(released),
             "seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)}
     return LearnResult("dp-fed-bnsl", W, server.W, pd.DataFrame(server.rows), columns, transcript,
-                       ledgers, params, info)
+                       ledgers, params, info, privacy)

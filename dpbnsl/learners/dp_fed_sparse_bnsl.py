@@ -1,4 +1,4 @@
-"""DP-Fed-Sparse-BNSL (seed 001): Fed-Sparse-BNSL with DP-PGCD local steps, calibrated for (ε, δ).
+"""DP-Fed-Sparse-BNSL (Fassy El Fehri et al.): Fed-Sparse-BNSL with DP-PGCD local steps, calibrated for (ε, δ).
 
 One budget per participant covers everything that touches its data: optional private centring,
 optional private smoothness constants (Theorem D.1), and the T·K DP-PGCD iterations. Pre-processing
@@ -17,13 +17,15 @@ from typing import Literal
 import pandas as pd
 from dp_accounting import GaussianDpEvent
 
-from .._validation import as_generator, as_participants, check_choice, check_real
-from ..accounting import LedgerEntry, PrivacyLedger, calibrate_dp_pgcd, split_budget
+from .._validation import as_generator, as_participants, check_choice, check_epsilon, check_real
+from ..accounting import (LedgerEntry, PrivacyLedger, calibrate_dp_pgcd, split_budget,
+                          summarize_privacy)
 from .fed_sparse_bnsl import _hyper, run_sparse_admm
 from .pgcd import PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
 from ..mechanisms import check_neighbouring
 from ._result import LearnResult
+from .scale_checks import check_declared_centre, check_feature_bound
 
 __all__ = ["dp_fed_sparse_bnsl"]
 
@@ -57,32 +59,42 @@ def dp_fed_sparse_bnsl(
     ----------
     participants : sequence of arrays or DataFrames of shape (n_k, d)
     epsilon, delta : float
-        The per-participant privacy target; ε must be finite (``fed_sparse_bnsl`` is the
-        non-private twin).
+        The per-participant privacy target: ε in [1e-6, 100] (``fed_sparse_bnsl`` is the
+        non-private twin), δ in (0, 1).
     rounds, local_iters : int, default 10, 10
         T ADMM rounds and K DP-PGCD iterations per round.
     clip : float, default 30.0
         Global clip bound C; per-sample gradient coordinates are clipped at C√(M_ab/ΣM). The
         default comes from a sweep on simulated data (d = 20, 10 × 1000 rows, ε = 5, seeds 0–3):
-        C = 30 gave TPR 0.75–0.95 where C = 10 gave 0.25–0.5 and Table 5's C = 5 less; tune it for
-        your data's scale.
+        C = 30 gave TPR 0.75–0.95 where C = 10 gave 0.25–0.5 and Table 5's C = 5 less.
+        **Public**: choose it from the data's known scale or on other (e.g. simulated) data, never
+        by tuning on the participants' data (that would leak through the choice).
     calibration : {"tight", "paper"}, default "tight"
         How DP-PGCD's noise is calibrated (see :func:`dpbnsl.accounting.calibrate_dp_pgcd`).
     smoothness : {"private", "bounds"} or array of shape (d,), default "private"
-        Source of m_a: estimated privately from clipped x_ia² (Thm D.1, needs ``feature_bound``),
-        the declared public bounds themselves (``"bounds"``), or constants declared public.
+        Source of m_a: estimated privately from clipped x_ia² (Theorem D.1, needs
+        ``feature_bound``), the declared public bounds themselves (``"bounds"``), or constants
+        declared public. **An array must be public**: never computed from the participants' data
+        (it sets the clip thresholds; use ``"private"`` to estimate it within the budget).
     feature_bound : float or array of shape (d,), optional
         Public bound X_a on x_ia² (needed by ``"private"``/``"bounds"`` and private centring).
+        **Public**: from the measurement's known range or a domain expert, never computed from
+        the participants' data. When more than half of a participant's rows exceed it in some
+        column, that participant's process warns (:class:`DataScaleWarning`, a local message).
     centre : {"declared", "private"}, default "declared"
-        ``"declared"``: the data are declared centred (nothing is subtracted); ``"private"``:
-        subtract privately released means (entries clipped to ±√X_a).
+        ``"declared"``: the data are declared centred (nothing is subtracted; the participant's
+        process warns when a column's mean is more than one standard deviation from 0);
+        ``"private"``: subtract privately released means (entries clipped to ±√X_a).
     shares : (float, float), default (0.1, 0.1)
         Fractions of the zCDP budget ρ* given to private smoothness and private centring (used
         only when those are private).
     lambda1, rho1, rho2, threshold, server_solver, eta, server_steps
         As in :func:`~dpbnsl.learners.fed_sparse_bnsl.fed_sparse_bnsl`.
-    rng : None, int or numpy Generator
-        Participants draw from independent streams ``rng.spawn(P)``.
+    rng : None, int or numpy Generator, default None
+        The source of the privacy noise; participants draw from independent streams
+        ``rng.spawn(P)``. None (the default) draws fresh entropy from the operating system. **A
+        fixed seed voids the guarantee** against anyone who knows it (they can regenerate the
+        noise and subtract it): give one only for experiments on simulated data.
     neighbouring : {"replace-one"}, default "replace-one"
         The neighbouring relation of the guarantee (the only one the sensitivities are derived for;
         explicit so that results say what they promise).
@@ -91,32 +103,37 @@ def dp_fed_sparse_bnsl(
     -------
     LearnResult
         ``ledger``: one :class:`~dpbnsl.accounting.PrivacyLedger` per participant (a tuple);
-        ``info["epsilon"]``: ε spent per accountant (``"zcdp"`` is the paper's, ``"rdp"`` the
-        tight one; the largest over participants); ``info["noise"]``: the :class:`NoiseScales`.
+        ``privacy``: the :class:`~dpbnsl.accounting.PrivacySummary` (the guaranteed (ε, δ), the
+        accountant that certifies it, what was public); ``info["epsilon"]``: ε per accountant
+        (``"zcdp"`` is the paper's, ``"rdp"`` the tight one; the largest over participants; each
+        is an upper bound on the same spend); ``info["noise"]``: the :class:`NoiseScales`.
 
     Privacy
     -------
     Replace-one neighbours within one participant's dataset. DP-PGCD per iteration: an exponential
     mechanism selection (ε₀ = 2/m bounded range) and a Gaussian release of one clipped gradient
-    coordinate (multiplier m), seed 001 eqs. (11)–(13); smoothness: d Gaussian releases of
-    sensitivity X_a/n_k (Thm D.1); centring: one Gaussian release of sensitivity 2‖√X‖₂/n_k.
-    Composition: seed 001 Theorem 5.1 (``"paper"``) or RDP with the exact bounded-range curve and
-    the CKS conversion (``"tight"``).
+    coordinate (multiplier m), Fassy El Fehri et al. eqs. (11)–(13); smoothness: d Gaussian
+    releases of sensitivity X_a/n_k (Theorem D.1); centring: one Gaussian release of sensitivity
+    2‖√X‖₂/n_k. Composition: Theorem 5.1 (``"paper"``) or RDP with the exact bounded-range curve
+    and the CKS conversion (``"tight"``). Public, i.e. not derived from the data: n_k, d, ``clip``,
+    ``feature_bound``, ``smoothness`` constants, the declared centre, and all hyperparameters.
+    The clipping is non-finite-safe (see :func:`~dpbnsl.learners.pgcd.clipped_products`), so the
+    sensitivities hold for every finite record, including entries near ±1e308.
 
     Examples
     --------
     >>> from dpbnsl.simulate import simulate
     >>> data = simulate(8, 2000, participants=4, rng=0)
     >>> r = dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5, smoothness="bounds",
-    ...                        feature_bound=25.0, rounds=5, rng=1)
-    >>> r.info["epsilon"]["rdp"] <= 5.0
-    True
+    ...                        feature_bound=25.0, rounds=5)   # rng=None: fresh noise
+    >>> print(r.privacy)
+    (ε, δ) = (5, 1e-05)-DP per participant, replace-one; accountant: rdp (tight)
     """
     arrays, columns = as_participants(participants)
     P, d = len(arrays), arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
-    e = check_real(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
+    e = check_epsilon(epsilon, allow_inf=True)
     if math.isinf(e):
         raise ValueError("`epsilon` must be finite; got inf (for no privacy run the non-private "
                          "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)")
@@ -132,10 +149,12 @@ def dp_fed_sparse_bnsl(
         public_m = None
     else:
         public_m = as_bounds(smoothness, d, "smoothness")
-    needs_bound = smoothness in ("private", "bounds") if public_m is None else False
-    if (needs_bound or centre == "private") and feature_bound is None:
-        raise ValueError("`feature_bound` (a public bound on x_ia²) is required by smoothness="
-                         f"{smoothness!r} / centre={centre!r}")
+    if feature_bound is None:  # name only what needs it
+        needs = ([f"smoothness={smoothness!r} (or pass public constants as smoothness=<array>)"]
+                 if public_m is None else []) + (["centre='private'"] if centre == "private" else [])
+        if needs:
+            raise ValueError("`feature_bound` (a public bound on x_ia²) is required by "
+                             + " and by ".join(needs))
     bound = None if feature_bound is None else as_bounds(feature_bound, d, "feature_bound")
     if not (isinstance(shares, (tuple, list)) and len(shares) == 2):
         raise ValueError(f"`shares` must be a pair (smoothness, centring) of fractions; got "
@@ -167,7 +186,12 @@ def dp_fed_sparse_bnsl(
     streams = as_generator(rng).spawn(P)
     ledgers = tuple(PrivacyLedger() for _ in range(P))
     ready, ms = [], []
-    for X, g, ledger in zip(arrays, streams, ledgers):
+    for k, (X, g, ledger) in enumerate(zip(arrays, streams, ledgers)):
+        # local warnings to the data owner (nothing is released): bounds or centre off-scale
+        if bound is not None and (centre == "private" or public_m is None):
+            check_feature_bound(X, bound=bound, participant=k, columns=columns)
+        if centre == "declared":
+            check_declared_centre(X, participant=k, columns=columns)
         if centre == "private":
             X = X - private_mean(X, bound=bound, multiplier=m_centre, rng=g, ledger=ledger)
         if public_m is not None:
@@ -182,11 +206,27 @@ def dp_fed_sparse_bnsl(
     W, server, transcript = run_sparse_admm(
         ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams,
         ledgers=ledgers)
-    spent = {acc: max(lg.epsilon(dl, accountant=acc) for lg in ledgers) for acc in ("zcdp", "rdp")}
+    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip=C,
+                  feature_bound=None if bound is None else _compact(bound),
+                  smoothness=("declared constants" if public_m is not None else
+                              "declared bounds" if smoothness == "bounds" else "private estimate"),
+                  centre=centre, releases=f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps")
+    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e,
+                                neighbouring=relation.value, calibration=calibration,
+                                accountants=("rdp", "zcdp"), public=public)
+    if privacy.epsilon > e:  # pragma: no cover - the calibration guarantees it; never silently
+        raise RuntimeError(f"the releases spent ε = {privacy.epsilon!r} > target {e!r}")
+    spent = {acc: privacy.bounds[acc] for acc in ("zcdp", "rdp")}
     params = dict(hyper, epsilon=e, delta=dl, clip=C, calibration=calibration,
                   smoothness=smoothness if public_m is None else "public constants",
                   centre=centre, shares=(s_share, c_share), neighbouring=relation.value)
     return LearnResult("dp-fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
                        transcript, ledgers, params,
                        {"epsilon": spent, "noise": noise, "smoothness_multiplier": m_smooth,
-                        "centring_multiplier": m_centre, "seconds": time.perf_counter() - start})
+                        "centring_multiplier": m_centre, "seconds": time.perf_counter() - start},
+                       privacy)
+
+
+def _compact(bound):
+    """A bound vector as one float when all entries are equal, else a tuple."""
+    return float(bound[0]) if (bound == bound[0]).all() else tuple(float(b) for b in bound)

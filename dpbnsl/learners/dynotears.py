@@ -20,7 +20,7 @@ import pandas as pd
 import scipy.linalg
 import scipy.optimize
 
-from .._validation import check_int, check_real
+from .._validation import check_bool, check_int, check_real
 from ..graphs import acyclicity, threshold as threshold_weights, threshold_to_dag
 from .._validation import readonly_copy
 from ._result import LearnResult
@@ -166,8 +166,8 @@ def dynotears(
         rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
         threshold_w=check_real(threshold_w, "threshold_w", low=0.0),
         threshold_a=check_real(threshold_a, "threshold_a", low=0.0),
-        center=bool(center),
-        acyclic=bool(acyclic),
+        center=check_bool(center, "center"),
+        acyclic=check_bool(acyclic, "acyclic"),
     )
     start = time.perf_counter()
     d = arrays[0].shape[1]

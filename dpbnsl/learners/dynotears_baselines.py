@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import as_square_matrix, check_choice, check_real
+from .._validation import as_square_matrix, check_bool, check_choice, check_real
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..metrics import count_accuracy
 from .._validation import readonly_copy
@@ -99,6 +99,7 @@ def dynotears_average(
     tw = check_real(threshold_w, "threshold_w", low=0.0)
     ta = check_real(threshold_a, "threshold_a", low=0.0)
     average = check_choice(average, "average", ("raw", "thresholded"))
+    acyclic = check_bool(acyclic, "acyclic")
     fits = _fits(participants, local, dynotears_kwargs)
     raw = average == "raw"
     W_raw = np.mean([r.W_raw if raw else r.W for r in fits.results], axis=0)
@@ -108,8 +109,7 @@ def dynotears_average(
         W = threshold_to_dag(W)
     return _result("dynotears-average", W, W_raw, lag_threshold(A_raw, ta), A_raw, fits,
                    {"threshold_w": tw, "threshold_a": ta, "average": average,
-                    "acyclic": bool(acyclic),
-                    **dynotears_kwargs})
+                    "acyclic": acyclic, **dynotears_kwargs})
 
 
 def dynotears_best(
@@ -148,6 +148,7 @@ def dynotears_all(participants, *, center: bool = True, **dynotears_kwargs) -> L
     With ``center`` each participant's series are centred by its own means before pooling (as the
     federated learners do); the pooled call itself does not centre again.
     """
+    center = check_bool(center, "center")
     lag = dynotears_kwargs.get("lag", 1)
     parts, columns = as_temporal_participants(participants, lag if isinstance(lag, int) else 1)
     pooled = []
@@ -158,4 +159,4 @@ def dynotears_all(participants, *, center: bool = True, **dynotears_kwargs) -> L
     result = dynotears(pooled, center=False, **dynotears_kwargs)
     return LearnResult(method="dynotears-all", W=result.W, W_raw=result.W_raw,
                        history=result.history, columns=result.columns,
-                       params={**result.params, "center": bool(center)}, info=result.info)
+                       params={**result.params, "center": center}, info=result.info)

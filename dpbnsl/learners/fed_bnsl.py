@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import as_participants, check_choice
+from .._validation import as_participants, check_bool, check_choice
 from ..federation import Dense, Payload, run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..scores import center as center_data, gram
@@ -129,7 +129,7 @@ def fed_bnsl(
         lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
         max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
     params.update(normalize=check_choice(normalize, "normalize", ("global", "local")),
-                  center=bool(center))
+                  center=check_bool(center, "center"))
     schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"],
                                params["gamma2"], params["rho_max"])
     stats = local_statistics(arrays, normalize=params["normalize"], center=params["center"])

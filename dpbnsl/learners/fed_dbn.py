@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import check_bool, check_choice, check_int, check_real
 from ..federation import Dense, Payload, run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ._admm import PenaltySchedule
@@ -160,7 +160,8 @@ def fed_dbn(
         normalize=check_choice(normalize, "normalize", ("local", "global")),
         dual_update=check_choice(dual_update, "dual_update", ("paper", "code")),
         stop_rule=check_choice(stop_rule, "stop_rule", ("h_and_gap", "h")),
-        warm_start=bool(warm_start), center=bool(center), acyclic=bool(acyclic))
+        warm_start=check_bool(warm_start, "warm_start"), center=check_bool(center, "center"),
+        acyclic=check_bool(acyclic, "acyclic"))
     start = time.perf_counter()
     d = parts[0][0].shape[1]
     n_k = [sum(X.shape[0] - lag for X in arrays) for arrays in parts]

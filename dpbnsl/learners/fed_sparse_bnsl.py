@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .._validation import as_participants, check_choice
+from .._validation import as_participants, check_bool, check_choice
 from ..federation import Payload, Sparse, run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..scores import center as center_data
@@ -149,7 +149,7 @@ def fed_sparse_bnsl(
         raise ValueError(f"`participants` must have at least 2 columns; got {arrays[0].shape[1]}")
     params = _hyper(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters, threshold,
                     server_solver, eta, server_steps)
-    params["center"] = bool(center)
+    params["center"] = check_bool(center, "center")
     start = time.perf_counter()
     arrays = [center_data(X) if center else X for X in arrays]
     ms = [(X ** 2).mean(axis=0) for X in arrays]

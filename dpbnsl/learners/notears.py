@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import scipy.optimize
 
-from .._validation import as_float_matrix, check_int, check_real
+from .._validation import as_float_matrix, check_bool, check_int, check_real
 from ..graphs import acyclicity, threshold as threshold_weights, threshold_to_dag
 from ..scores import center as center_data, gram, least_squares
 from ._result import LearnResult
@@ -113,7 +113,7 @@ def notears(
     (10, 10)
     """
     columns = _columns(X)
-    X = as_float_matrix(X, "X")
+    X = as_float_matrix(X, "X", min_cols=1)
     if X.shape[0] < 2:
         raise ValueError(f"`X` has {X.shape[0]} rows; at least 2 are required")
     params = dict(
@@ -122,7 +122,7 @@ def notears(
         h_tol=check_real(h_tol, "h_tol", low=0.0),
         rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
         threshold=check_real(threshold, "threshold", low=0.0),
-        center=bool(center),
+        center=check_bool(center, "center"),
     )
     start = time.perf_counter()
     S = gram(center_data(X) if center else X)

@@ -164,7 +164,7 @@ def notears_mlp(
     ((5, 5), True)
     """
     columns = tuple(str(c) for c in X.columns) if isinstance(X, pd.DataFrame) else None
-    X = as_float_matrix(X, "X")
+    X = as_float_matrix(X, "X", min_cols=1)
     if X.shape[0] < 2:
         raise ValueError(f"`X` has {X.shape[0]} rows; at least 2 are required")
     params = check_mlp_params(hidden=hidden, lambda1=lambda1, lambda2=lambda2,
@@ -250,6 +250,7 @@ def notears_mlp_voting(participants=None, *, local: LocalFits | None = None,
     def precheck(P, d):
         if min_votes is not None:
             check_int(min_votes, "min_votes", low=1, high=P)
+        check_bool(acyclic, "acyclic")
 
     fits = _local(participants, local, kwargs, precheck)
     out = notears_voting(local=fits, min_votes=min_votes, acyclic=acyclic)

@@ -279,7 +279,7 @@ def pc(X, *, alpha: float = 0.01, test: str = "fisher-z", variant: str = "stable
     if max_sepset_size is not None:
         max_sepset_size = check_int(max_sepset_size, "max_sepset_size", low=0)
     columns = tuple(str(c) for c in X.columns) if isinstance(X, pd.DataFrame) else None
-    arr = as_float_matrix(X, "X")
+    arr = as_float_matrix(X, "X", min_cols=1)
     if arr.shape[0] < 2:
         raise ValueError(f"`X` has {arr.shape[0]} rows; at least 2 are required")
     ci = make_ci_test(arr, test=test, levels=levels, min_samples_per_cell=min_samples_per_cell,

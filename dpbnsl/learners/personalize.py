@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_participants, as_square_matrix, readonly_copy
+from .._validation import as_participants, as_square_matrix, check_bool, readonly_copy
 from ..metrics import nmse
 from ..scores import center as center_data
 from ._result import LearnResult
@@ -71,6 +71,7 @@ def personalize(participants, W, *, center: bool = True) -> Personalized:
     >>> bool(np.all(own < consensus))
     True
     """
+    center = check_bool(center, "center")
     arrays, columns = as_participants(participants, min_rows=1)
     support = as_square_matrix(W.W if isinstance(W, LearnResult) else W, "W") != 0
     d = arrays[0].shape[1]

@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import as_float_matrix, as_generator, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent, ColumnwiseExponentialMechanism, gaussian_mechanism
 
-__all__ = ["PGCDNoise", "PGCDResult", "pgcd", "soft_threshold", "clip_bounds"]
+__all__ = ["PGCDNoise", "PGCDResult", "pgcd", "soft_threshold", "clip_bounds", "clipped_products"]
 
 
 def soft_threshold(z, tau):
@@ -64,6 +64,37 @@ def clip_bounds(M: np.ndarray, clip: float) -> np.ndarray:
     return clip * np.sqrt(M / ((d - 1) * M.sum()))
 
 
+def clipped_products(X: np.ndarray, r: np.ndarray, bounds: np.ndarray, *,
+                     out: np.ndarray | None = None, x_finite: bool | None = None) -> np.ndarray:
+    """Per-sample products x_ia·r_i clipped to [−C_a, C_a]: entry (i, a) is −g_i,ab of DP-PGCD for
+    the column b whose residual is ``r`` (g_i,ab = −x_ia r_ib).
+
+    Non-finite-safe, so the sensitivity bound holds for every finite record: a product that
+    overflows to ±∞ clips to ±C_a like any large value, and one that is NaN (0·∞, or a residual
+    that became ∞ − ∞ after an overflow) contributes 0. Every entry of the result lies in
+    [−C_a, C_a].
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    r : array of shape (n,)
+    bounds : array of shape (d,), non-negative
+    out : array of shape (n, d), optional
+        Written in place (no allocation) and returned.
+    x_finite : bool, optional
+        Whether every entry of ``X`` is finite, when the caller knows it (else it is checked).
+    """
+    buf = np.multiply(X, r[:, None], out=out)  # may overflow (numpy warns): clipped below
+    np.minimum(buf, bounds, out=buf)
+    np.maximum(buf, -bounds, out=buf)
+    # a product of two finite numbers is never NaN: look for NaN only when r or X is not finite
+    if x_finite is None:
+        x_finite = bool(np.isfinite(X).all())
+    if not (x_finite and np.isfinite(r).all()):
+        np.copyto(buf, 0.0, where=np.isnan(buf))
+    return buf
+
+
 class _State:
     """Residual, gradient and scores of the current B, updated one column at a time.
 
@@ -75,7 +106,8 @@ class _State:
         self.X, self.B = X, B
         self.n, self.d = X.shape
         self.M, self.lam, self.rho2, self.C_a = M, lambda1, rho2, C_a
-        self.R = X - X @ B
+        self.R = X - X @ B  # may overflow for records near 1e308: the private gradient clips it
+        self._x_finite = bool(np.isfinite(X).all())
         self.changes = 0  # iterations that changed B
         self._buf = np.empty_like(X)
         self._ones = np.ones(self.n)  # column sums as a BLAS product: ~2× faster than sum(axis=0)
@@ -98,10 +130,8 @@ class _State:
         """(1/n) Σ_i g_i,ab for every parent a (clipped per sample when private): O(n d)."""
         if self.C_a is None:
             return -(self.X.T @ self.R[:, b]) / self.n
-        buf = self._buf  # g_i,ab = −x_ia r_ib for all i, a; clipped in place (no allocation)
-        np.multiply(self.X, self.R[:, b, None], out=buf)
-        np.minimum(buf, self.C_a, out=buf)
-        np.maximum(buf, -self.C_a, out=buf)
+        buf = clipped_products(self.X, self.R[:, b], self.C_a, out=self._buf,
+                               x_finite=self._x_finite)
         return -(self._ones @ buf) / self.n
 
     def _refresh(self, b: int) -> None:
@@ -128,7 +158,7 @@ class _State:
             return False
         self.changes += 1
         self.B[a, b] = new
-        self.R[:, b] -= self.X[:, a] * delta
+        self.R[:, b] -= self.X[:, a] * delta  # may overflow: the private gradient clips it
         self._refresh(b)
         return True
 

@@ -1,0 +1,91 @@
+"""Scale mistakes caught where the data live: warnings to the data owner, never to the server.
+
+A private learner clips with bounds declared public (a row norm R, feature bounds X_a on x_ia²)
+and may take the data as declared centred. When those declarations do not fit the data (raw
+measurements in the thousands against R = 1, say) the run is still private but learns clipping
+artefacts. Each check here runs inside one participant's step, on that participant's own data,
+and raises a :class:`DataScaleWarning` naming the share of rows clipped or the column that is far
+from centred. It is a local message: nothing of it enters the transcript, the ledger or the result,
+and no noise is spent on it (in a deployment it prints on the participant's machine only).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..mechanisms import row_norms
+
+__all__ = ["DataScaleWarning", "CLIP_WARNING_SHARE", "CENTRE_WARNING_RATIO",
+           "check_row_norm", "check_feature_bound", "check_declared_centre"]
+
+#: Warn when the declared bounds clip more than this share of a participant's rows (per column for
+#: feature bounds). Clipping a few per cent is normal DP practice; clipping most rows means the
+#: bound is on the wrong scale.
+CLIP_WARNING_SHARE = 0.5
+#: Warn, for data declared centred, when a column's mean exceeds this many standard deviations.
+CENTRE_WARNING_RATIO = 1.0
+
+
+class DataScaleWarning(UserWarning):
+    """A participant's data do not fit the public bounds or the declared centre of a private run
+    (a local warning to the data owner; nothing of it is released)."""
+
+
+def _name(columns: Sequence[str] | None, a: int) -> str:
+    return f"column {a}" + (f" ({columns[a]!r})" if columns is not None else "")
+
+
+def check_row_norm(X: np.ndarray, *, clip_norm: float, participant: int,
+                   stacklevel: int = 3) -> float:
+    """Warn when more than :data:`CLIP_WARNING_SHARE` of the rows have ‖x_i‖₂ > ``clip_norm``;
+    returns that share."""
+    share = float(np.mean(row_norms(X) > clip_norm)) if len(X) else 0.0
+    if share > CLIP_WARNING_SHARE:
+        warnings.warn(
+            f"participant {participant}: {share:.0%} of its rows have norm above clip_norm = "
+            f"{clip_norm:g} and are scaled down, so the released covariance mostly reflects the "
+            f"clipping; declare a clip norm on the data's scale (or rescale the data)",
+            DataScaleWarning, stacklevel=stacklevel)
+    return share
+
+
+def check_feature_bound(X: np.ndarray, *, bound: np.ndarray, participant: int,
+                        columns: Sequence[str] | None = None, stacklevel: int = 3) -> float:
+    """Warn when, in some column a, more than :data:`CLIP_WARNING_SHARE` of the rows have
+    x_ia² > X_a; returns the largest such share over the columns."""
+    if not len(X):
+        return 0.0
+    with np.errstate(over="ignore"):
+        shares = np.mean(X * X > bound, axis=0)
+    a = int(np.argmax(shares))
+    share = float(shares[a])
+    if share > CLIP_WARNING_SHARE:
+        warnings.warn(
+            f"participant {participant}: in {_name(columns, a)}, {share:.0%} of its rows have "
+            f"x² above feature_bound = {float(bound[a]):g} and are clipped; declare bounds on "
+            f"the data's scale (or rescale the data)",
+            DataScaleWarning, stacklevel=stacklevel)
+    return share
+
+
+def check_declared_centre(X: np.ndarray, *, participant: int,
+                          columns: Sequence[str] | None = None, stacklevel: int = 3) -> float:
+    """Warn, for data declared centred, when some column's |mean| exceeds
+    :data:`CENTRE_WARNING_RATIO` standard deviations; returns the largest |mean|/std."""
+    if len(X) < 2:
+        return 0.0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        ratio = np.abs(X.mean(axis=0)) / X.std(axis=0)
+    ratio = np.where(np.isnan(ratio), 0.0, ratio)  # constant zero columns are centred
+    a = int(np.argmax(ratio))
+    worst = float(ratio[a])
+    if worst > CENTRE_WARNING_RATIO:
+        warnings.warn(
+            f"participant {participant}: the data are declared centred (centre='declared') but "
+            f"in {_name(columns, a)} the mean is {worst:.3g} standard deviations away from 0; "
+            f"centre the data before the run or use centre='private'",
+            DataScaleWarning, stacklevel=stacklevel)
+    return worst
