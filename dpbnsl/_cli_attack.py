@@ -13,7 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._cli_common import PRIVATE, CLIError, table
+from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, print_privacy, refuse_unused,
+                          seed_warning, table)
+from ._cli_files import read_csv, same_columns
+from .learners._admm import MAX_COUNT
 from .attacks.report import ATTACKABLE, attack_report, population_covariance
 from .learners.dp_fed_bnsl import dp_fed_bnsl
 from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
@@ -40,22 +43,35 @@ def add_attack_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) 
     p.add_argument("--method", required=True, choices=ATTACKABLE, help="protocol to attack")
     p.add_argument("--data", nargs="+", type=Path, default=None, metavar="CSV",
                    help="one CSV per participant (default: simulated participants)")
-    p.add_argument("--d", type=int, default=20, help="simulated: number of variables")
-    p.add_argument("--participants", type=int, default=10, help="simulated: participants")
-    p.add_argument("--n-per-participant", type=int, default=20, help="simulated: rows each")
-    p.add_argument("--seed", type=int, default=0, help="random seed (data, noise, non-members)")
-    p.add_argument("--epsilon", type=float, default=None, help="ε per participant (DP methods)")
+    p.add_argument("--d", type=count(2, 10_000), default=20,
+                   help="simulated: number of variables")
+    p.add_argument("--participants", type=count(1, 100_000), default=10,
+                   help="simulated: participants")
+    p.add_argument("--n-per-participant", type=count(2, 10**6), default=20,
+                   help="simulated: rows each")
+    p.add_argument("--seed", type=count(0, MAX_SEED), default=None,
+                   help="random seed of the simulated data, the privacy noise and the attacker's "
+                        "non-members (default: fresh entropy; with a DP method a seed makes the "
+                        "run NOT private against anyone who knows it)")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help="ε per participant (DP methods, required there)")
     p.add_argument("--delta", type=float, default=1e-5, help="δ per participant (DP methods)")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--rounds", type=count(1, MAX_COUNT), default=None,
                    help="rounds (default: Fed-BNSL 200 at most; sparse 100, private 10)")
     p.add_argument("--clip", type=float, default=30.0, help="dp-fed-sparse-bnsl: clip bound C")
     p.add_argument("--feature-bound", type=float, default=30.0,
                    help="dp-fed-sparse-bnsl: public bound on x_ia² (private smoothness)")
     p.add_argument("--clip-norm", type=float, default=10.0,
                    help="dp-fed-bnsl: row-norm clip bound R")
-    p.add_argument("--target", type=int, default=None,
+    p.add_argument("--target", type=count(0, 10_000), default=None,
                    help="hidden column of attribute inference (default: the last)")
     p.set_defaults(handler=_attack)
+
+
+#: options of `attack` that only some methods (or only simulated data) read
+_USERS = {"epsilon": PRIVATE, "delta": PRIVATE, "clip": ("dp-fed-sparse-bnsl",),
+          "feature_bound": ("dp-fed-sparse-bnsl",), "clip_norm": ("dp-fed-bnsl",)}
+_SIMULATED = ("d", "participants", "n_per_participant")
 
 
 def run_attack(args) -> tuple[object, pd.DataFrame]:
@@ -63,22 +79,31 @@ def run_attack(args) -> tuple[object, pd.DataFrame]:
     private = args.method in PRIVATE
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
-    if not private and args.epsilon is not None:
-        raise CLIError(f"--epsilon does not apply to --method {args.method} (it is not private)")
+    given = getattr(args, "given", set())
+    refuse_unused(argparse.Namespace(given=given), _USERS, args.method)
     if args.data is not None:
-        frames = []
-        for path in args.data:
-            if not path.is_file():
-                raise CLIError(f"--data file {str(path)!r} does not exist")
-            frames.append(pd.read_csv(path))
+        extra = [n for n in _SIMULATED if n in given]
+        if extra:
+            raise CLIError(f"--{extra[0].replace('_', '-')} applies to simulated participants "
+                           f"only, not with --data")
+        frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
+        same_columns(frames, args.data, "--data")
         participants = [f.to_numpy(dtype=float) for f in frames]
         # the adversary's population statistics: the pooled covariance (it includes the members,
         # which slightly favours the baseline and the membership reference, not the attack)
         pooled = np.concatenate([center(X) for X in participants])
         population = pooled.T @ pooled / len(pooled)
-    else:
+    if args.target is not None:
+        d = participants[0].shape[1] if args.data is not None else args.d
+        if args.target >= d:
+            raise CLIError(f"--target {args.target} is not a column index (the data have {d})")
+    if private and args.seed is not None:
+        seed_warning()
+    rng = np.random.default_rng(args.seed)  # one stream: data, noise and non-members
+    data_rng, noise_rng, attack_rng = rng.spawn(3)
+    if args.data is None:
         data = simulate(args.d, args.participants * args.n_per_participant,
-                        participants=args.participants, rng=args.seed)
+                        participants=args.participants, rng=data_rng)
         participants = list(data.participants)
         population = population_covariance(data.W_true)
     rounds = args.rounds
@@ -87,14 +112,14 @@ def run_attack(args) -> tuple[object, pd.DataFrame]:
         "fed-sparse-bnsl": lambda: fed_sparse_bnsl(participants, rounds=rounds or 100),
         "dp-fed-bnsl": lambda: dp_fed_bnsl(participants, epsilon=args.epsilon, delta=args.delta,
                                            clip_norm=args.clip_norm, max_rounds=rounds or 200,
-                                           rng=args.seed),
+                                           rng=noise_rng),
         "dp-fed-sparse-bnsl": lambda: dp_fed_sparse_bnsl(
             participants, epsilon=args.epsilon, delta=args.delta, clip=args.clip,
-            feature_bound=args.feature_bound, rounds=rounds or 10, rng=args.seed),
+            feature_bound=args.feature_bound, rounds=rounds or 10, rng=noise_rng),
     }
     result = fit[args.method]()
     report = attack_report(result, participants, population_cov=population, target=args.target,
-                           rng=args.seed)
+                           rng=attack_rng)
     return result, report
 
 
@@ -103,9 +128,7 @@ def _attack(args) -> int:
     d = result.W.shape[0]
     print(f"{result.method}: {len(report.table) - 1} participants, d = {d}, "
           f"{len(result.history)} rounds, {result.transcript.total_mb:.3f} MB")
-    if "epsilon" in result.info:
-        print("privacy spent per participant: " + ", ".join(
-            f"ε = {v:.4g} ({k})" for k, v in result.info["epsilon"].items()) + f" at δ = {args.delta:g}")
+    print_privacy(result)
     rows = [[r[c] for c in _COLUMNS] for r in report.table.to_dict("records")]
     print(table(_COLUMNS, rows))
     print(f"rel_error: ‖Ĉ − C‖_F/‖C‖_F of the server's covariance estimate; recovered: entries "

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from ._cli_common import CLIError, table
+from ._cli_common import MAX_SEED, count, table
+from .audits._game_base import MAX_TRIALS
 from .audits.audit import MIN_TRIALS, audit
 from .audits.games import BROKEN, GAMES
 
@@ -27,11 +28,14 @@ def add_audit_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -
     p.add_argument("--mechanism", required=True, choices=tuple(GAMES), help="what to audit")
     p.add_argument("--epsilon", type=float, default=1.0, help="the ε the release is calibrated to")
     p.add_argument("--delta", type=float, default=1e-5, help="δ")
-    p.add_argument("--trials", type=int, default=100_000, help="runs per world")
+    p.add_argument("--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000,
+                   help="runs per world")
     p.add_argument("--broken", default=None, choices=tuple(BROKEN),
                    help="audit a deliberately broken variant instead (a negative control)")
     p.add_argument("--alpha", type=float, default=0.05, help="failure probability of the bound")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=count(0, MAX_SEED), default=None,
+                   help="random seed of the game (default: fresh entropy; give one to reproduce "
+                        "an audit: the worlds are synthetic, so a seed exposes no one's data)")
     p.set_defaults(handler=_audit)
 
 
@@ -45,8 +49,6 @@ def print_audit(results) -> None:
 
 
 def _audit(args) -> int:
-    if args.trials < MIN_TRIALS:
-        raise CLIError(f"--trials must be at least {MIN_TRIALS}; got {args.trials}")
     result = audit(args.mechanism, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
                    broken=args.broken, alpha=args.alpha, rng=args.seed)
     print_audit([result])

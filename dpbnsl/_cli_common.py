@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 
-__all__ = ["CLIError", "PRIVATE", "formatter", "table"]
+__all__ = ["CLIError", "PRIVATE", "formatter", "table", "warn", "seed_warning", "count",
+           "MAX_SEED", "refuse_unused", "print_privacy"]
 
 #: The private learners (they need --epsilon and accept the privacy options).
 PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
@@ -13,6 +15,59 @@ PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
 
 class CLIError(Exception):
     """A user error found by the CLI itself (bad file, wrong combination of options)."""
+
+
+def refuse_unused(args, users: dict, method: str, what: str | None = None) -> None:
+    """Refuse every option the user gave (even at its default value) that ``method`` does not
+    read; ``users`` maps option dest to the methods that read it."""
+    for name, readers in users.items():
+        if name in args.given and method not in readers:
+            flag = "--" + name.replace("_", "-")
+            raise CLIError(f"{flag} does not apply to {what or '--method ' + method} (it is used "
+                           f"by {', '.join(readers)})")
+
+
+def print_privacy(result) -> None:
+    """The guarantee line of a private run, and the looser bounds labelled as such."""
+    if getattr(result, "privacy", None) is None:
+        return
+    print(f"privacy: {result.privacy}")
+    looser = result.privacy.describe_looser()
+    if looser:
+        print(f"  {looser}")
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr (the CLI's only way to warn: no Python warning text)."""
+    print(f"dpbnsl: warning: {message}", file=sys.stderr, flush=True)
+
+
+def seed_warning() -> None:
+    """The warning printed when a private run is given --seed."""
+    warn("--seed makes the privacy noise reproducible: this run is NOT private against anyone "
+         "who knows the seed (they can regenerate the noise and subtract it)")
+
+
+#: Seeds are non-negative integers below 2**63 (numpy's SeedSequence takes any, but a CLI seed
+#: beyond this is a typo).
+MAX_SEED = 2**63 - 1
+
+
+def count(low: int, high: int, what: str = "") -> Callable[[str], int]:
+    """An argparse ``type`` for an integer in [low, high]; the message names the allowed range."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be between {low} and {high:,}{what}; got {value:,}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
 
 
 class _DefaultsFormatter(argparse.HelpFormatter):

@@ -14,11 +14,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from ._cli_accounting import _noise
 from ._cli_audit import print_audit
-from ._cli_common import table
+from ._cli_common import MAX_SEED, count, print_privacy, table
+from ._cli_files import check_output_dir, write_files
 from .attacks.report import attack_report, population_covariance
-from .audits.audit import audit
+from .audits._game_base import MAX_TRIALS
+from .audits.audit import MIN_TRIALS, audit
 from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from .learners.fed_bnsl import fed_bnsl
 from .metrics import count_accuracy
@@ -35,8 +39,13 @@ def add_demo_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) ->
                        description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("dpbnsl-demo"),
                    help="directory for the curve CSV and PNG")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--trials", type=int, default=100_000, help="audit runs per world")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite curve.csv and curve.png of an earlier demo in --out")
+    p.add_argument("--seed", type=count(0, MAX_SEED), default=None,
+                   help="random seed of the data, the noise and the audits (default: fresh "
+                        "entropy; the data are simulated, so a seed exposes no one)")
+    p.add_argument("--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000,
+                   help="audit runs per world")
     p.set_defaults(handler=_demo)
 
 
@@ -50,9 +59,16 @@ def _attack_table(report) -> None:
 
 
 def _demo(args) -> int:
+    try:
+        import matplotlib  # noqa: F401
+        outputs = ("curve.csv", "curve.png")
+    except ImportError:
+        outputs = ("curve.csv",)
+    check_output_dir(args.out, "--out", outputs, force=args.force)
     start = time.perf_counter()
     d, P, n_k, eps = 15, 5, 30, 1.0
-    data = simulate(d, P * n_k, participants=P, rng=args.seed)
+    data_rng, noise_rng, attack_rng, audit_rng = np.random.default_rng(args.seed).spawn(4)
+    data = simulate(d, P * n_k, participants=P, rng=data_rng)
     pop = population_covariance(data.W_true)
     _section(f"data: {P} participants × {n_k} rows, d = {d}, "
              f"{int(data.B_true.sum())} true edges (linear-Gaussian SEM)")
@@ -66,42 +82,43 @@ def _demo(args) -> int:
     acc = count_accuracy(data.B_true, fed.W)
     print(f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, "
           f"{fed.transcript.total_mb:.2f} MB over {len(fed.history)} rounds")
-    _attack_table(attack_report(fed, data.participants, population_cov=pop, rng=args.seed))
+    _attack_table(attack_report(fed, data.participants, population_cov=pop, rng=attack_rng))
 
     _section(f"DP-Fed-Sparse-BNSL at ε = {eps:g}: the same attack fails")
     dp = dp_fed_sparse_bnsl(data.participants, epsilon=eps, delta=1e-5, feature_bound=30.0,
-                            rng=args.seed)
+                            rng=noise_rng)
     acc = count_accuracy(data.B_true, dp.W)
-    spent = ", ".join(f"{v:.4g} ({k})" for k, v in dp.info["epsilon"].items())
     print(f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, "
-          f"{dp.transcript.total_mb:.3f} MB; ε spent per participant: {spent}")
-    _attack_table(attack_report(dp, data.participants, population_cov=pop, rng=args.seed))
+          f"{dp.transcript.total_mb:.3f} MB")
+    print_privacy(dp)
+    _attack_table(attack_report(dp, data.participants, population_cov=pop, rng=attack_rng))
 
     _section(f"audits at ε = {eps:g} ({args.trials} trials per world)")
-    print_audit([audit("gaussian-step", epsilon=eps, trials=args.trials, rng=args.seed),
-                 audit("selection", epsilon=eps, trials=args.trials, rng=args.seed),
+    print_audit([audit("gaussian-step", epsilon=eps, trials=args.trials, rng=audit_rng),
+                 audit("selection", epsilon=eps, trials=args.trials, rng=audit_rng),
                  audit("gaussian-step", epsilon=eps, trials=args.trials, broken="noise-halved",
-                       rng=args.seed)])
+                       rng=audit_rng)])
 
     _section("privacy-utility curve")
     from .audits.tradeoff import sweep
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    csv = args.out / "curve.csv"
-    csv.unlink(missing_ok=True)  # the demo's own file, recomputed every run (a CSV from an
-    # earlier version of the sweep would otherwise be refused)
+    csv, png = args.out / "curve.csv", args.out / "curve.png"
+    # the curve is simulated data: its seeds are the study's, reproducible on purpose
     frame = sweep(methods=("fed-sparse-bnsl", "dp-fed-sparse-bnsl"), epsilons=(1.0, 5.0, 50.0),
-                  seeds=(0, 1), d=10, participants=5, n_per_participant=200, csv=csv,
+                  seeds=(0, 1), d=10, participants=5, n_per_participant=200,
                   progress=False).frame
     print(frame.groupby(["method", "epsilon"])[["shd", "tpr", "fdr"]].mean().round(2)
           .to_string())
-    print(f"curve rows written to {csv}")
-    try:
+    files = [(csv, lambda tmp: frame.to_csv(tmp, index=False))]
+    if "curve.png" in outputs:
         from .audits.plots import plot_tradeoff
 
-        png = plot_tradeoff(frame, path=args.out / "curve.png")
+        files.append((png, lambda tmp: plot_tradeoff(frame, path=tmp)))
+    write_files(files)
+    print(f"curve rows written to {csv}")
+    if "curve.png" in outputs:
         print(f"curve plot written to {png}")
-    except ImportError as exc:
-        print(f"no plot: {exc}")
+    else:
+        print("no plot: matplotlib is not installed (pip install 'dpbnsl[plot]')")
     print(f"\ndemo finished in {time.perf_counter() - start:.0f} s")
     return 0

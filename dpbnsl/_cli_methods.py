@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ._cli_common import CLIError
+from ._cli_common import CLIError, count
+from .learners._admm import MAX_COUNT
 from .learners.dynotears import dynotears
 from .learners.dynotears_baselines import dynotears_all, dynotears_average, dynotears_best
 from .learners.fed_bnsl_mlp import fed_bnsl_mlp
@@ -125,7 +126,7 @@ def add_extra_options(learn: argparse.ArgumentParser) -> None:
     dbn = learn.add_argument_group(
         "time series (dynotears, fed-dbn, …): each --data CSV is one participant's series, rows "
         "in time order; --truth is the intra-slice graph; --out also writes <out>.lagged.csv")
-    dbn.add_argument("--lag", type=int, default=1, help="autoregressive order p")
+    dbn.add_argument("--lag", type=count(1, 1000), default=1, help="autoregressive order p")
     dbn.add_argument("--lambda-w", type=float, default=None,
                      help="ℓ1 weight on the intra-slice W (default: the learner's)")
     dbn.add_argument("--lambda-a", type=float, default=None,
@@ -135,11 +136,11 @@ def add_extra_options(learn: argparse.ArgumentParser) -> None:
                      help="L-BFGS-B tolerance of every local and server solve (default: scipy's "
                           "2.2e-9; 1e-6 is about 5x faster and is what the experiments use)")
     fcd = learn.add_argument_group("DS-FCD and AS-FCD (nonlinear; full schedule: minutes at d = 10)")
-    fcd.add_argument("--it-in", type=int, default=None,
+    fcd.add_argument("--it-in", type=count(1, MAX_COUNT), default=None,
                      help="Adam steps per augmented-Lagrangian sub-problem (default: Table 6)")
-    fcd.add_argument("--it-fl", type=int, default=None,
+    fcd.add_argument("--it-fl", type=count(1, MAX_COUNT), default=None,
                      help="local steps between two averagings of U (default: Table 6)")
-    fcd.add_argument("--participants-per-round", type=int, default=None,
+    fcd.add_argument("--participants-per-round", type=count(1, 100_000), default=None,
                      help="participants drawn at random per averaging (default: all)")
 
 

@@ -1,12 +1,17 @@
 """Command-line interface: a thin shell over the importable functions.
 
-Every bad input becomes a one-line ``dpbnsl: error: ...`` on stderr and exit status 2.
+Every bad input becomes a one-line ``dpbnsl: error: ...`` on stderr and exit status 2, found
+before any work and before any file is written; warnings are one ``dpbnsl: warning: ...`` line
+each. An unexpected failure (a bug) is one ``dpbnsl: internal error: ...`` line and status 70
+(set ``DPBNSL_DEBUG=1`` for the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +22,8 @@ from .learners import fed_bnsl, notears, notears_average, notears_best, notears_
 from .learners.dp_fed_bnsl import dp_fed_bnsl
 from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from .learners.fed_sparse_bnsl import fed_sparse_bnsl
+from dp_accounting import UnsupportedEventError
+
 from .graphs import is_dag
 from .metrics import count_accuracy, shd_cpdag
 from .simulate import simulate, split
@@ -25,7 +32,10 @@ from ._cli_attack import add_attack_command
 from ._cli_audit import add_audit_command
 from ._cli_curve import add_curve_command
 from ._cli_demo import add_demo_command
-from ._cli_common import PRIVATE, CLIError, formatter as _formatter
+from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, formatter as _formatter,
+                          print_privacy, refuse_unused, seed_warning, warn)
+from ._cli_files import check_output_file, check_output_dir, read_csv, same_columns, write_files
+from .learners._admm import MAX_COUNT
 from ._cli_methods import EXTRA_METHODS, add_extra_options, run_extra
 
 __all__ = ["main", "build_parser"]
@@ -56,16 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
                          help="simulate a linear SEM and write one CSV per participant",
                          description="Simulate an ER/SF DAG with weights U(±[0.5, 2]) and a linear "
                          "SEM; write participant_<k>.csv, true_graph.csv and true_weights.csv.")
-    sim.add_argument("--d", type=int, default=10, help="number of variables")
-    sim.add_argument("--n", type=int, default=1000, help="total number of samples")
-    sim.add_argument("--participants", type=int, default=10, help="number of participants")
-    sim.add_argument("--s0", type=int, default=None, help="number of edges (default: d)")
+    sim.add_argument("--d", type=count(2, 10_000), default=10, help="number of variables")
+    sim.add_argument("--n", type=count(2, 10**8), default=1000, help="total number of samples")
+    sim.add_argument("--participants", type=count(1, 100_000), default=10,
+                     help="number of participants")
+    sim.add_argument("--s0", type=count(0, 10**8), default=None,
+                     help="number of edges (default: d)")
     sim.add_argument("--graph-type", default="ER", choices=("ER", "SF"),
                      help="Erdős–Rényi or scale-free DAG")
     sim.add_argument("--noise", default="gaussian",
                      choices=("gaussian", "exponential", "gumbel", "uniform"), help="noise family")
-    sim.add_argument("--seed", type=int, default=0, help="random seed")
+    sim.add_argument("--seed", type=count(0, MAX_SEED), default=0,
+                     help="random seed (simulated data, not privacy noise: a fixed default keeps "
+                          "examples reproducible)")
     sim.add_argument("--out", type=Path, default=Path("dpbnsl-data"), help="output directory")
+    sim.add_argument("--force", action="store_true",
+                     help="overwrite the files of an earlier simulation in --out (and remove its "
+                          "participant files beyond --participants)")
     sim.set_defaults(handler=_simulate)
 
     learn = sub.add_parser("learn", formatter_class=_formatter,
@@ -76,37 +93,46 @@ def build_parser() -> argparse.ArgumentParser:
     learn.add_argument("--method", default="fed-bnsl", choices=METHODS, help="learner")
     learn.add_argument("--data", nargs="+", type=Path, required=True, metavar="CSV",
                        help="one CSV per participant (required)")
-    learn.add_argument("--participants", type=int, default=None,
+    learn.add_argument("--participants", type=count(1, 100_000), default=None,
                        help="split a single --data file into this many participants")
     learn.add_argument("--out", type=Path, default=None, help="write the learned weights here")
+    learn.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     learn.add_argument("--truth", type=Path, default=None,
-                       help="true adjacency CSV (d×d, optionally labelled); prints metrics")
+                       help="true adjacency CSV (d×d DAG, optionally labelled); prints metrics")
     learn.add_argument("--lambda1", type=float, default=None,
                        help="ℓ1 weight (default: each method's own: 0.1 for notears and "
                             "(dp-)fed-sparse-bnsl, 1e-3 for fed-bnsl-mlp, Table 6 for "
                             "ds-fcd/as-fcd, 0.01 otherwise)")
     learn.add_argument("--threshold", type=float, default=0.3, help="edge weight threshold")
-    learn.add_argument("--max-rounds", type=int, default=200, help="Fed-BNSL rounds at most")
+    learn.add_argument("--max-rounds", type=count(1, MAX_COUNT), default=200,
+                       help="Fed-BNSL rounds at most")
+    learn.add_argument("--seed", type=count(0, MAX_SEED), default=None,
+                       help="random seed of the private noise and of random initialisations "
+                            "(default: fresh entropy from the operating system; a seed makes a "
+                            "private run reproducible and therefore NOT private against anyone "
+                            "who knows it)")
     sparse = learn.add_argument_group("Fed-Sparse-BNSL and DP-Fed-Sparse-BNSL")
-    sparse.add_argument("--rounds", type=int, default=None,
+    sparse.add_argument("--rounds", type=count(1, MAX_COUNT), default=None,
                         help="ADMM rounds T (default: 100, or 10 for the private method)")
-    sparse.add_argument("--local-iters", type=int, default=None,
+    sparse.add_argument("--local-iters", type=count(1, MAX_COUNT), default=None,
                         help="(DP-)PGCD iterations K per round (default: 20, or 10 if private)")
-    sparse.add_argument("--seed", type=int, default=0, help="random seed (private and randomly initialised methods)")
     dp = learn.add_argument_group("privacy (private methods)")
-    dp.add_argument("--epsilon", type=float, default=None, help="ε per participant (required)")
+    dp.add_argument("--epsilon", type=float, default=None,
+                    help="ε per participant, in [1e-6, 100] (required)")
     dp.add_argument("--delta", type=float, default=1e-5, help="δ per participant")
-    dp.add_argument("--clip", type=float, default=30.0, help="DP-PGCD clip bound C")
+    dp.add_argument("--clip", type=float, default=30.0,
+                    help="DP-PGCD clip bound C (public: not chosen by looking at the data)")
     dp.add_argument("--calibration", default="tight", choices=("tight", "paper"),
                     help="DP-PGCD noise calibration")
     dp.add_argument("--smoothness", default="private", choices=("private", "bounds"),
                     help="smoothness constants: private estimate or the public bound itself")
     dp.add_argument("--feature-bound", type=float, default=None,
-                    help="public bound on every x_ia² (required by the private method)")
+                    help="public bound on every x_ia², from the data's known range, not from the "
+                         "data (required by the private method)")
     dp.add_argument("--centre", default="declared", choices=("declared", "private"),
                     help="data declared centred, or centred by a private mean")
     dp.add_argument("--clip-norm", type=float, default=1.0,
-                    help="dp-fed-bnsl: row clipping norm R of the covariance release")
+                    help="dp-fed-bnsl: row clipping norm R of the covariance release (public)")
     dp.add_argument("--gaussian", default="analytic", choices=("analytic", "classic", "zcdp"),
                     help="dp-fed-bnsl: calibration of the covariance release")
     add_extra_options(learn)
@@ -120,36 +146,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_csv(path: Path, what: str) -> pd.DataFrame:
-    if not path.is_file():
-        raise CLIError(f"{what} file {str(path)!r} does not exist")
-    try:
-        return pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise CLIError(f"cannot read {what} file {str(path)!r}: {exc}") from exc
-
-
-def _read_truth(path: Path) -> pd.DataFrame:
-    df = _read_csv(path, "--truth")
-    first = df.columns[0]
-    if str(first).startswith("Unnamed") or not pd.api.types.is_numeric_dtype(df[first]):
-        df = df.set_index(first)
-        df.index.name = None
+def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
+    """The --truth matrix, checked against the data before any learning: square, d × d, finite,
+    a DAG, and labelled like the data when it carries the same labels in another order."""
+    df = read_csv(path, "--truth", index="auto")
     if df.shape[0] != df.shape[1]:
         raise CLIError(f"--truth {str(path)!r} must be a square matrix; got shape {df.shape}")
-    for col in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[col]):
-            raise CLIError(f"--truth {str(path)!r} column {col!r} is not numeric")
+    if df.shape[0] != len(columns):
+        raise CLIError(f"--truth {str(path)!r} has {df.shape[0]} variables but the data have "
+                       f"{len(columns)}")
+    labels = [str(c) for c in df.columns]
+    if labels != columns and sorted(labels) == sorted(columns):
+        raise CLIError(f"--truth {str(path)!r} names the data's variables in another order "
+                       f"({labels} vs {columns}); write it in the data's column order")
+    if not is_dag(df.to_numpy(dtype=float)):
+        raise CLIError(f"--truth {str(path)!r} is not a DAG (it has a cycle or a self-loop)")
     return df
 
 
-def _participants(args) -> list[pd.DataFrame]:
-    frames = [_read_csv(p, "--data") for p in args.data]
+def _participants(args) -> tuple[list[pd.DataFrame], list[Path]]:
+    frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
+    same_columns(frames, args.data, "--data")
     if args.participants is not None:
         if len(frames) != 1:
             raise CLIError(f"--participants needs exactly one --data file; got {len(frames)}")
-        return split(frames[0], args.participants)
-    return frames
+        return split(frames[0], args.participants), args.data * args.participants
+    return frames, list(args.data)
 
 
 # options that only some methods read; giving one to another method is an error, never ignored
@@ -172,36 +194,40 @@ for _name, _method in EXTRA_METHODS.items():  # the extra methods' own options
 
 
 def _refuse_unused_options(args) -> None:
-    defaults = build_parser().parse_args(["learn", "--data", "x"])
-    for name, users in _OPTION_USERS.items():
-        if args.method not in users and getattr(args, name) != getattr(defaults, name):
-            flag = "--" + name.replace("_", "-")
-            raise CLIError(f"{flag} does not apply to --method {args.method} (it is used by "
-                           f"{', '.join(users)})")
+    refuse_unused(args, _OPTION_USERS, args.method)
+
+
+def _temporal(method: str) -> bool:
+    return getattr(EXTRA_METHODS.get(method), "family", "") == "temporal"
 
 
 def _learn(args) -> int:
-    participants = _participants(args)
-    truth = _read_truth(args.truth) if args.truth is not None else None
-    if args.method in EXTRA_METHODS:
-        _refuse_unused_options(args)
-        B = None if truth is None else truth.to_numpy(dtype=float)
-        return _report(args, participants, truth,
-                       run_extra(args.method, participants, args, B))
-    lam = DEFAULT_LAMBDA.get(args.method, 0.01) if args.lambda1 is None else args.lambda1
-    common = dict(lambda1=lam, threshold=args.threshold)
+    # --- everything is checked before any learning and before any file is written -------------
     private = args.method in PRIVATE
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
     _refuse_unused_options(args)
+    if args.out is not None:
+        check_output_file(args.out, "--out", force=args.force)
+        if _temporal(args.method):
+            check_output_file(args.out.with_suffix(".lagged.csv"), "--out (lagged weights)",
+                              force=args.force)
+    participants, _ = _participants(args)
+    names = [str(c) for c in participants[0].columns]
+    truth = _read_truth(args.truth, names) if args.truth is not None else None
+    if args.method in EXTRA_METHODS:
+        B = None if truth is None else truth.to_numpy(dtype=float)
+        result = run_extra(args.method, participants, args, B)
+        return _report(args, participants, truth, result)
+    lam = DEFAULT_LAMBDA.get(args.method, 0.01) if args.lambda1 is None else args.lambda1
+    common = dict(lambda1=lam, threshold=args.threshold)
     if args.method == "notears-best" and truth is None:
         raise CLIError("--method notears-best is an oracle: it needs --truth")
-    sparse = dict(rounds=args.rounds or (10 if private else 100),
-                  local_iters=args.local_iters or (10 if private else 20))
-    if args.method == "notears":
-        names = [tuple(f.columns) for f in participants]
-        if len(set(names)) > 1:
-            raise CLIError("--data files must have the same columns to be pooled for notears")
+    default_rounds, default_iters = (10, 10) if private else (100, 20)
+    sparse = dict(rounds=default_rounds if args.rounds is None else args.rounds,
+                  local_iters=default_iters if args.local_iters is None else args.local_iters)
+    if private and args.seed is not None:
+        seed_warning()
     run = {
         "notears": lambda: notears(pd.concat(participants, ignore_index=True), **common),
         "fed-bnsl": lambda: fed_bnsl(participants, max_rounds=args.max_rounds, **common),
@@ -231,54 +257,120 @@ def _report(args, participants, truth, result) -> int:
               f"{int(np.count_nonzero(result.info['A']))}")
     if result.transcript is not None:
         print(f"communication: {result.transcript.total_mb:.3f} MB")
-    if "epsilon" in result.info:
-        spent = result.info["epsilon"]
-        print(f"privacy spent per participant at δ = {args.delta:g}: "
-              + ", ".join(f"ε = {v:.7g} ({k})" for k, v in spent.items()))
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        W.to_csv(args.out)
-        print(f"weights written to {args.out}")
-        if "A" in result.info:  # time series: the lagged weights too
-            lagged = args.out.with_suffix(".lagged.csv")
-            pd.DataFrame(np.asarray(result.info["A"]), index=list(result.info["A_index"]),
-                         columns=W.columns).to_csv(lagged)
-            print(f"lagged weights written to {lagged}")
+    print_privacy(result)
     if truth is not None:
-        if truth.shape[0] != W.shape[0]:
-            raise CLIError(f"--truth has {truth.shape[0]} variables but the data have {W.shape[0]}")
         acc = count_accuracy(truth.to_numpy(dtype=float), result.W)
         print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in acc.as_dict().items()))
         constraint = getattr(EXTRA_METHODS.get(args.method), "family", "") == "constraint"
-        if constraint and result.is_dag and is_dag(truth.to_numpy()):  # PC learns a class
+        if constraint and result.is_dag:  # PC learns an equivalence class
             print(f"shd_cpdag={shd_cpdag(truth.to_numpy(dtype=float), result.W)}")
+    if args.out is not None:
+        files = [(args.out, lambda tmp: W.to_csv(tmp))]
+        if "A" in result.info:  # time series: the lagged weights too
+            lagged = args.out.with_suffix(".lagged.csv")
+            A = pd.DataFrame(np.asarray(result.info["A"]), index=list(result.info["A_index"]),
+                             columns=W.columns)
+            files.append((lagged, lambda tmp: A.to_csv(tmp)))
+        write_files(files)
+        print(f"weights written to {args.out}")
+        if len(files) > 1:
+            print(f"lagged weights written to {files[1][0]}")
     return 0
 
 
 def _simulate(args) -> int:
+    names = [f"participant_{k}.csv" for k in range(args.participants)]
+    outputs = names + ["true_graph.csv", "true_weights.csv"]
+    check_output_dir(args.out, "--out", outputs, force=args.force)
+    if args.participants > args.n:
+        raise CLIError(f"--participants {args.participants} exceeds --n {args.n}: every "
+                       f"participant needs at least one row")
     data = simulate(args.d, args.n, participants=args.participants, s0=args.s0,
                     graph_type=args.graph_type, noise=args.noise, rng=args.seed)
-    names = [f"X{i}" for i in range(args.d)]
-    args.out.mkdir(parents=True, exist_ok=True)
-    for k, X in enumerate(data.participants):
-        pd.DataFrame(X, columns=names).to_csv(args.out / f"participant_{k}.csv", index=False)
-    pd.DataFrame(data.B_true, index=names, columns=names).to_csv(args.out / "true_graph.csv")
-    pd.DataFrame(data.W_true, index=names, columns=names).to_csv(args.out / "true_weights.csv")
+    cols = [f"X{i}" for i in range(args.d)]
+    frames = [pd.DataFrame(X, columns=cols) for X in data.participants]
+    files = [(args.out / n, lambda tmp, f=f: f.to_csv(tmp, index=False))
+             for n, f in zip(names, frames)]
+    files += [(args.out / "true_graph.csv",
+               lambda tmp: pd.DataFrame(data.B_true, index=cols, columns=cols).to_csv(tmp)),
+              (args.out / "true_weights.csv",
+               lambda tmp: pd.DataFrame(data.W_true, index=cols, columns=cols).to_csv(tmp))]
+    write_files(files)
+    stale = [p for p in args.out.glob("participant_*.csv")
+             if p.name not in names and p.stem.split("_", 1)[1].isdigit()]
+    for p in stale:  # only with --force: the earlier simulation's extra participants
+        p.unlink()
     print(f"wrote {len(data.participants)} participant files, true_graph.csv and true_weights.csv "
-          f"to {args.out} ({int(np.count_nonzero(data.B_true))} true edges)")
+          f"to {args.out} ({int(np.count_nonzero(data.B_true))} true edges)"
+          + (f"; removed {len(stale)} participant file(s) of an earlier simulation" if stale else ""))
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _given(argv: Sequence[str]) -> set[str]:
+    """The options the user typed (whatever their value): the same command line parsed with every
+    default suppressed."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            elif action.option_strings:
+                action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv))) - {"command", "handler"}
+
+
+def _show_warning(seen: set[str]):
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
+        if text not in seen:
+            seen.add(text)
+            warn(text)
+    return show
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:  # argparse prints its one-line error (or the help) and exits: return its status
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    args.given = _given(argv)
     try:
-        return args.handler(args)
-    except (CLIError, ValueError, TypeError, FileNotFoundError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"dpbnsl: error: {message}", file=sys.stderr)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("always")
+            warnings.showwarning = _show_warning(set())
+            return args.handler(args)
+    except KeyboardInterrupt:
+        print("dpbnsl: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `dpbnsl ... | head`: stop quietly
+        sys.stderr.close()
+        return 141
+    except MemoryError:
+        print("dpbnsl: error: out of memory (reduce the problem size: --d, --n, --trials, ...)",
+              file=sys.stderr)
         return 2
+    except (CLIError, ValueError, TypeError, UnsupportedEventError, OSError) as exc:
+        print(f"dpbnsl: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: one line, not a traceback (DPBNSL_DEBUG=1 shows it)
+        if os.environ.get("DPBNSL_DEBUG"):
+            raise
+        print(f"dpbnsl: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a bug; "
+              f"set DPBNSL_DEBUG=1 for the traceback and please report it)", file=sys.stderr)
+        return 70
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename!r}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -237,7 +237,8 @@ def test_cli_attack_on_csv_files(tmp_path, capsys):
                    comments="")
     assert main(["attack", "--method", "dp-fed-sparse-bnsl", "--epsilon", "2",
                  "--data", *map(str, paths)]) == 0
-    assert "privacy spent per participant" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "privacy: (ε, δ) = (2, 1e-05)-DP per participant, replace-one; accountant: rdp" in out
 
 
 def test_doctests():

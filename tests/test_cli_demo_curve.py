@@ -11,9 +11,17 @@ from dpbnsl.cli import main
 
 def test_demo_runs_every_section(tmp_path, capsys):
     stale = "method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,comm_mb,seconds\n"
-    (tmp_path / "curve.csv").write_text(stale)  # a curve from before the setting columns
-    assert main(["demo", "--out", str(tmp_path), "--trials", "20000"]) == 0
+    (tmp_path / "curve.csv").write_text(stale)  # an earlier demo's curve
+    # an existing output is never overwritten silently: refused before any work, file untouched
+    assert main(["demo", "--out", str(tmp_path), "--trials", "20000"]) == 2
+    assert "already holds curve.csv; pass --force" in capsys.readouterr().err
+    assert (tmp_path / "curve.csv").read_text() == stale
+    # --seed: 20 000 trials flag the broken control on most seeds, not all; the default 100 000
+    # flags it at every seed tried (the demo's own runs are unseeded)
+    assert main(["demo", "--out", str(tmp_path), "--trials", "20000", "--force", "--seed",
+                 "0"]) == 0
     out = capsys.readouterr().out
+    assert "privacy: (ε, δ) = (1, 1e-05)-DP per participant, replace-one; accountant: rdp" in out
     for part in ("noise for ε = 1", "Fed-BNSL: the server reconstructs", "the same attack fails",
                  "audits at ε = 1", "FLAGGED", "privacy-utility curve", "demo finished"):
         assert part in out, part

@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 Accountant = Literal["zcdp", "rdp", "pld"]
+#: dp-accounting's PLD squares the noise multiplier; beyond this it overflows float64.
+PLD_MAX_MULTIPLIER = 1e100
 ACCOUNTANTS = ("zcdp", "rdp", "pld")
 #: Rényi orders of the "rdp" accountant: dp-accounting's defaults plus a geometric tail, so that the
 #: small per-step losses of long runs (optimal order in the thousands) are covered.
@@ -112,10 +114,10 @@ def event_rho(event: DpEvent) -> tuple[float, float]:
     _check_event(event)
     if isinstance(event, GaussianDpEvent):
         z = event.noise_multiplier
-        return (math.inf if z == 0 else 0.5 / (z * z)), 0.0
+        return (math.inf if z == 0 else 0.5 / z / z), 0.0  # not z*z: it underflows to 0
     if isinstance(event, ZCDpEvent):
         return float(event.rho), float(event.xi)
-    return event.epsilon0 ** 2 / 8.0, 0.0
+    return event.epsilon0 * event.epsilon0 / 8.0, 0.0  # ∞ rather than OverflowError
 
 
 def event_rdp(event: DpEvent, orders: np.ndarray = ORDERS) -> np.ndarray:
@@ -124,7 +126,7 @@ def event_rdp(event: DpEvent, orders: np.ndarray = ORDERS) -> np.ndarray:
     orders = np.asarray(orders, float)
     if isinstance(event, GaussianDpEvent):
         z = event.noise_multiplier
-        return np.full(orders.shape, math.inf) if z == 0 else orders / (2.0 * z * z)
+        return np.full(orders.shape, math.inf) if z == 0 else orders / 2.0 / z / z
     if isinstance(event, ZCDpEvent):
         return event.xi + event.rho * orders
     if math.isinf(event.epsilon0):
@@ -159,5 +161,10 @@ def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Ac
             return math.inf
         if math.isinf(e.event.noise_multiplier):
             continue  # infinite noise releases nothing
+        if e.event.noise_multiplier > PLD_MAX_MULTIPLIER:
+            raise UnsupportedEventError(
+                f"the 'pld' accountant cannot represent a Gaussian with noise multiplier "
+                f"{e.event.noise_multiplier:g} > {PLD_MAX_MULTIPLIER:g} (entry {e.label!r}; its "
+                f"variance overflows): use accountant='rdp' or 'zcdp'")
         acct.compose(e.event, e.count)
     return float(acct.get_epsilon(delta))

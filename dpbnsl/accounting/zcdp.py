@@ -101,7 +101,8 @@ def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") 
     if math.isinf(r):
         return math.inf
     L = math.log(1.0 / d)
-    bs = r + 2.0 * math.sqrt(r * L)
+    rL = r * L
+    bs = r + 2.0 * (math.sqrt(rL) if math.isfinite(rL) else math.sqrt(r) * math.sqrt(L))
     if conversion == "bun-steinke" or not math.isfinite(bs):
         return bs
     f = lambda x: _cks_at(1.0 + math.exp(x), r, L)  # noqa: E731

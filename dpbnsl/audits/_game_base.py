@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_real, readonly_copy
+from .._validation import check_epsilon, check_int, check_real, readonly_copy
 
 __all__ = ["GameResult", "BROKEN", "EXCESS", "base_rows", "check_broken", "check_target",
-           "check_trials"]
+           "check_trials", "MAX_TRIALS"]
 
 #: The crafted row exceeds the clip bound by this factor (in the clipped statistic: a per-sample
 #: gradient, a squared row norm, a squared feature), so clipping always binds on it.
@@ -100,12 +100,17 @@ def check_broken(broken, game: str) -> str | None:
     return broken
 
 
+#: Trials per world at most: the games hold a few float64 arrays of this length (~0.3 GB at
+#: 10^7), and whole-protocol games take hours there.
+MAX_TRIALS = 10**7
+
+
 def check_target(epsilon, delta) -> tuple[float, float]:
-    """The (ε, δ) target of a game: ε > 0 finite, δ in (0, 1)."""
-    e = check_real(epsilon, "epsilon", low=0.0, low_open=True)
+    """The (ε, δ) target of a game: ε in [1e-6, 100], δ in (0, 1)."""
+    e = check_epsilon(epsilon)
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     return e, d
 
 
 def check_trials(trials) -> int:
-    return check_int(trials, "trials", low=1)
+    return check_int(trials, "trials", low=1, high=MAX_TRIALS)

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import check_choice, check_epsilon, check_int, check_real
 from ..learners import (dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, notears,
                         notears_average)
 from ..metrics import count_accuracy
@@ -265,7 +265,7 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     if not methods:
         raise ValueError(f"`methods` must not be empty; allowed: {', '.join(METHODS)}")
     methods = list(dict.fromkeys(check_choice(m, "methods", METHODS) for m in methods))
-    eps = list(dict.fromkeys(check_real(e, "epsilons", low=0.0, low_open=True)
+    eps = list(dict.fromkeys(check_epsilon(e, "epsilons")
                              for e in ([epsilons] if np.ndim(epsilons) == 0 else epsilons)))
     if not eps and any(_REGISTRY[m][1] for m in methods):
         raise ValueError("`epsilons` must not be empty when a private method is requested "
