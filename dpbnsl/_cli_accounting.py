@@ -11,7 +11,8 @@ import json
 from collections.abc import Callable
 
 from ._validation import check_int, check_real
-from ._cli_common import CLIError, table as _table
+from ._cli_common import CLIError, count, table as _table
+from .learners._admm import MAX_COUNT
 
 __all__ = ["add_accounting_commands", "PLD_MAX_RHO"]
 
@@ -36,13 +37,15 @@ def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatt
         "bounded-range curve, CKS conversion) meets the target, so its eps_zcdp exceeds it.")
     noise.add_argument("--epsilon", type=float, required=True, help="target ε > 0 (required)")
     noise.add_argument("--delta", type=float, default=1e-5, help="target δ in (0, 1)")
-    noise.add_argument("--rounds", type=int, default=100, help="communication rounds T")
-    noise.add_argument("--local-iters", type=int, default=10, help="local iterations K per round")
+    noise.add_argument("--rounds", type=count(1, MAX_COUNT), default=100,
+                       help="communication rounds T")
+    noise.add_argument("--local-iters", type=count(1, MAX_COUNT), default=10,
+                       help="local iterations K per round")
     noise.add_argument("--method", default="all", choices=("tight", "paper", "all"),
                        help="calibration(s) to print; the saving line needs 'all'")
     noise.add_argument("--laplace", action="store_true",
                        help="also print the Laplace-noise predecessor (advanced composition)")
-    noise.add_argument("--smoothness-d", type=int, default=None, metavar="D",
+    noise.add_argument("--smoothness-d", type=count(1, 10**6), default=None, metavar="D",
                        help="also print the multiplier for privately estimating the D smoothness "
                        "constants (Thm D.1), calibrated to the same (ε, δ)")
     noise.add_argument("--json", action="store_true", help="print one JSON object instead")
@@ -59,7 +62,7 @@ def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatt
     which = account.add_mutually_exclusive_group(required=True)
     which.add_argument("--rho", type=float, help="total ρ of a ρ-zCDP mechanism")
     which.add_argument("--sigma", type=float, help="Gaussian noise multiplier σ/Δ (needs --steps)")
-    account.add_argument("--steps", type=int, default=None, metavar="N",
+    account.add_argument("--steps", type=count(1, 10**15), default=None, metavar="N",
                          help="number of Gaussian releases (DP-PGCD steps); with --sigma only")
     account.add_argument("--selection-scale", type=float, default=None, metavar="L",
                          help="Gumbel multiplier λ_G/Δ_s of one selection per step; with --sigma only")
@@ -154,8 +157,8 @@ def _account(args) -> int:
     else:
         try:
             eps["pld"], pld_note = ledger.epsilon(args.delta, accountant="pld"), None
-        except UnsupportedEventError as exc:  # not expected: only Gaussian events were recorded
-            raise CLIError(str(exc)) from exc
+        except UnsupportedEventError:  # σ/Δ or δ beyond what the PLD accountant represents
+            eps["pld"], pld_note = None, "n/a (beyond the PLD accountant's range)"
     if args.json:
         print(json.dumps({"sigma": sigma, "steps": steps, "selection_scale": args.selection_scale,
                           "delta": args.delta, "rho": ledger.rho(), "epsilon": eps}))

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, print_privacy, refuse_unused,
-                          seed_warning, table)
+from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, print_privacy, refuse_no_noise,
+                          refuse_unused, seed_warning, table)
 from ._cli_files import read_csv, same_columns
 from .learners._admm import MAX_COUNT
 from .attacks.report import ATTACKABLE, attack_report, population_covariance
@@ -81,6 +81,7 @@ def run_attack(args) -> tuple[object, pd.DataFrame]:
         raise CLIError(f"--method {args.method} needs --epsilon")
     given = getattr(args, "given", set())
     refuse_unused(argparse.Namespace(given=given), _USERS, args.method)
+    refuse_no_noise(args)
     if args.data is not None:
         extra = [n for n in _SIMULATED if n in given]
         if extra:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 __all__ = ["CLIError", "PRIVATE", "formatter", "table", "warn", "seed_warning", "count",
-           "MAX_SEED", "refuse_unused", "print_privacy"]
+           "MAX_SEED", "refuse_unused", "refuse_no_noise", "print_privacy"]
 
 #: The private learners (they need --epsilon and accept the privacy options).
 PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
@@ -25,6 +25,16 @@ def refuse_unused(args, users: dict, method: str, what: str | None = None) -> No
             flag = "--" + name.replace("_", "-")
             raise CLIError(f"{flag} does not apply to {what or '--method ' + method} (it is used "
                            f"by {', '.join(readers)})")
+
+
+def refuse_no_noise(args) -> None:
+    """A private method with --epsilon inf would run without noise: name the non-private twin."""
+    eps = getattr(args, "epsilon", None)
+    if eps is not None and eps == float("inf"):
+        twin = {"dp-fed-bnsl": "fed-bnsl", "dp-fed-sparse-bnsl": "fed-sparse-bnsl"}
+        raise CLIError(f"--epsilon inf would switch the noise off: run --method "
+                       f"{twin.get(args.method, 'without privacy')} instead (ε must lie in "
+                       f"[1e-6, 100])")
 
 
 def print_privacy(result) -> None:

@@ -85,7 +85,7 @@ def read_csv(path: Path, what: str, *, index: bool | str = False,
         raise CLIError(f"cannot read {label}: {first}") from None
     if len(frame) == 0:
         raise CLIError(f"{label} has a header but no data rows")
-    if not index and not isinstance(frame.index, pd.RangeIndex):
+    if not index and not frame.index.equals(pd.RangeIndex(len(frame))):
         raise CLIError(f"{label}: some data rows have more fields than the header has names")
     for col in frame.columns:
         if not pd.api.types.is_numeric_dtype(frame[col]) or pd.api.types.is_bool_dtype(frame[col]):
@@ -96,7 +96,7 @@ def read_csv(path: Path, what: str, *, index: bool | str = False,
     bad = ~np.isfinite(values)
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        kind = "missing" if np.isnan(values[i, j]) else f"non-finite ({values[i, j]!r})"
+        kind = "missing" if np.isnan(values[i, j]) else f"non-finite ({float(values[i, j])!r})"
         raise CLIError(f"{label}: {kind} value at data row {i} (0-based, header excluded), "
                        f"column {frame.columns[j]!r}; remove or impute it first")
     return frame

@@ -173,9 +173,11 @@ def as_float_matrix(X: Any, name: str, *, where: str = "", min_rows: int = 0,
         arr = np.array(raw, dtype=float, copy=True)
     if arr.ndim != 2:
         raise ValueError(f"{label} must be 2-dimensional; got shape {arr.shape}")
-    if arr.shape[0] < min_rows or arr.shape[1] < min_cols:
-        raise ValueError(f"{label} must have at least {min_rows} row(s) and {min_cols} "
-                         f"column(s); got shape {arr.shape}")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{label} must have at least {min_rows} row(s); got shape {arr.shape}")
+    if arr.shape[1] < min_cols:
+        raise ValueError(f"{label} must have at least {min_cols} column(s); got shape "
+                         f"{arr.shape}")
     bad = ~np.isfinite(arr)
     if bad.any():
         i, j = np.argwhere(bad)[0]

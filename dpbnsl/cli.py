@@ -33,7 +33,7 @@ from ._cli_audit import add_audit_command
 from ._cli_curve import add_curve_command
 from ._cli_demo import add_demo_command
 from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, formatter as _formatter,
-                          print_privacy, refuse_unused, seed_warning, warn)
+                          print_privacy, refuse_no_noise, refuse_unused, seed_warning, warn)
 from ._cli_files import check_output_file, check_output_dir, read_csv, same_columns, write_files
 from .learners._admm import MAX_COUNT
 from ._cli_methods import EXTRA_METHODS, add_extra_options, run_extra
@@ -156,9 +156,13 @@ def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
         raise CLIError(f"--truth {str(path)!r} has {df.shape[0]} variables but the data have "
                        f"{len(columns)}")
     labels = [str(c) for c in df.columns]
-    if labels != columns and sorted(labels) == sorted(columns):
-        raise CLIError(f"--truth {str(path)!r} names the data's variables in another order "
-                       f"({labels} vs {columns}); write it in the data's column order")
+    if labels != columns and labels != [str(i) for i in range(len(columns))]:
+        # unlabelled (pandas' default 0 .. d−1 header) is matched by position; names must match
+        if sorted(labels) == sorted(columns):
+            raise CLIError(f"--truth {str(path)!r} names the data's variables in another order "
+                           f"({labels} vs {columns}); write it in the data's column order")
+        raise CLIError(f"--truth {str(path)!r} names variables {labels} but the data have "
+                       f"{columns}")
     if not is_dag(df.to_numpy(dtype=float)):
         raise CLIError(f"--truth {str(path)!r} is not a DAG (it has a cycle or a self-loop)")
     return df
@@ -207,6 +211,7 @@ def _learn(args) -> int:
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
     _refuse_unused_options(args)
+    refuse_no_noise(args)
     if args.out is not None:
         check_output_file(args.out, "--out", force=args.force)
         if _temporal(args.method):
@@ -214,6 +219,11 @@ def _learn(args) -> int:
                               force=args.force)
     participants, _ = _participants(args)
     names = [str(c) for c in participants[0].columns]
+    pooled = args.method == "notears" or getattr(EXTRA_METHODS.get(args.method), "pooled", False)
+    rows = sum(len(f) for f in participants)
+    if pooled and rows < 2:
+        raise CLIError(f"--data holds {rows} row in all; --method {args.method} pools the rows "
+                       f"and needs at least 2")
     truth = _read_truth(args.truth, names) if args.truth is not None else None
     if args.method in EXTRA_METHODS:
         B = None if truth is None else truth.to_numpy(dtype=float)

@@ -107,17 +107,19 @@ def row_norms(X: np.ndarray) -> np.ndarray:
 def clip_rows(X: np.ndarray, *, norm: float) -> np.ndarray:
     """Scale each row of ``X`` down to ℓ2 norm at most ``norm`` (rows already inside are kept).
 
-    Non-finite-safe: the scale factor R/‖x‖ is formed as (R/top)/(‖x‖/top) with top the row's
-    largest magnitude, so finite rows near the float64 limit are scaled, not zeroed by an
-    overflowing norm; a row with a non-finite entry becomes zeros. Every output row has norm ≤ R
-    (up to rounding of the last ulp)."""
+    Non-finite-safe: a row x with largest magnitude t is scaled as (x/t)·(R/‖x/t‖), so neither the
+    norm of a row near the float64 limit nor a subnormal factor R/t is ever formed; a row with a
+    non-finite entry becomes zeros. Every output row has norm ≤ R up to rounding in the last ulps.
+    """
     R = check_real(norm, "norm", low=0.0, low_open=True)
     X = np.asarray(X, float)
+    out = X.copy()
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         top, unit = _row_scales(X)
-        factor = np.where(top > 0, np.minimum(1.0, (R / np.where(top > 0, top, 1.0)) / unit), 1.0)
-        out = X * factor[:, None]
-    bad = ~(np.isfinite(top) & np.isfinite(out).all(axis=1))
+        outside = np.isfinite(top) & (top > 0) & (top * unit > R)
+        if outside.any():
+            out[outside] = (X[outside] / top[outside, None]) * (R / unit[outside])[:, None]
+    bad = ~np.isfinite(top)
     if bad.any():
         out[bad] = 0.0
     return out

@@ -208,7 +208,7 @@ def test_id_mapping_errors(data):
     with pytest.raises(TypeError, match=r"participant 1\) has no column names"):
         fed_pc([frame, data.participants[1]])
     dup = pd.DataFrame(data.participants[0], columns=list("abcdefga"))
-    with pytest.raises(ValueError, match=r"must be distinct for the ID mapping; repeated: \['a'\]"):
+    with pytest.raises(ValueError, match=r"\(participant 0\) has duplicate column names \['a'\]"):
         fed_pc([dup])
 
 

@@ -436,3 +436,26 @@ def test_gradient_server_backs_off_instead_of_stalling_at_an_overflow():
 def test_fed_sparse_bnsl_bad_hyperparameters(data, kwargs, match):
     with pytest.raises(ValueError, match=match):
         fed_sparse_bnsl(data.participants, **kwargs)
+
+
+# pooled learners see one array: they name the row of the pooled data, not the participant
+_POOLED = {"notears", "pc", "notears-mlp"}
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_contract_non_finite_input_is_refused_with_its_place(name, bad, data):
+    """NaN and ±inf are refused before any work (and before any privacy is spent), with the
+    participant, the row and the column (and its name) in the message."""
+    fit, _ = LEARNERS[name]
+    frames, names = _frames(data)
+    frames[1].iloc[2, 3] = bad
+    if name in _POOLED:
+        where = rf"`X` has a non-finite value {bad!r} at row {N // P + 2}, column 3 \('v3'\)"
+    elif name == "dynotears":  # each participant's series is one realisation of the process
+        where = rf"\(realisation 1\) has a non-finite value {bad!r} at row 2, column 3 \('v3'\)"
+    else:
+        where = (rf"\(participant 1\) has a non-finite value {bad!r} at row 2, column 3 "
+                 r"\('v3'\)")
+    with pytest.raises(ValueError, match=where):
+        fit(frames, data.B_true)

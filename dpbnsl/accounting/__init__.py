@@ -41,9 +41,10 @@ from .zcdp import (
 )
 __all__ = [
     "BoundedRangeDpEvent", "BudgetExceededError", "BudgetSplit", "LaplaceScales", "LedgerEntry",
-    "NoiseScales", "ORDERS", "PrivacyLedger", "PrivacySummary", "format_up", "summarize_privacy", "UnsupportedEventError", "bounded_range_rdp",
-    "bounded_range_rho", "calibrate_dp_pgcd", "calibrate_dp_pgcd_laplace", "calibrate_gaussian",
-    "calibrate_smoothness", "cks_epsilon_from_rdp", "compose_epsilon", "dp_pgcd_entries",
-    "epsilon_to_rho", "event_rdp", "event_rho", "gaussian_rho", "gumbel_max_epsilon0",
-    "gumbel_max_rho", "pure_dp_rho", "rho_to_epsilon", "split_budget",
+    "NoiseScales", "ORDERS", "PrivacyLedger", "PrivacySummary", "UnsupportedEventError",
+    "bounded_range_rdp", "bounded_range_rho", "calibrate_dp_pgcd", "calibrate_dp_pgcd_laplace",
+    "calibrate_gaussian", "calibrate_smoothness", "cks_epsilon_from_rdp", "compose_epsilon",
+    "dp_pgcd_entries", "epsilon_to_rho", "event_rdp", "event_rho", "format_up", "gaussian_rho",
+    "gumbel_max_epsilon0", "gumbel_max_rho", "pure_dp_rho", "rho_to_epsilon", "split_budget",
+    "summarize_privacy",
 ]

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from dp_accounting import GaussianDpEvent, UnsupportedEventError, ZCDpEvent
+import dp_accounting
+from dp_accounting import GaussianDpEvent, ZCDpEvent
 from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
 from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
 
@@ -41,6 +42,11 @@ __all__ = [
     "compose_epsilon",
     "flatten_event",
 ]
+
+class UnsupportedEventError(dp_accounting.UnsupportedEventError, ValueError):
+    """An event (or a δ) an accountant cannot handle. dp-accounting's exception, and a
+    ``ValueError`` like every other refusal of this package's API."""
+
 
 Accountant = Literal["zcdp", "rdp", "pld"]
 #: dp-accounting's PLD squares the noise multiplier; beyond this it overflows float64.
@@ -167,4 +173,10 @@ def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Ac
                 f"{e.event.noise_multiplier:g} > {PLD_MAX_MULTIPLIER:g} (entry {e.label!r}; its "
                 f"variance overflows): use accountant='rdp' or 'zcdp'")
         acct.compose(e.event, e.count)
-    return float(acct.get_epsilon(delta))
+    eps = float(acct.get_epsilon(delta))
+    if math.isinf(eps):  # finite noise has finite ε: the accountant's tail truncation at work
+        raise UnsupportedEventError(
+            f"the 'pld' accountant cannot resolve `delta` = {delta:g}: dp-accounting's PLD "
+            f"truncates tails below about 1e-15 and reports ε = ∞ (use accountant='rdp' or "
+            f"'zcdp', or a larger delta)")
+    return eps

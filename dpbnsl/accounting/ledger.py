@@ -10,13 +10,13 @@ from collections.abc import Sequence
 
 import attr
 import pandas as pd
-from dp_accounting import GaussianDpEvent, UnsupportedEventError, ZCDpEvent
+from dp_accounting import GaussianDpEvent, ZCDpEvent
 from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
 
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent
-from .compose import (ACCOUNTANTS, Accountant, LedgerEntry, _merged, compose_epsilon, event_rho,
-                      flatten_event)
+from .compose import (ACCOUNTANTS, Accountant, LedgerEntry, UnsupportedEventError, _merged,
+                      compose_epsilon, event_rho, flatten_event)
 
 __all__ = [
     "BudgetExceededError",

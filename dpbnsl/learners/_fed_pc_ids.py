@@ -46,6 +46,10 @@ def align_by_name(participants, name: str = "participants"):
         raise TypeError(
             f"`{name}` (participant {k}) has no column names, but others are DataFrames: the ID "
             f"mapping needs names from every participant (or pass `id_mapping=False`)")
+    for k, X in enumerate(participants):
+        dup = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
+        if dup:
+            raise ValueError(f"`{name}` (participant {k}) has duplicate column names {dup}")
     first = [str(c) for c in participants[0].columns]
     ids = alphabetical_ids(first)
     aligned = []

@@ -19,8 +19,8 @@ import pandas as pd
 from dp_accounting import GaussianDpEvent
 
 from .._validation import as_generator, as_participants, check_choice, check_epsilon, check_real
-from ..accounting import (LedgerEntry, PrivacyLedger, calibrate_gaussian, compose_epsilon,
-                          summarize_privacy)
+from ..accounting import (LedgerEntry, PrivacyLedger, UnsupportedEventError, calibrate_gaussian,
+                          compose_epsilon, summarize_privacy)
 from ..federation import run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
 from ..mechanisms import clip_rows, gaussian_mechanism
@@ -80,7 +80,12 @@ def _multipliers(epsilon, delta, calibration, share):
     z, step = calibrate_gaussian(epsilon, delta, 1.0, method=calibration), 1e-12
     for _ in range(50):
         z_cov, z_mean = z / math.sqrt(1.0 - share), (z / math.sqrt(share) if share else None)
-        spent = compose_epsilon(_entries(z_cov, z_mean), delta, ACCOUNTANT[calibration])
+        try:
+            spent = compose_epsilon(_entries(z_cov, z_mean), delta, ACCOUNTANT[calibration])
+        except UnsupportedEventError:
+            raise ValueError(f"`delta` = {delta:g} is below what the {calibration!r} "
+                             f"calibration's accountant (dp-accounting's PLD) resolves, about "
+                             f"1e-15: use calibration='zcdp' or a larger delta") from None
         if spent <= epsilon:
             return z_cov, z_mean, spent
         step = max(2.0 * step, 2.0 * (spent - epsilon) / epsilon)
@@ -182,7 +187,7 @@ def dp_fed_bnsl(
     P, d = len(arrays), arrays[0].shape[1]
     e = check_epsilon(epsilon, allow_inf=True)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    R = check_real(clip_norm, "clip_norm", low=0.0, low_open=True)
+    R = check_real(clip_norm, "clip_norm", low=0.0, low_open=True, high=1e100)
     relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", tuple(ACCOUNTANT))
     floor = _psd_floor(psd)

@@ -138,7 +138,7 @@ def dp_fed_sparse_bnsl(
         raise ValueError("`epsilon` must be finite; got inf (for no privacy run the non-private "
                          "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)")
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    C = check_real(clip, "clip", low=0.0, low_open=True)
+    C = check_real(clip, "clip", low=0.0, low_open=True, high=1e100)
     relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", ("tight", "paper"))
     check_choice(centre, "centre", ("declared", "private"))

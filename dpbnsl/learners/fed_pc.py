@@ -184,7 +184,7 @@ def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: 
                   sepset_candidates=sepset_candidates, max_sepset_size=max_sepset_size,
                   sepset_criterion=sepset_criterion,
                   levels=levels if isinstance(levels, str) else tuple(int(v) for v in levels),
-                  min_samples_per_cell=min_samples_per_cell, dof=dof, id_mapping=check_bool(id_mapping, "id_mapping"))
+                  min_samples_per_cell=min_samples_per_cell, dof=dof, id_mapping=id_mapping)
     info = dict(cpdag=cpdag, skeleton=skeleton, sepsets=sepsets, chosen=chosen, v_structures=vs,
                 conflicts=conflicts, forced=forced, min_votes=need, layers=layers,
                 ci_tests=tuple(ci.n_computed for ci in cis),

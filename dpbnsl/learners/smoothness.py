@@ -29,8 +29,8 @@ def as_bounds(bound, d: int, name: str) -> np.ndarray:
         b = np.full(d, float(b))
     if b.shape != (d,):
         raise ValueError(f"`{name}` must be a scalar or have shape ({d},); got shape {b.shape}")
-    if not np.all(np.isfinite(b) & (b > 0)):
-        raise ValueError(f"`{name}` must be positive and finite; got {bound!r}")
+    if not np.all(np.isfinite(b) & (b > 0) & (b <= 1e100)):
+        raise ValueError(f"`{name}` must be positive, finite and <= 1e100; got {bound!r}")
     return b
 
 
@@ -53,7 +53,8 @@ def private_smoothness(X: np.ndarray, *, bound, multiplier: float, rng: np.rando
     n, d = X.shape
     b = as_bounds(bound, d, "feature_bound")
     floor = check_real(floor, "floor", low=0.0, low_open=True)
-    stats = np.clip(X * X, 0.0, b).mean(axis=0)
+    with np.errstate(over="ignore"):  # x² of a record near 1e308 is ∞, clipped to X_a
+        stats = np.clip(X * X, 0.0, b).mean(axis=0)
     out = np.empty(d)
     for a in range(d):  # one release per constant, as in the theorem
         release = gaussian_mechanism(stats[a], sensitivity=b[a] / n, multiplier=multiplier, rng=rng)
