@@ -8,6 +8,7 @@ from .fed_bnsl import fed_bnsl
 from .fed_sparse_bnsl import fed_sparse_bnsl
 from .personalize import Personalized, personalize, personalized_nmse
 from .pgcd import PGCDNoise, pgcd
+from .scale_checks import DataScaleWarning
 from .notears import notears
 from .notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
 from .fed_bnsl_mlp import fed_bnsl_mlp
@@ -21,6 +22,7 @@ from .fed_pc import (LocalPC, fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all,
 
 __all__ = [
     "LearnResult",
+    "DataScaleWarning",
     "LocalFits",
     "notears",
     "fed_bnsl",
