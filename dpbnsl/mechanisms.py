@@ -1,7 +1,10 @@
 """Every noisy release goes through here: clipping, the Gaussian mechanism, Gumbel-max selection.
 
 Each mechanism returns the release *and* its privacy event, so that the caller can record it in a
-:class:`~dpbnsl.accounting.PrivacyLedger`:
+:class:`~dpbnsl.accounting.PrivacyLedger`. The ``rng`` of a mechanism is the source of its noise:
+a Generator seeded with anything that can be known or guessed voids the guarantee (the noise can
+be regenerated and subtracted); the learners pass Generators spawned from fresh OS entropy unless
+the caller chose a seed. Sensitivities and clip bounds must be public (not derived from the data).
 
 - :func:`gaussian_mechanism` → ``GaussianDpEvent(σ/Δ)`` (the multiplier against the release's own
   ℓ2-sensitivity Δ under the neighbouring relation in force);

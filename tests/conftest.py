@@ -13,3 +13,22 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 if "numpy" in sys.modules:  # pragma: no cover - only if a plugin imported numpy first
     print("conftest: numpy was imported before the BLAS thread limit could apply", file=sys.stderr)
+
+
+import signal  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def hang_guard():
+    """Fail a test that has not answered after 60 s (bad input must be refused at once; a case
+    still running then is a hang). Not a timing assertion: normal cases take milliseconds."""
+    def fail(*_):
+        raise TimeoutError("no answer within 60 s: a hang")
+
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(60)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)

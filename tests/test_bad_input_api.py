@@ -6,7 +6,6 @@ parameter, leaves its inputs unchanged, and answers at once (a hang guard aborts
 from __future__ import annotations
 
 import math
-import signal
 
 import numpy as np
 import pandas as pd
@@ -34,16 +33,8 @@ DP = dict(epsilon=1.0, delta=1e-5)
 
 
 @pytest.fixture(autouse=True)
-def hang_guard():
-    """Bad input must be refused at once; a case still running after 60 s is a hang."""
-    def fail(*_):
-        raise TimeoutError("no answer within 60 s: a hang")
-
-    old = signal.signal(signal.SIGALRM, fail)
-    signal.alarm(60)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+def _no_hang(hang_guard):
+    """Every case answers at once (see ``hang_guard`` in conftest)."""
 
 
 def _pld(delta):

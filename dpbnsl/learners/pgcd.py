@@ -215,13 +215,15 @@ def pgcd(
         Number of coordinate updates K.
     m : array of shape (d,)
         Data part of the smoothness constants, m_a = (1/n_k)Σ x_ia². In a private run it must be
-        public or privately estimated (it sets the clip thresholds): the caller supplies it.
+        public (not computed from X) or privately estimated, because it sets the clip thresholds.
     noise : PGCDNoise, optional
-        Clip bound and noise multiplier; None runs the non-private PGCD. A multiplier of 0 keeps
+        Clip bound and noise multiplier (both public); None runs the non-private PGCD. A multiplier of 0 keeps
         the clipping but switches the noise off (exact argmax; the ledger then records
         infinite-cost events).
     rng : None, int or numpy Generator
-        Randomness of the private releases.
+        Randomness of the private releases. None draws fresh entropy from the operating system;
+        a seed or Generator whose state anyone can know voids the guarantee (the noise can be
+        regenerated and subtracted).
     ledger : PrivacyLedger
         Required when ``noise`` is given: receives one event per release (a selection and a
         Gaussian gradient per iteration).
