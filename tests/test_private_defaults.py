@@ -195,3 +195,16 @@ def test_no_noise_is_stated_as_no_privacy():
                                      (99.99999999, "100"), (1e-7 * 1.0000001, "1.00001e-07")])
 def test_epsilon_is_shown_rounded_up(x, text):
     assert format_up(x) == text and float(text) >= x
+
+
+def test_audits_draw_fresh_randomness_by_default(capsys):
+    """`audit` without --seed runs a new game each time (its continuous estimate differs); with a
+    seed it is reproducible (the worlds are synthetic: no warning is due)."""
+    argv = ["audit", "--mechanism", "gaussian-step", "--trials", "2000"]
+    outs = []
+    for extra in ([], [], ["--seed", "5"], ["--seed", "5"]):
+        main(argv + extra)
+        captured = capsys.readouterr()
+        assert captured.err == ""
+        outs.append(captured.out)
+    assert outs[0] != outs[1] and outs[2] == outs[3]
