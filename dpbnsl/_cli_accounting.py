@@ -108,7 +108,7 @@ def _noise(args) -> int:
 
     print(f"DP-PGCD for (ε, δ) = ({one.epsilon:g}, {one.delta:g}): T = {one.rounds} rounds × "
           f"K = {one.local_iters} local iterations = {one.steps} steps")
-    print(_table(_NOISE_COLUMNS, [[r[c] for c in _NOISE_COLUMNS] for r in rows]))
+    print(_table(_NOISE_COLUMNS, [[r[c] for c in _NOISE_COLUMNS] for r in rows], round_up=True))
     if saving is not None:
         print(f"tight uses {saving:.1f}% less noise than paper (Theorem 5.1)")
     if laplace is not None:
@@ -118,7 +118,8 @@ def _noise(args) -> int:
     if smooth is not None:
         print(f"\nsmoothness constants (d = {args.smoothness_d} Gaussian releases; "
               "multiplier σ_a/(X_a/n_k)):")
-        print(_table(("method", "multiplier"), [[m, v] for m, v in smooth.items()]))
+        print(_table(("method", "multiplier"), [[m, v] for m, v in smooth.items()],
+                     round_up=True))
     return 0
 
 
@@ -136,7 +137,7 @@ def _account(args) -> int:
             print(json.dumps({"rho": rho, "delta": args.delta, "epsilon": eps}))
             return 0
         print(f"ρ = {rho:g} zCDP at δ = {args.delta:g}")
-        print(_table(("conversion", "epsilon"), [[c, e] for c, e in eps.items()]))
+        print(_table(("conversion", "epsilon"), [[c, e] for c, e in eps.items()], round_up=True))
         return 0
 
     if args.steps is None:
@@ -169,5 +170,5 @@ def _account(args) -> int:
             f"{steps} Gaussian release(s) with σ/Δ = {sigma:g}")
     print(f"{what}; ρ = {ledger.rho():.6g} in total; δ = {args.delta:g}")
     print(_table(("accountant", "epsilon"),
-                 [[a, pld_note if e is None else e] for a, e in eps.items()]))
+                 [[a, pld_note if e is None else e] for a, e in eps.items()], round_up=True))
     return 0

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, print_privacy, refuse_no_noise,
                           refuse_unused, seed_warning, table)
-from ._cli_files import read_csv, same_columns
+from ._cli_files import distinct_files, read_csv, same_columns
 from .learners._admm import MAX_COUNT
 from .attacks.report import ATTACKABLE, attack_report, population_covariance
 from .learners.dp_fed_bnsl import dp_fed_bnsl
@@ -87,6 +87,7 @@ def run_attack(args) -> tuple[object, pd.DataFrame]:
         if extra:
             raise CLIError(f"--{extra[0].replace('_', '-')} applies to simulated participants "
                            f"only, not with --data")
+        distinct_files(args.data, "--data")
         frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
         same_columns(frames, args.data, "--data")
         participants = [f.to_numpy(dtype=float) for f in frames]

@@ -100,9 +100,15 @@ def _num(x: float) -> str:
     return f"{x:.6g}"
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Plain-text table: first column left-aligned, the others right-aligned; floats to 6 digits."""
-    cells = [list(header)] + [[_num(v) if isinstance(v, float) else str(v) for v in r] for r in rows]
+def table(header: Sequence[str], rows: Sequence[Sequence[object]], *,
+          round_up: bool = False) -> str:
+    """Plain-text table: first column left-aligned, the others right-aligned; floats to 6 digits,
+    rounded to nearest, or up with ``round_up`` (privacy costs and noise multipliers: a value
+    copied from the table then never means less noise or less privacy loss than computed)."""
+    from .accounting.summary import format_up
+
+    fmt = format_up if round_up else _num
+    cells = [list(header)] + [[fmt(v) if isinstance(v, float) else str(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in cells)

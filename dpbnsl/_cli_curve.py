@@ -82,6 +82,8 @@ def _curve(args) -> int:
         raise CLIError("give several values to --d or to --participants, not both")
     x = "d" if len(ds) > 1 else "P" if len(ps) > 1 else "epsilon"
     _check_csv_path(args.out)
+    if args.force and args.plot is None:
+        raise CLIError("--force applies only with --plot (it allows overwriting that file)")
     if args.plot is not None:  # everything the plot needs is checked before the sweep
         if args.plot.suffix.lower() not in (".png", ".svg"):
             raise CLIError(f"--plot {str(args.plot)!r} must end in .png or .svg")

@@ -28,7 +28,8 @@ from ._cli_common import CLIError
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
-__all__ = ["read_csv", "check_output_file", "check_output_dir", "write_files", "same_columns"]
+__all__ = ["read_csv", "check_output_file", "check_output_dir", "write_files", "same_columns",
+           "distinct_files"]
 
 
 def _check_input(path: Path, what: str) -> None:
@@ -112,6 +113,18 @@ def _labelled(path: Path, header: list[str]) -> bool:
     return len(peek) > 0 and not pd.api.types.is_numeric_dtype(peek.iloc[:, 0])
 
 
+def distinct_files(paths: Sequence[Path], flag: str) -> None:
+    """Refuse the same file given twice: one participant's records would count twice, and each
+    record's privacy loss would be that of two releases, not the one the guarantee states."""
+    seen: dict[str, Path] = {}
+    for p in paths:
+        key = os.path.realpath(p)
+        if key in seen:
+            raise CLIError(f"{flag} names {str(p)!r} twice (as {str(seen[key])!r}): every "
+                           f"participant's data must be given once")
+        seen[key] = p
+
+
 def same_columns(frames: Sequence[pd.DataFrame], paths: Sequence[Path], what: str) -> None:
     """Refuse participants whose column names differ (by name and order)."""
     first = list(frames[0].columns)
@@ -172,11 +185,17 @@ def check_output_dir(path: Path, flag: str, names: Sequence[str], *, force: bool
 
 
 def write_files(writers: Sequence[tuple[Path, Callable[[Path], object]]]) -> None:
-    """Write every file with its ``writer(temporary_path)``, then move them all into place. If any
-    write fails, every temporary file is removed and nothing is replaced (directories created for
-    the outputs stay only when they existed before or the move succeeded)."""
+    """Write every file with its ``writer(temporary_path)``, then move them all into place.
+
+    All or nothing: if a write fails, every temporary file is removed and nothing is replaced; if
+    moving one into place fails, the files already replaced are restored. A replaced file keeps
+    its permissions; a new one gets those a plain ``open()`` would give it. Directories created
+    for the outputs are removed again on failure.
+    """
     made: list[Path] = []
     staged: list[tuple[Path, Path]] = []
+    # (output, where the earlier file was moved aside, whether the output path is now ours)
+    placed: list[tuple[Path, Path | None, bool]] = []
     try:
         for path, writer in writers:
             missing = []
@@ -189,12 +208,29 @@ def write_files(writers: Sequence[tuple[Path, Callable[[Path], object]]]) -> Non
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}",
                                        dir=path.parent)  # same suffix: writers may go by it
             os.close(fd)
-            os.chmod(tmp, 0o666 & ~_UMASK)  # as a plain open() would create it
             staged.append((Path(tmp), path))
+            mode = (os.stat(path).st_mode & 0o7777) if path.is_file() else 0o666 & ~_UMASK
+            os.chmod(tmp, mode)
             writer(Path(tmp))
         for tmp, path in staged:
+            keep = None
+            if path.exists():
+                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old",
+                                            dir=path.parent)
+                os.close(fd)
+                keep = Path(name)
+                placed.append((path, keep, False))
+                os.replace(path, keep)
+            else:
+                placed.append((path, None, False))
+            placed[-1] = (path, keep, True)  # the earlier file (if any) is aside; path is ours
             os.replace(tmp, path)
     except BaseException:
+        for path, keep, ours in reversed(placed):  # undo: restore replaced files, drop new ones
+            if keep is not None and ours:
+                os.replace(keep, path)
+            elif keep is None and ours:
+                path.unlink(missing_ok=True)
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
         for d in reversed(made):
@@ -203,3 +239,7 @@ def write_files(writers: Sequence[tuple[Path, Callable[[Path], object]]]) -> Non
             except OSError:
                 pass
         raise
+    finally:
+        for _, keep, _ in placed:
+            if keep is not None:
+                keep.unlink(missing_ok=True)

@@ -34,7 +34,8 @@ from ._cli_curve import add_curve_command
 from ._cli_demo import add_demo_command
 from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, formatter as _formatter,
                           print_privacy, refuse_no_noise, refuse_unused, seed_warning, warn)
-from ._cli_files import check_output_file, check_output_dir, read_csv, same_columns, write_files
+from ._cli_files import (check_output_dir, check_output_file, distinct_files, read_csv,
+                         same_columns, write_files)
 from .learners._admm import MAX_COUNT
 from ._cli_methods import EXTRA_METHODS, add_extra_options, run_extra
 
@@ -169,6 +170,7 @@ def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
 
 
 def _participants(args) -> tuple[list[pd.DataFrame], list[Path]]:
+    distinct_files(args.data, "--data")
     frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
     same_columns(frames, args.data, "--data")
     if args.participants is not None:
@@ -212,6 +214,8 @@ def _learn(args) -> int:
         raise CLIError(f"--method {args.method} needs --epsilon")
     _refuse_unused_options(args)
     refuse_no_noise(args)
+    if args.force and args.out is None:
+        raise CLIError("--force applies only with --out (it allows overwriting that file)")
     if args.out is not None:
         check_output_file(args.out, "--out", force=args.force)
         if _temporal(args.method):
@@ -289,10 +293,22 @@ def _report(args, participants, truth, result) -> int:
     return 0
 
 
+def _stale(out: Path, names: list[str]) -> list[Path]:
+    """An earlier simulation's participant files that this one would not overwrite."""
+    if not out.is_dir():
+        return []
+    return sorted(p for p in out.glob("participant_*.csv")
+                  if p.name not in names and p.stem.split("_", 1)[1].isdigit())
+
+
 def _simulate(args) -> int:
     names = [f"participant_{k}.csv" for k in range(args.participants)]
     outputs = names + ["true_graph.csv", "true_weights.csv"]
     check_output_dir(args.out, "--out", outputs, force=args.force)
+    stale = _stale(args.out, names)
+    if stale and not args.force:  # `--data out/participant_*.csv` would pick them up
+        raise CLIError(f"--out {str(args.out)!r} holds {stale[0].name} of an earlier simulation; "
+                       f"pass --force to replace that simulation, or choose another directory")
     if args.participants > args.n:
         raise CLIError(f"--participants {args.participants} exceeds --n {args.n}: every "
                        f"participant needs at least one row")
@@ -307,9 +323,7 @@ def _simulate(args) -> int:
               (args.out / "true_weights.csv",
                lambda tmp: pd.DataFrame(data.W_true, index=cols, columns=cols).to_csv(tmp))]
     write_files(files)
-    stale = [p for p in args.out.glob("participant_*.csv")
-             if p.name not in names and p.stem.split("_", 1)[1].isdigit()]
-    for p in stale:  # only with --force: the earlier simulation's extra participants
+    for p in stale:  # only with --force (refused above otherwise)
         p.unlink()
     print(f"wrote {len(data.participants)} participant files, true_graph.csv and true_weights.csv "
           f"to {args.out} ({int(np.count_nonzero(data.B_true))} true edges)"

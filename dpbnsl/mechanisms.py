@@ -36,6 +36,7 @@ __all__ = [
     "clip",
     "clip_rows",
     "row_norms",
+    "CLIP_RANGE",
     "gaussian_mechanism",
     "gumbel_max",
     "exponential_mechanism_sample",
@@ -89,6 +90,11 @@ def clip(values, bound):
     return np.where(np.isnan(out), 0.0, out) if np.isnan(out).any() else out
 
 
+#: The range of public clip bounds (C, R, feature bounds): outside it the sensitivities derived
+#: from them (R²/n, C/n, X_a/n) could underflow to 0 (no noise) or overflow.
+CLIP_RANGE = (1e-100, 1e100)
+
+
 def _row_scales(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(top, unit) per row: the largest magnitude and the norm of the row divided by it (in
     [1, √d]), so that ‖x‖ = top·unit is never formed when it would overflow."""
@@ -110,18 +116,23 @@ def row_norms(X: np.ndarray) -> np.ndarray:
 def clip_rows(X: np.ndarray, *, norm: float) -> np.ndarray:
     """Scale each row of ``X`` down to ℓ2 norm at most ``norm`` (rows already inside are kept).
 
-    Non-finite-safe: a row x with largest magnitude t is scaled as (x/t)·(R/‖x/t‖), so neither the
-    norm of a row near the float64 limit nor a subnormal factor R/t is ever formed; a row with a
-    non-finite entry becomes zeros. Every output row has norm ≤ R up to rounding in the last ulps.
+    Non-finite-safe: a row x with largest magnitude t is scaled as (x/t)·(R'/‖x/t‖), so neither
+    the norm of a row near the float64 limit nor a subnormal factor R/t is ever formed; a row with
+    a non-finite entry becomes zeros. R' = R(1 − 1e-12) absorbs the rounding of the computed
+    norms, so every output row has norm ≤ R. ``norm`` must lie in [1e-100, 1e100] (a public
+    bound outside would make the sensitivities underflow or overflow).
     """
-    R = check_real(norm, "norm", low=0.0, low_open=True)
+    R = check_real(norm, "norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
     X = np.asarray(X, float)
     out = X.copy()
+    # aim a relative 1e-12 inside R: the computed norms carry a few ulps of rounding, so a row
+    # scaled to exactly R (or kept at a computed norm of R) could be an ulp over it
+    target = R * (1.0 - 1e-12)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         top, unit = _row_scales(X)
-        outside = np.isfinite(top) & (top > 0) & (top * unit > R)
+        outside = np.isfinite(top) & (top > 0) & (top * unit > target)
         if outside.any():
-            out[outside] = (X[outside] / top[outside, None]) * (R / unit[outside])[:, None]
+            out[outside] = (X[outside] / top[outside, None]) * (target / unit[outside])[:, None]
     bad = ~np.isfinite(top)
     if bad.any():
         out[bad] = 0.0
@@ -142,6 +153,12 @@ def gaussian_mechanism(value, *, sensitivity: float, sigma: float | None = None,
         raise TypeError("give exactly one of `sigma` and `multiplier`")
     if multiplier is not None:
         z = check_real(multiplier, "multiplier", low=0.0)
+        if s == 0.0 and z > 0.0:
+            # a noise multiplier means noise is intended; Δ = 0 here is an underflowed bound
+            # (e.g. R²/n with a tiny R), and releasing without noise would leak the value
+            raise ValueError("`sensitivity` is 0 with a positive noise `multiplier`: a "
+                             "sensitivity computed from positive bounds has underflowed; use "
+                             "larger public bounds")
         g = z * s
     else:
         g = check_real(sigma, "sigma", low=0.0)

@@ -156,6 +156,18 @@ CASES = {
     "feature_bound for centre only": (lambda: dp_fed_sparse_bnsl(
         [X, Y], **DP, smoothness=np.ones(4), centre="private"), ValueError,
         "`feature_bound` (a public bound on x_ia²) is required by centre='private'"),
+    # bounds so small that their sensitivity would underflow to 0 (a release without noise)
+    "clip_norm 3e-161": (lambda: dp_fed_bnsl([X, Y], **DP, clip_norm=3e-161), ValueError,
+                         "`clip_norm` must be >= 1e-100"),
+    "clip 1e-322": (lambda: dp_fed_sparse_bnsl([X, Y], **DP, feature_bound=10.0, clip=1e-322),
+                    ValueError, "`clip` must be >= 1e-100"),
+    "feature_bound 1e-322": (lambda: dp_fed_sparse_bnsl([X, Y], **DP, feature_bound=1e-322),
+                             ValueError, "`feature_bound` must lie in [1e-100, 1e+100]"),
+    "centre_share 1e-250": (lambda: dp_fed_bnsl([X, Y], **DP, centre="private",
+                                                centre_share=1e-250), ValueError,
+                            "`centre_share` must be >= 1e-06"),
+    "underflowed sensitivity": (lambda: gaussian_mechanism(1.0, sensitivity=0.0, multiplier=3.0,
+                                                           rng=0), ValueError, "`sensitivity` is 0"),
     # --- mechanisms, audits, sweeps, simulation ----------------------------------------------
     "gaussian_mechanism nan value": (lambda: gaussian_mechanism(math.nan, sensitivity=1.0,
                                                                 sigma=1.0, rng=0), ValueError,

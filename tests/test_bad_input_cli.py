@@ -108,6 +108,16 @@ CASES = {
                           "every participant needs the same variables"),
     "one row": (["learn", "--data", "{p0.csv}", "{one_row.csv}"],
                 "(participant 1) has 1 rows; at least 2 are required"),
+    "same file twice": (["learn", "--data", "{p0.csv}", "{p0.csv}"], "twice"),
+    "same file twice by another path": (["learn", "--data", "{p0.csv}", "{root}/./p0.csv"],
+                                        "twice"),
+    "attack same file twice": (["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data",
+                                "{p0.csv}", "{p0.csv}"], "twice"),
+    "simulate over another simulation": (["simulate", "--participants", "2", "--out",
+                                          "{stale_dir}"], "holds participant_7.csv"),
+    "force without out": ([*LEARN, "--force"], "--force applies only with --out"),
+    "curve force without plot": (["curve", "--seeds", "1", "--out", "{out}", "--force"],
+                                 "--force applies only with --plot"),
     "attack different columns": (["attack", "--method", "fed-bnsl", "--data", "{p0.csv}",
                                   "{other_names.csv}"], "every participant needs the same"),
     "attack nan": (["attack", "--method", "fed-bnsl", "--data", "{nan.csv}"], "nan.csv"),
@@ -231,11 +241,15 @@ def _fill(argv, files, tmp_path) -> tuple[list[str], list[Path]]:
     with_curve = tmp_path / "with_curve"
     with_curve.mkdir()
     (with_curve / "curve.csv").write_text("an earlier demo's curve\n")
+    stale_dir = tmp_path / "stale_dir"
+    stale_dir.mkdir()
+    (stale_dir / "participant_7.csv").write_text("X0\n1\n")
     sim_dir = tmp_path / "sim_dir"
     sim_dir.mkdir()
     (sim_dir / "true_graph.csv").write_text("an earlier simulation's truth\n")
     values = {**files, "out": str(out), "existing_png": str(existing_png),
-              "out_with_curve": str(with_curve), "sim_dir": str(sim_dir)}
+              "out_with_curve": str(with_curve), "sim_dir": str(sim_dir),
+              "stale_dir": str(stale_dir)}
     filled = []
     for a in argv:
         for key, value in values.items():
@@ -276,6 +290,7 @@ def test_bad_input_exits_2_with_one_line(case, files, tmp_path, capsys):
     assert (tmp_path / "with_curve" / "curve.csv").read_text() == with_curve
     assert (tmp_path / "existing.png").read_bytes() == png
     assert sorted(p.name for p in (tmp_path / "sim_dir").iterdir()) == ["true_graph.csv"]
+    assert sorted(p.name for p in (tmp_path / "stale_dir").iterdir()) == ["participant_7.csv"]
 
 
 VALID = {
@@ -291,6 +306,8 @@ VALID = {
     "edge of the epsilon range": ["noise", "--epsilon", "100"],
     "other edge": ["noise", "--epsilon", "1e-6", "--method", "paper"],
     "delta tiny": ["noise", "--epsilon", "1", "--delta", "1e-300"],
+    "delta subnormal": ["noise", "--epsilon", "1", "--delta", "1e-310"],
+    "delta subnormal private run": [*DPS, "--epsilon", "1", "--delta", "1e-310", "--rounds", "2"],
     "delta tiny for the zcdp calibration": [*DPB, "--epsilon", "1", "--delta", "1e-300",
                                             "--gaussian", "zcdp", "--max-rounds", "3"],
     "truth without labels": LEARN + ["--max-rounds", "3", "--truth", "{truth_plain.csv}"],
@@ -345,3 +362,34 @@ def test_warnings_are_one_line_each(files, tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err and all(line.startswith("dpbnsl: warning: participant ") for line in err)
     assert any("100% of its rows have norm above clip_norm = 0.01" in line for line in err)
+
+
+def test_write_files_is_all_or_nothing_and_keeps_permissions(tmp_path):
+    """Replacing two files where the second move fails restores the first; a replaced file keeps
+    its mode; a new file gets the umask's."""
+    from dpbnsl import _cli_files
+
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("old a")
+    os.chmod(a, 0o600)
+    _cli_files.write_files([(a, lambda t: Path(t).write_text("new a"))])
+    assert a.read_text() == "new a" and (a.stat().st_mode & 0o777) == 0o600
+    real_replace = os.replace
+
+    def fail_on_b(src, dst):
+        if Path(dst) == b:
+            raise OSError(28, "No space left on device", str(dst))
+        return real_replace(src, dst)
+
+    import unittest.mock as mock
+    with mock.patch.object(_cli_files.os, "replace", fail_on_b):
+        with pytest.raises(OSError):
+            _cli_files.write_files([(a, lambda t: Path(t).write_text("newer a")),
+                                    (b, lambda t: Path(t).write_text("b"))])
+    assert a.read_text() == "new a" and not b.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]  # no temporary left
+    umask = os.umask(0)
+    os.umask(umask)
+    c = tmp_path / "c.csv"
+    _cli_files.write_files([(c, lambda t: Path(t).write_text("c"))])
+    assert (c.stat().st_mode & 0o777) == 0o666 & ~umask

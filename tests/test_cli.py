@@ -70,7 +70,9 @@ def test_errors_are_one_line_with_status_2(sim_dir, tmp_path, capsys):
                                                           capsys)
     assert "`threshold` must be >= 0" in _error(["learn", "--data", p0, "--threshold", "-2"], capsys)
     assert "needs --truth" in _error(["learn", "--method", "notears-best", "--data", p0], capsys)
-    assert "exactly one --data" in _error(["learn", "--data", p0, p0, "--participants", "2"], capsys)
+    p1 = str(sim_dir / "participant_1.csv")
+    assert "exactly one --data" in _error(["learn", "--data", p0, p1, "--participants", "2"], capsys)
+    assert "twice" in _error(["learn", "--data", p0, p0], capsys)
 
     bad = tmp_path / "nan.csv"
     pd.DataFrame({"a": [1.0, np.nan, 2.0], "b": [1.0, 2.0, 3.0]}).to_csv(bad, index=False)

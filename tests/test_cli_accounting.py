@@ -11,6 +11,7 @@ import pytest
 from dp_accounting import GaussianDpEvent
 
 from dpbnsl.accounting import (
+    format_up,
     BoundedRangeDpEvent,
     PrivacyLedger,
     calibrate_dp_pgcd,
@@ -60,7 +61,10 @@ def test_noise_table_matches_library(scales, capsys):
     for method, s in scales.items():
         expected = [s.gumbel_multiplier, s.gaussian_multiplier, s.rho_per_step, s.epsilon_zcdp,
                     s.epsilon_rdp]
-        assert rows[method] == [f"{v:.6g}" for v in expected]
+        # rounded up: a multiplier or an ε copied from the table never understates the noise or
+        # the loss
+        assert rows[method] == [format_up(v) for v in expected]
+        assert all(float(cell) >= v for cell, v in zip(rows[method], expected))
     saving = 100 * (1 - scales["tight"].gaussian_multiplier / scales["paper"].gaussian_multiplier)
     assert f"tight uses {saving:.1f}% less noise than paper (Theorem 5.1)" in out
     assert 10 < saving < 30
@@ -91,7 +95,7 @@ def test_noise_single_method_laplace_and_smoothness(scales, capsys):
     assert _rows(out, "method   selection")["laplace"] == [
         f"{v:.6g}" for v in (lap.selection_multiplier, lap.update_multiplier, lap.epsilon_per_step)]
     smooth = _rows(out, "method  multiplier")
-    assert smooth == {"paper": [f"{calibrate_smoothness(1.0, 1e-5, d=7, method='paper'):.6g}"]}
+    assert smooth == {"paper": [format_up(calibrate_smoothness(1.0, 1e-5, d=7, method='paper'))]}
 
     data = json.loads(_run(NOISE + ["--method", "paper", "--laplace", "--smoothness-d", "7",
                                     "--json"], capsys))
@@ -109,8 +113,8 @@ def test_account_rho_matches_rho_to_epsilon(capsys):
     rows = _rows(out, "conversion")
     bs = rho_to_epsilon(0.03125, 1e-3, conversion="bun-steinke")
     cks = rho_to_epsilon(0.03125, 1e-3, conversion="cks")
-    assert rows == {"bun-steinke": [f"{bs:.6g}"], "cks": [f"{cks:.6g}"]}
-    assert rows["cks"] == ["0.688002"]
+    assert rows == {"bun-steinke": [format_up(bs)], "cks": [format_up(cks)]}
+    assert rows["cks"] == ["0.688003"]  # 0.688002455…, rounded up
     data = json.loads(_run(["account", "--rho", "0.03125", "--delta", "1e-3", "--json"], capsys))
     assert data == {"rho": 0.03125, "delta": 1e-3, "epsilon": {"bun-steinke": bs, "cks": cks}}
 
@@ -120,7 +124,7 @@ def test_account_sigma_matches_ledger(capsys):
     ledger.record("g", GaussianDpEvent(20.0), 50)
     expected = {a: ledger.epsilon(1e-5, accountant=a) for a in ("zcdp", "rdp", "pld")}
     out = _run(["account", "--sigma", "20", "--steps", "50"], capsys)
-    assert _rows(out, "accountant") == {a: [f"{e:.6g}"] for a, e in expected.items()}
+    assert _rows(out, "accountant") == {a: [format_up(e)] for a, e in expected.items()}
     data = json.loads(_run(["account", "--sigma", "20", "--steps", "50", "--json"], capsys))
     assert data["epsilon"] == expected and data["rho"] == ledger.rho()
     assert expected["pld"] < expected["rdp"] < expected["zcdp"]

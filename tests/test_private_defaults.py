@@ -208,3 +208,21 @@ def test_audits_draw_fresh_randomness_by_default(capsys):
         assert captured.err == ""
         outs.append(captured.out)
     assert outs[0] != outs[1] and outs[2] == outs[3]
+
+
+@pytest.mark.parametrize("learner", [
+    lambda parts, rng: dp_fed_bnsl(parts, epsilon=1.0, delta=1e-5, clip_norm=10.0, rng=rng),
+    lambda parts, rng: dp_fed_sparse_bnsl(parts, epsilon=1.0, delta=1e-5, feature_bound=30.0,
+                                          rng=rng),
+])
+def test_bad_data_are_refused_before_any_noise_is_drawn(learner):
+    """A NaN in the last participant's last row is refused before the first participant's noise
+    is drawn: the generator is untouched (nothing was released, so nothing was spent)."""
+    data = simulate(4, 300, participants=3, rng=0)
+    parts = [X.copy() for X in data.participants]
+    parts[2][-1, 1] = np.nan
+    rng = np.random.default_rng(9)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"\(participant 2\) has a non-finite value nan at row 99"):
+        learner(parts, rng)
+    assert rng.bit_generator.state == state

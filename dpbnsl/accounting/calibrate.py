@@ -71,7 +71,7 @@ def calibrate_gaussian(
         if e >= 1.0:
             raise ValueError(f"the classic Gaussian calibration holds only for ε < 1; `epsilon` = "
                              f"{epsilon!r} (use method='analytic')")
-        return s * math.sqrt(2.0 * math.log(1.25 / d)) / e
+        return s * math.sqrt(2.0 * (math.log(1.25) - math.log(d))) / e  # 1.25/δ may overflow
     if method == "zcdp":
         z = 1.0 / math.sqrt(2.0 * epsilon_to_rho(e, d, conversion="bun-steinke"))
         return s * _round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), d,

@@ -162,7 +162,7 @@ def calibrate_dp_pgcd_laplace(
     T = check_int(rounds, "rounds", low=1)
     K = check_int(local_iters, "local_iters", low=1)
     k = 2 * T * K
-    total = lambda e0: e0 * math.sqrt(2 * k * math.log(1 / d)) + k * e0 * math.expm1(e0)  # noqa
+    total = lambda e0: e0 * math.sqrt(2 * k * -math.log(d)) + k * e0 * math.expm1(e0)  # noqa
     lo, hi = 0.0, e / k + 1.0
     while total(hi) <= e:
         hi *= 2.0

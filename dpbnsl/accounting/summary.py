@@ -71,10 +71,10 @@ class PrivacySummary:
         return {k: v for k, v in self.bounds.items() if k != self.accountant}
 
     def __str__(self) -> str:
+        delta = format_up(self.delta)
         if math.isinf(self.epsilon):
-            return (f"(ε, δ) = (inf, {self.delta:g}): no privacy guarantee (the noise is switched "
-                    f"off)")
-        return (f"(ε, δ) = ({format_up(self.epsilon)}, {self.delta:g})-DP per participant, "
+            return f"(ε, δ) = (inf, {delta}): no privacy guarantee (the noise is switched off)"
+        return (f"(ε, δ) = ({format_up(self.epsilon)}, {delta})-DP per participant, "
                 f"{self.neighbouring}; accountant: {self.accountant} ({self.calibration})")
 
     def describe_looser(self) -> str:

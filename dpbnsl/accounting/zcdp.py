@@ -100,7 +100,7 @@ def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") 
         return 0.0
     if math.isinf(r):
         return math.inf
-    L = math.log(1.0 / d)
+    L = -math.log(d)  # not log(1/δ): 1/δ overflows for subnormal δ
     rL = r * L
     bs = r + 2.0 * (math.sqrt(rL) if math.isfinite(rL) else math.sqrt(r) * math.sqrt(L))
     if conversion == "bun-steinke" or not math.isfinite(bs):
@@ -134,7 +134,7 @@ def epsilon_to_rho(epsilon: float, delta: float, *, conversion: Conversion = "ck
     check_choice(conversion, "conversion", _CONVERSIONS)
     if math.isinf(e):
         return math.inf
-    L = math.log(1.0 / d)
+    L = -math.log(d)  # not log(1/δ): 1/δ overflows for subnormal δ
     # (√(ε + L) − √L)² without the cancellation of the difference at small ε
     rho = (e / (math.sqrt(e + L) + math.sqrt(L))) ** 2
     if conversion == "cks" and rho > 0.0:

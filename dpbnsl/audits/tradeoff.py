@@ -35,6 +35,8 @@ import pandas as pd
 from .._validation import check_choice, check_epsilon, check_int, check_real
 from ..learners import (dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, notears,
                         notears_average)
+from ..learners.dp_fed_bnsl import plan as plan_covariance
+from ..learners.dp_fed_sparse_bnsl import plan as plan_sparse
 from ..metrics import count_accuracy
 from ..simulate import simulate
 
@@ -60,6 +62,9 @@ _REGISTRY = {
     "notears-average": (notears_average, False, {}, False),
 }
 METHODS = tuple(_REGISTRY)
+# the private learners' pre-data steps (validation and calibration), given d and the options
+_PLANS = {"dp-fed-bnsl": lambda d, **kw: plan_covariance(**kw),
+          "dp-fed-sparse-bnsl": lambda d, **kw: plan_sparse(d, **kw)}
 # the first ten fields are the key (KEY); ``kwargs`` is the options dict that ``options`` encodes
 _Task = namedtuple("_Task", "method epsilon delta d P n_k seed graph edges options kwargs")
 
@@ -283,6 +288,11 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
 
     kwargs = {m: {**_REGISTRY[m][2], **options.get(m, {})} for m in methods}
     texts = {m: _options_text(kw) for m, kw in kwargs.items()}
+    for m in methods:  # every private setting is validated and calibrated before any run
+        if m in _PLANS:
+            for e in eps:
+                for dd in ds:
+                    _PLANS[m](dd, epsilon=e, delta=delta, **kwargs[m])
     tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m],
                    kwargs[m])
              for s in seed_list for dd in ds for P in Ps for nk in nks for m in methods

@@ -12,6 +12,7 @@ import functools
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -23,7 +24,7 @@ from ..accounting import (LedgerEntry, PrivacyLedger, UnsupportedEventError, cal
                           compose_epsilon, summarize_privacy)
 from ..federation import run_rounds
 from ..graphs import threshold as threshold_weights, threshold_to_dag
-from ..mechanisms import clip_rows, gaussian_mechanism
+from ..mechanisms import CLIP_RANGE, clip_rows, gaussian_mechanism
 from ._admm import PenaltySchedule, check_hyperparameters
 from ..mechanisms import check_neighbouring
 from ._result import LearnResult
@@ -31,7 +32,8 @@ from .smoothness import private_mean
 from .fed_bnsl import _Participant, make_server
 from .scale_checks import check_declared_centre, check_row_norm
 
-__all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance"]
+__all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance", "plan",
+           "CovariancePlan"]
 
 #: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
 ACCOUNTANT = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
@@ -185,21 +187,13 @@ def dp_fed_bnsl(
     """
     arrays, columns = as_participants(participants, min_rows=1)
     P, d = len(arrays), arrays[0].shape[1]
-    e = check_epsilon(epsilon, allow_inf=True)
-    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    R = check_real(clip_norm, "clip_norm", low=0.0, low_open=True, high=1e100)
-    relation = check_neighbouring(neighbouring)
-    check_choice(calibration, "calibration", tuple(ACCOUNTANT))
-    floor = _psd_floor(psd)
-    check_choice(centre, "centre", ("declared", "private"))
-    # validated whatever the centre (a bad value is a mistake even when it is not used)
-    share = check_real(centre_share, "centre_share", low=0.0, high=1.0, low_open=True,
-                       high_open=True)
-    share = share if centre == "private" else 0.0
-    params = check_hyperparameters(
-        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
-        max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
-    z_cov, z_mean, _ = _multipliers(e, dl, calibration, share)  # before touching any data
+    pl = plan(epsilon=epsilon, delta=delta, clip_norm=clip_norm, calibration=calibration,
+              psd=psd, centre=centre, centre_share=centre_share, lambda1=lambda1, rho1=rho1,
+              rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max, max_rounds=max_rounds,
+              h_tol=h_tol, gap_tol=gap_tol, threshold=threshold, neighbouring=neighbouring)
+    e, dl, R, floor, share, params = pl.epsilon, pl.delta, pl.clip_norm, pl.psd, pl.share, \
+        dict(pl.hyper)
+    z_cov, z_mean = pl.z_cov, pl.z_mean
 
     start = time.perf_counter()
     ledgers = tuple(PrivacyLedger(accountant=ACCOUNTANT[calibration]) for _ in range(P))
@@ -241,17 +235,57 @@ def dp_fed_bnsl(
                                                      if a != ACCOUNTANT[calibration])
     public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip_norm=R, centre=centre,
                   releases="one covariance" + (" and one mean" if z_mean is not None else ""))
-    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e, neighbouring=relation.value,
+    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e, neighbouring=pl.neighbouring,
                                 calibration=calibration, accountants=accountants, public=public)
     spent = privacy.bounds[ACCOUNTANT[calibration]]
     if spent > e:  # pragma: no cover - the calibration above guarantees it; never report silently
         raise RuntimeError(f"the releases spent ε = {spent!r} > target {e!r}")
     sens = tuple(covariance_sensitivity(X.shape[0], clip_norm=R) for X in arrays)
     params.update(epsilon=e, delta=dl, clip_norm=R, calibration=calibration, psd=floor,
-                  centre=centre, centre_share=share, normalize="local", neighbouring=relation.value)
+                  centre=centre, centre_share=share, normalize="local", neighbouring=pl.neighbouring)
     info = {"epsilon": {ACCOUNTANT[calibration]: spent}, "accountant": ACCOUNTANT[calibration], "delta": dl,
             "repaired": tuple(repaired), "noise_multiplier": z_cov, "sigma": tuple(z_cov * s for s in sens),
             "sensitivity": sens, "mean_multiplier": z_mean, "covariances": tuple(released),
             "seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)}
     return LearnResult("dp-fed-bnsl", W, server.W, pd.DataFrame(server.rows), columns, transcript,
                        ledgers, params, info, privacy)
+
+
+@dataclass(frozen=True)
+class CovariancePlan:
+    """Everything :func:`dp_fed_bnsl` decides before touching data: the validated public settings
+    and the noise multipliers of the covariance (and, with private centring, the mean) release."""
+
+    epsilon: float
+    delta: float
+    clip_norm: float
+    neighbouring: str
+    psd: float | None
+    share: float
+    hyper: dict
+    z_cov: float
+    z_mean: float | None
+
+
+def plan(*, epsilon, delta, clip_norm=1.0, calibration="analytic", psd=True, centre="declared",
+         centre_share=0.1, lambda1=0.01, rho1=1e-3, rho2=1e-3, gamma1=1.75, gamma2=1.25,
+         rho_max=1e16, max_rounds=200, h_tol=1e-8, gap_tol=1e-6, threshold=0.3,
+         neighbouring="replace-one") -> CovariancePlan:
+    """Validate the public settings of :func:`dp_fed_bnsl` and calibrate its noise, touching no
+    data (same parameters, same errors). Sweeps call it for every setting before running any."""
+    e = check_epsilon(epsilon, allow_inf=True)
+    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    R = check_real(clip_norm, "clip_norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
+    relation = check_neighbouring(neighbouring)
+    check_choice(calibration, "calibration", tuple(ACCOUNTANT))
+    floor = _psd_floor(psd)
+    check_choice(centre, "centre", ("declared", "private"))
+    # validated whatever the centre (a bad value is a mistake even when it is not used); the
+    # bounds keep both releases' multipliers z/√share and z/√(1 − share) in the accountants' range
+    share = check_real(centre_share, "centre_share", low=1e-6, high=1.0 - 1e-6)
+    share = share if centre == "private" else 0.0
+    hyper = check_hyperparameters(
+        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
+        max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
+    z_cov, z_mean, _ = _multipliers(e, dl, calibration, share)
+    return CovariancePlan(e, dl, R, relation.value, floor, share, hyper, z_cov, z_mean)

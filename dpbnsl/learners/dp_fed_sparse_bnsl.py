@@ -12,22 +12,25 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 from dp_accounting import GaussianDpEvent
 
-from .._validation import as_generator, as_participants, check_choice, check_epsilon, check_real
-from ..accounting import (LedgerEntry, PrivacyLedger, calibrate_dp_pgcd, split_budget,
-                          summarize_privacy)
+from .._validation import (as_generator, as_participants, check_choice, check_epsilon, check_int,
+                           check_real)
+from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_pgcd,
+                          split_budget, summarize_privacy)
 from .fed_sparse_bnsl import _hyper, run_sparse_admm
 from .pgcd import PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
-from ..mechanisms import check_neighbouring
+from ..mechanisms import CLIP_RANGE, check_neighbouring
 from ._result import LearnResult
 from .scale_checks import check_declared_centre, check_feature_bound
 
-__all__ = ["dp_fed_sparse_bnsl"]
+__all__ = ["dp_fed_sparse_bnsl", "plan", "SparsePlan"]
 
 
 def dp_fed_sparse_bnsl(
@@ -133,12 +136,99 @@ def dp_fed_sparse_bnsl(
     P, d = len(arrays), arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
+    pl = plan(d, epsilon=epsilon, delta=delta, rounds=rounds, local_iters=local_iters, clip=clip,
+              calibration=calibration, smoothness=smoothness, feature_bound=feature_bound,
+              centre=centre, shares=shares, lambda1=lambda1, rho1=rho1, rho2=rho2,
+              threshold=threshold, server_solver=server_solver, eta=eta,
+              server_steps=server_steps, neighbouring=neighbouring)
+    e, dl, C, hyper, noise = pl.epsilon, pl.delta, pl.clip, pl.hyper, pl.noise
+    public_m, bound, m_centre, m_smooth = pl.smoothness, pl.feature_bound, pl.m_centre, pl.m_smooth
+    s_share, c_share = pl.shares
+
+    # --- per participant: private pre-processing, then the protocol ----------------------------
+    start = time.perf_counter()
+    streams = as_generator(rng).spawn(P)
+    ledgers = tuple(PrivacyLedger() for _ in range(P))
+    ready, ms = [], []
+    for k, (X, g, ledger) in enumerate(zip(arrays, streams, ledgers)):
+        # local warnings to the data owner (nothing is released): bounds or centre off-scale
+        if bound is not None and (centre == "private" or public_m is None):
+            check_feature_bound(X, bound=bound, participant=k, columns=columns)
+        if centre == "declared":
+            check_declared_centre(X, participant=k, columns=columns)
+        if centre == "private":
+            X = X - private_mean(X, bound=bound, multiplier=m_centre, rng=g, ledger=ledger)
+        if public_m is not None:
+            m = public_m
+        elif smoothness == "bounds":
+            m = public_smoothness(bound, d)
+        else:
+            m = private_smoothness(X, bound=bound, multiplier=m_smooth, rng=g, ledger=ledger)
+        ready.append(X)
+        ms.append(m)
+    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
+    W, server, transcript = run_sparse_admm(
+        ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams,
+        ledgers=ledgers)
+    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip=C,
+                  feature_bound=None if bound is None else _compact(bound),
+                  smoothness=("declared constants" if public_m is not None else
+                              "declared bounds" if smoothness == "bounds" else "private estimate"),
+                  centre=centre, releases=f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps")
+    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e,
+                                neighbouring=pl.neighbouring, calibration=calibration,
+                                accountants=("rdp", "zcdp"), public=public)
+    if privacy.epsilon > e:  # pragma: no cover - the calibration guarantees it; never silently
+        raise RuntimeError(f"the releases spent ε = {privacy.epsilon!r} > target {e!r}")
+    spent = {acc: privacy.bounds[acc] for acc in ("zcdp", "rdp")}
+    params = dict(hyper, epsilon=e, delta=dl, clip=C, calibration=calibration,
+                  smoothness=smoothness if public_m is None else "public constants",
+                  centre=centre, shares=(s_share, c_share), neighbouring=pl.neighbouring)
+    return LearnResult("dp-fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
+                       transcript, ledgers, params,
+                       {"epsilon": spent, "noise": noise, "smoothness_multiplier": m_smooth,
+                        "centring_multiplier": m_centre, "seconds": time.perf_counter() - start},
+                       privacy)
+
+
+def _compact(bound):
+    """A bound vector as one float when all entries are equal, else a tuple."""
+    return float(bound[0]) if (bound == bound[0]).all() else tuple(float(b) for b in bound)
+
+
+@dataclass(frozen=True)
+class SparsePlan:
+    """Everything :func:`dp_fed_sparse_bnsl` decides before touching data: the validated public
+    settings and the noise multipliers (``m_centre`` / ``m_smooth``: None when that step is not
+    private; ``smoothness``: declared public constants or None)."""
+
+    epsilon: float
+    delta: float
+    clip: float
+    neighbouring: str
+    hyper: dict
+    smoothness: np.ndarray | None
+    feature_bound: np.ndarray | None
+    shares: tuple[float, float]
+    m_centre: float | None
+    m_smooth: float | None
+    noise: NoiseScales
+
+
+def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0, calibration="tight",
+         smoothness="private", feature_bound=None, centre="declared", shares=(0.1, 0.1),
+         lambda1=0.1, rho1=1.0, rho2=1.0, threshold=0.3, server_solver="lbfgs", eta=1e-2,
+         server_steps=10, neighbouring="replace-one") -> SparsePlan:
+    """Validate the public settings of :func:`dp_fed_sparse_bnsl` for d variables and calibrate
+    its noise, touching no data (same parameters, same errors). Sweeps call it for every setting
+    before running any, so that a bad setting is refused before any work."""
+    d = check_int(d, "d", low=2)
     e = check_epsilon(epsilon, allow_inf=True)
     if math.isinf(e):
         raise ValueError("`epsilon` must be finite; got inf (for no privacy run the non-private "
                          "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)")
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    C = check_real(clip, "clip", low=0.0, low_open=True, high=1e100)
+    C = check_real(clip, "clip", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
     relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", ("tight", "paper"))
     check_choice(centre, "centre", ("declared", "private"))
@@ -181,52 +271,5 @@ def dp_fed_sparse_bnsl(
     noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"],
                               method=calibration, prior=prior)
 
-    # --- per participant: private pre-processing, then the protocol ----------------------------
-    start = time.perf_counter()
-    streams = as_generator(rng).spawn(P)
-    ledgers = tuple(PrivacyLedger() for _ in range(P))
-    ready, ms = [], []
-    for k, (X, g, ledger) in enumerate(zip(arrays, streams, ledgers)):
-        # local warnings to the data owner (nothing is released): bounds or centre off-scale
-        if bound is not None and (centre == "private" or public_m is None):
-            check_feature_bound(X, bound=bound, participant=k, columns=columns)
-        if centre == "declared":
-            check_declared_centre(X, participant=k, columns=columns)
-        if centre == "private":
-            X = X - private_mean(X, bound=bound, multiplier=m_centre, rng=g, ledger=ledger)
-        if public_m is not None:
-            m = public_m
-        elif smoothness == "bounds":
-            m = public_smoothness(bound, d)
-        else:
-            m = private_smoothness(X, bound=bound, multiplier=m_smooth, rng=g, ledger=ledger)
-        ready.append(X)
-        ms.append(m)
-    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
-    W, server, transcript = run_sparse_admm(
-        ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams,
-        ledgers=ledgers)
-    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip=C,
-                  feature_bound=None if bound is None else _compact(bound),
-                  smoothness=("declared constants" if public_m is not None else
-                              "declared bounds" if smoothness == "bounds" else "private estimate"),
-                  centre=centre, releases=f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps")
-    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e,
-                                neighbouring=relation.value, calibration=calibration,
-                                accountants=("rdp", "zcdp"), public=public)
-    if privacy.epsilon > e:  # pragma: no cover - the calibration guarantees it; never silently
-        raise RuntimeError(f"the releases spent ε = {privacy.epsilon!r} > target {e!r}")
-    spent = {acc: privacy.bounds[acc] for acc in ("zcdp", "rdp")}
-    params = dict(hyper, epsilon=e, delta=dl, clip=C, calibration=calibration,
-                  smoothness=smoothness if public_m is None else "public constants",
-                  centre=centre, shares=(s_share, c_share), neighbouring=relation.value)
-    return LearnResult("dp-fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
-                       transcript, ledgers, params,
-                       {"epsilon": spent, "noise": noise, "smoothness_multiplier": m_smooth,
-                        "centring_multiplier": m_centre, "seconds": time.perf_counter() - start},
-                       privacy)
-
-
-def _compact(bound):
-    """A bound vector as one float when all entries are equal, else a tuple."""
-    return float(bound[0]) if (bound == bound[0]).all() else tuple(float(b) for b in bound)
+    return SparsePlan(e, dl, C, relation.value, hyper, public_m, bound, (s_share, c_share),
+                      m_centre, m_smooth, noise)

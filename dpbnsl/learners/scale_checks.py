@@ -5,8 +5,10 @@ and may take the data as declared centred. When those declarations do not fit th
 measurements in the thousands against R = 1, say) the run is still private but learns clipping
 artefacts. Each check here runs inside one participant's step, on that participant's own data,
 and raises a :class:`DataScaleWarning` naming the share of rows clipped or the column that is far
-from centred. It is a local message: nothing of it enters the transcript, the ledger or the result,
-and no noise is spent on it (in a deployment it prints on the participant's machine only).
+from centred. It is a local message, and not private: it describes the participant's data for the
+eyes of their owner. Nothing of it enters the transcript, the ledger or the result, and no noise is
+spent on it (in a deployment it prints on the participant's machine only; in a simulation that runs
+every participant in one process, the one console shows every participant's warnings).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def check_row_norm(X: np.ndarray, *, clip_norm: float, participant: int,
     share = float(np.mean(row_norms(X) > clip_norm)) if len(X) else 0.0
     if share > CLIP_WARNING_SHARE:
         warnings.warn(
-            f"participant {participant}: {share:.0%} of its rows have norm above clip_norm = "
+            f"participant {participant} (local check, not released): {share:.0%} of its rows "
+            f"have norm above clip_norm = "
             f"{clip_norm:g} and are scaled down, so the released covariance mostly reflects the "
             f"clipping; declare a clip norm on the data's scale (or rescale the data)",
             DataScaleWarning, stacklevel=stacklevel)
@@ -64,8 +67,9 @@ def check_feature_bound(X: np.ndarray, *, bound: np.ndarray, participant: int,
     share = float(shares[a])
     if share > CLIP_WARNING_SHARE:
         warnings.warn(
-            f"participant {participant}: in {_name(columns, a)}, {share:.0%} of its rows have "
-            f"x² above feature_bound = {float(bound[a]):g} and are clipped; declare bounds on "
+            f"participant {participant} (local check, not released): in {_name(columns, a)}, "
+            f"{share:.0%} of its rows have x² above feature_bound = {float(bound[a]):g} and are "
+            f"clipped; declare bounds on "
             f"the data's scale (or rescale the data)",
             DataScaleWarning, stacklevel=stacklevel)
     return share
@@ -84,8 +88,9 @@ def check_declared_centre(X: np.ndarray, *, participant: int,
     worst = float(ratio[a])
     if worst > CENTRE_WARNING_RATIO:
         warnings.warn(
-            f"participant {participant}: the data are declared centred (centre='declared') but "
-            f"in {_name(columns, a)} the mean is {worst:.3g} standard deviations away from 0; "
-            f"centre the data before the run or use centre='private'",
+            f"participant {participant} (local check, not released): the data are declared "
+            f"centred (centre='declared') but in {_name(columns, a)} the mean is more than "
+            f"{CENTRE_WARNING_RATIO:g} standard deviation from 0; centre the data before the run "
+            f"or use centre='private'",
             DataScaleWarning, stacklevel=stacklevel)
     return worst

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_real
-from ..mechanisms import clip, clip_rows, gaussian_mechanism
+from ..mechanisms import CLIP_RANGE, clip, clip_rows, gaussian_mechanism
 
 __all__ = ["public_smoothness", "private_smoothness", "private_mean", "as_bounds"]
 
@@ -30,8 +30,10 @@ def as_bounds(bound, d: int, name: str) -> np.ndarray:
         b = np.full(d, float(b))
     if b.shape != (d,):
         raise ValueError(f"`{name}` must be a scalar or have shape ({d},); got shape {b.shape}")
-    if not np.all(np.isfinite(b) & (b > 0) & (b <= 1e100)):
-        raise ValueError(f"`{name}` must be positive, finite and <= 1e100; got {bound!r}")
+    if not np.all(np.isfinite(b) & (b >= CLIP_RANGE[0]) & (b <= CLIP_RANGE[1])):
+        raise ValueError(f"`{name}` must lie in [{CLIP_RANGE[0]:g}, {CLIP_RANGE[1]:g}] (a public "
+                         f"bound outside makes the sensitivities underflow or overflow); got "
+                         f"{bound!r}")
     return b
 
 
