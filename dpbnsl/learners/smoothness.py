@@ -44,14 +44,15 @@ def public_smoothness(bound, d: int) -> np.ndarray:
 
 def private_smoothness(X: np.ndarray, *, bound, multiplier: float, rng: np.random.Generator,
                        ledger, floor: float = 1e-3, label: str = "smoothness") -> np.ndarray:
-    """Privately estimate m_a = (1/n_k) Σ_i x_ia² for every a (seed 001 Theorem D.1).
+    """Privately estimate m_a = (1/n_k) Σ_i x_ia² for every a (Fassy El Fehri et al., Thm D.1).
 
     Privacy
     -------
     Replace-one neighbours. Each x_ia² is clipped to [0, X_a], so the mean m_a has sensitivity
     X_a/n_k; m̃_a = mean + N(0, (multiplier·X_a/n_k)²). d Gaussian releases, each
     ρ = 1/(2·multiplier²) (the ledger records ``GaussianDpEvent(multiplier)`` d times). The floor
-    is post-processing.
+    is post-processing. ``bound`` must be public; ``rng`` must not be seeded with anything that
+    can be known (a known seed lets anyone regenerate the noise and subtract it).
     """
     n, d = X.shape
     b = as_bounds(bound, d, "feature_bound")
@@ -74,7 +75,8 @@ def private_mean(X: np.ndarray, *, multiplier: float, rng: np.random.Generator, 
     -------
     Replace-one neighbours; one Gaussian release with σ = multiplier·Δ, ρ = 1/(2·multiplier²).
     With ``bound`` (public bounds X_a on x_ia²) entries are clipped to |x_ia| ≤ c_a = √X_a, so
-    Δ = 2‖c‖₂/n_k; with ``row_norm`` R rows are clipped to ‖x_i‖₂ ≤ R, so Δ = 2R/n_k.
+    Δ = 2‖c‖₂/n_k; with ``row_norm`` R rows are clipped to ‖x_i‖₂ ≤ R, so Δ = 2R/n_k. The bound
+    must be public, and ``rng`` must not be seeded with anything that can be known.
     """
     n, d = X.shape
     if (bound is None) == (row_norm is None):
