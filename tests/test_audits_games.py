@@ -35,7 +35,7 @@ from dpbnsl.audits.games import (
 )
 from dpbnsl.learners.dp_fed_bnsl import release_covariance
 from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from dpbnsl.learners.pgcd import PGCDNoise, _score_sensitivity, clip_bounds, new_state, pgcd
+from dpbnsl.learners.pgcd import PGCDNoise, clip_bounds, new_state, pgcd, score_sensitivity
 from dpbnsl.learners.smoothness import private_smoothness
 
 DELTA = 1e-5
@@ -166,7 +166,7 @@ def test_selection_design_moves_scores_by_the_score_sensitivity(top):
     M, zero = design.m + 1.0, np.zeros((d, d))
     S = [new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=1.0,
                    noise=PGCDNoise(C, m)) for X in design.worlds]
-    delta_s = _score_sensitivity(S[0], C)
+    delta_s = score_sensitivity(S[0])
     a, b = design.canary
     off = ~np.eye(d, dtype=bool)  # (the diagonal is −∞ in both: not a coordinate)
     change = np.where(off, S[1].S, 0.0) - np.where(off, S[0].S, 0.0)

@@ -12,7 +12,8 @@ from scipy import stats
 
 from dpbnsl.accounting import PrivacyLedger
 from dpbnsl.learners._pgcd_naive import naive_dp_pgcd
-from dpbnsl.learners.pgcd import PGCDNoise, _State, clip_bounds, pgcd
+from dpbnsl.learners.pgcd import (CLIP_SCHEMES, PGCDNoise, _State, clip_bounds,
+                                  clip_score_sensitivity, pgcd)
 from dpbnsl.mechanisms import (
     BoundedRangeDpEvent,
     ColumnwiseExponentialMechanism,
@@ -104,16 +105,21 @@ def _problem(seed, n=40, d=5):
     return rng, X, B, W, beta, m
 
 
+@pytest.mark.parametrize("scheme", CLIP_SCHEMES)
 @pytest.mark.parametrize("seed", range(30))
-def test_gradient_and_score_sensitivity_on_neighbouring_datasets(seed):
+def test_gradient_and_score_sensitivity_on_neighbouring_datasets(seed, scheme):
     """Replace one row (by a random row, or one crafted far outside the clip boundary): every
     clipped gradient coordinate moves by at most Δ_g,ab = 2C_ab/n and every score by at most
-    Δ_s = 2C/(n√ΣM), for the same B, W, β and public M."""
+    Δ_s = 2c/n (c = C_a/√M_a, the same for every parent), for the same B, W, β and public M, under
+    every clip scheme."""
     rng, X, B, W, beta, m = _problem(seed)
     n, d = X.shape
     C, lam, rho2 = 0.7, 0.05, 0.3
     M = m + rho2
-    C_a = clip_bounds(M, C)
+    C_a = clip_bounds(M, C, scheme)
+    c = {"relative": C, "parents": C / math.sqrt(M.sum()),
+         "coordinates": C / math.sqrt((d - 1) * M.sum())}[scheme]
+    np.testing.assert_allclose(C_a, c * np.sqrt(M), rtol=1e-14)
     X2 = X.copy()
     i = rng.integers(n)
     X2[i] = rng.normal(size=d) * (1.0 if seed % 2 else 1e3)
@@ -121,7 +127,8 @@ def test_gradient_and_score_sensitivity_on_neighbouring_datasets(seed):
     s2 = _State(X2, B.copy(), W, beta, M, lam, rho2, C_a)
     dg = np.abs(s1.G - s2.G)
     assert np.all(dg <= (2 * C_a / n)[:, None] * (1 + 1e-12))
-    delta_s = 2 * C / (n * math.sqrt((d - 1) * M.sum()))
+    delta_s = clip_score_sensitivity(M, C, n, scheme)
+    assert delta_s == pytest.approx(2 * c / n, rel=1e-14)
     off = ~np.eye(d, dtype=bool)
     assert np.all(np.abs(s1.S[off] - s2.S[off]) <= delta_s * (1 + 1e-12))
 

@@ -33,7 +33,7 @@ from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_p
 from ..learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from ..learners.fed_sparse_bnsl import _hyper, run_sparse_admm
 from ..learners.pgcd import PGCDNoise, _State, clip_bounds, new_state, run_iterations
-from ..learners.pgcd import _score_sensitivity as score_sensitivity
+from ..learners.pgcd import clip_score_sensitivity, score_sensitivity
 from ..simulate import simulate
 from ._game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
@@ -65,7 +65,7 @@ def _design(*, d: int, n: int, clip: float, multiplier: float, top: float | None
     M, zero = m + _RHO2, np.zeros((d, d))
     state = new_state(X0, zero.copy(), zero, zero, M=M, lambda1=0.0, rho2=_RHO2,
                       noise=PGCDNoise(clip, multiplier))
-    Gd, delta_s = state.Gd, score_sensitivity(state, clip)
+    Gd, delta_s = state.Gd, score_sensitivity(state)
     lam, cross = multiplier * delta_s, flipped[:, None] != flipped[None, :]
     level = np.where(cross, -(30.0 * lam + (delta_s if top is None else 0.0)), 0.0)
     level[a, b] = 30.0 * lam if top is None else -(30.0 + top) * lam
@@ -136,7 +136,7 @@ def selection_game(*, epsilon: float, delta: float, trials: int, broken: str | N
         M = (X * X).mean(axis=0) + _RHO2 if broken == "raw-smoothness" else design.m + _RHO2
         state = new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=_RHO2,
                           noise=None if broken == "no-clipping" else PGCDNoise(C, m_used))
-        logits = state.S.ravel() / (m_used * score_sensitivity(state, C))  # λ_G = mΔ_s(M)
+        logits = state.S.ravel() / (m_used * clip_score_sensitivity(M, C, n))  # λ_G = mΔ_s(M)
         logp.append(logits - logsumexp(logits))
     off = np.isfinite(logp[0])
     llr = np.where(off, logp[1] - np.where(off, logp[0], 0.0), 0.0)

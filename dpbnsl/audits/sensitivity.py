@@ -39,7 +39,7 @@ from .._validation import check_int, check_real
 from ..accounting import PrivacyLedger
 from ..learners.dp_fed_bnsl import covariance_sensitivity, release_covariance
 from ..learners.pgcd import PGCDNoise, clip_bounds, new_state, run_iterations
-from ..learners.pgcd import _score_sensitivity as score_sensitivity
+from ..learners.pgcd import clip_score_sensitivity
 from ..learners.smoothness import as_bounds, private_mean, private_smoothness
 from ..mechanisms import clip_rows, gaussian_mechanism
 from ._game_base import EXCESS
@@ -95,7 +95,7 @@ def _pgcd(target, X, X_prime, *, pairs, clip, lambda1, rho2, multiplier, local_i
     if target == "gradient":  # pgcd(), Privacy: Δ_g,ab = 2C_ab/n_k
         declared = np.broadcast_to((2.0 * clip_bounds(M, C) / n)[:, None], (d, d))[off]
     else:
-        declared = np.full(d * (d - 1), score_sensitivity(SimpleNamespace(n=n, d=d, M=M), C))
+        declared = np.full(d * (d - 1), clip_score_sensitivity(M, C, n))
     return run_check(name, Spec(exact, noisy, declared, boundary, False, context), X, X_prime,
                      pairs, broken, rng)
 

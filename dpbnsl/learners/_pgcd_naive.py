@@ -8,7 +8,6 @@ are not recorded: it is never used on data that need protecting).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -23,8 +22,8 @@ def naive_dp_pgcd(X, B, W, beta, *, lambda1: float, rho2: float, iters: int, m: 
     """Return (B, selected flat indices) after ``iters`` DP-PGCD iterations, naively."""
     n, d = X.shape
     M = np.asarray(m, float) + rho2
-    C_a = clip_bounds(M, noise.clip)
-    delta_s = 2 * noise.clip / (n * math.sqrt((d - 1) * M.sum()))
+    C_a = clip_bounds(M, noise.clip, noise.scheme)
+    delta_s = 2 * float(np.max(C_a / np.sqrt(M))) / n  # max_a 2C_a/(n√M_a), written out
     B = np.array(B, dtype=float, copy=True)
     selected = np.empty(iters, dtype=np.int64)
     for k in range(iters):

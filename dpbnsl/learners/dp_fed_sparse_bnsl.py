@@ -24,7 +24,7 @@ from .._validation import (as_generator, as_participants, check_choice, check_ep
 from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_pgcd,
                           split_budget, summarize_privacy)
 from .fed_sparse_bnsl import _hyper, run_sparse_admm
-from .pgcd import PGCDNoise
+from .pgcd import CLIP_SCHEMES, PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
 from ..mechanisms import CLIP_RANGE, check_neighbouring
 from ._result import LearnResult
@@ -41,6 +41,7 @@ def dp_fed_sparse_bnsl(
     rounds: int = 10,
     local_iters: int = 10,
     clip: float = 30.0,
+    clip_scheme: Literal["relative", "parents", "coordinates"] = "coordinates",
     calibration: Literal["tight", "paper"] = "tight",
     smoothness="private",
     feature_bound=None,
@@ -137,7 +138,7 @@ def dp_fed_sparse_bnsl(
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
     pl = plan(d, epsilon=epsilon, delta=delta, rounds=rounds, local_iters=local_iters, clip=clip,
-              calibration=calibration, smoothness=smoothness, feature_bound=feature_bound,
+              clip_scheme=clip_scheme, calibration=calibration, smoothness=smoothness, feature_bound=feature_bound,
               centre=centre, shares=shares, lambda1=lambda1, rho1=rho1, rho2=rho2,
               threshold=threshold, server_solver=server_solver, eta=eta,
               server_steps=server_steps, neighbouring=neighbouring)
@@ -166,11 +167,11 @@ def dp_fed_sparse_bnsl(
             m = private_smoothness(X, bound=bound, multiplier=m_smooth, rng=g, ledger=ledger)
         ready.append(X)
         ms.append(m)
-    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
+    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier, pl.clip_scheme)
     W, server, transcript = run_sparse_admm(
         ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams,
         ledgers=ledgers)
-    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip=C,
+    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip=C, clip_scheme=pl.clip_scheme,
                   feature_bound=None if bound is None else _compact(bound),
                   smoothness=("declared constants" if public_m is not None else
                               "declared bounds" if smoothness == "bounds" else "private estimate"),
@@ -181,7 +182,8 @@ def dp_fed_sparse_bnsl(
     if privacy.epsilon > e:  # pragma: no cover - the calibration guarantees it; never silently
         raise RuntimeError(f"the releases spent ε = {privacy.epsilon!r} > target {e!r}")
     spent = {acc: privacy.bounds[acc] for acc in ("zcdp", "rdp")}
-    params = dict(hyper, epsilon=e, delta=dl, clip=C, calibration=calibration,
+    params = dict(hyper, epsilon=e, delta=dl, clip=C, clip_scheme=pl.clip_scheme,
+                  calibration=calibration,
                   smoothness=smoothness if public_m is None else "public constants",
                   centre=centre, shares=(s_share, c_share), neighbouring=pl.neighbouring)
     return LearnResult("dp-fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
@@ -205,6 +207,7 @@ class SparsePlan:
     epsilon: float
     delta: float
     clip: float
+    clip_scheme: str
     neighbouring: str
     hyper: dict
     smoothness: np.ndarray | None
@@ -215,7 +218,8 @@ class SparsePlan:
     noise: NoiseScales
 
 
-def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0, calibration="tight",
+def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0,
+         clip_scheme="coordinates", calibration="tight",
          smoothness="private", feature_bound=None, centre="declared", shares=(0.1, 0.1),
          lambda1=0.1, rho1=1.0, rho2=1.0, threshold=0.3, server_solver="lbfgs", eta=1e-2,
          server_steps=10, neighbouring="replace-one") -> SparsePlan:
@@ -229,6 +233,7 @@ def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0, calibr
                          "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)")
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     C = check_real(clip, "clip", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
+    scheme = check_choice(clip_scheme, "clip_scheme", CLIP_SCHEMES)
     relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", ("tight", "paper"))
     check_choice(centre, "centre", ("declared", "private"))
@@ -271,5 +276,5 @@ def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0, calibr
     noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"],
                               method=calibration, prior=prior)
 
-    return SparsePlan(e, dl, C, relation.value, hyper, public_m, bound, (s_share, c_share),
-                      m_centre, m_smooth, noise)
+    return SparsePlan(e, dl, C, scheme, relation.value, hyper, public_m, bound,
+                      (s_share, c_share), m_centre, m_smooth, noise)

@@ -10,10 +10,12 @@ Local problem (seed 001 eq. 4; DECISIONS §2), over the off-diagonal entries of 
 - update (9) of the selected coordinate only: B_ab ← S_{λ/M_ab}(B_ab − g_ab/M_ab).
 
 PGCD selects the argmax score. DP-PGCD (replace-one neighbours inside participant k) clips each
-per-sample gradient coordinate at C_ab = C·√(M_ab/ΣM) (ΣM over the d(d−1) coordinates), selects by
-the exponential mechanism with scale λ_G = m·Δ_s on the scores (Δ_s = 2C/(n_k√ΣM), the same for
-every coordinate), and adds N(0, σ_ab²) with σ_ab = m·Δ_g,ab (Δ_g,ab = 2C_ab/n_k) to the selected
-gradient coordinate only; both releases cost ρ = 1/(2m²).
+per-sample gradient coordinate at C_ab = c·√M_ab, selects by the exponential mechanism with scale
+λ_G = m·Δ_s on the scores (Δ_s = 2c/n_k, the same for every coordinate), and adds N(0, σ_ab²) with
+σ_ab = m·Δ_g,ab (Δ_g,ab = 2C_ab/n_k) to the selected gradient coordinate only; both releases cost
+ρ = 1/(2m²). The global clip bound C sets c through the clip scheme (:data:`CLIP_SCHEMES`):
+c = C (``"relative"``), c = C/√(Σ_a M_a) (``"parents"``, the d distinct constants) or
+c = C/√((d−1)Σ_a M_a) (``"coordinates"``, the DP-CD normalisation over all d(d−1) coordinates).
 
 Cost: O(n_k d²) to start (residual, gradient, scores), then O(n_k d) per iteration: an update of
 B_ab changes only column b of the residual, hence only column b of the gradient and of the scores.
@@ -29,7 +31,12 @@ import numpy as np
 from .._validation import as_float_matrix, as_generator, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent, ColumnwiseExponentialMechanism, gaussian_mechanism
 
-__all__ = ["PGCDNoise", "PGCDResult", "pgcd", "soft_threshold", "clip_bounds", "clipped_products"]
+__all__ = ["PGCDNoise", "PGCDResult", "pgcd", "soft_threshold", "clip_bounds", "clipped_products",
+           "score_sensitivity", "clip_score_sensitivity", "CLIP_SCHEMES"]
+
+#: How the global clip bound C becomes the per-parent thresholds C_a = c·√M_a: ``"relative"``
+#: c = C; ``"parents"`` c = C/√(Σ_a M_a); ``"coordinates"`` c = C/√((d−1)Σ_a M_a).
+CLIP_SCHEMES = ("relative", "parents", "coordinates")
 
 
 def soft_threshold(z, tau):
@@ -39,15 +46,20 @@ def soft_threshold(z, tau):
 
 @dataclass(frozen=True)
 class PGCDNoise:
-    """DP-PGCD noise: global clip bound ``clip`` (C) and noise ``multiplier`` (m = λ_G/Δ_s =
-    σ_ab/Δ_g,ab, from :func:`dpbnsl.accounting.calibrate_dp_pgcd`)."""
+    """DP-PGCD noise: global clip bound ``clip`` (C), noise ``multiplier`` (m = λ_G/Δ_s =
+    σ_ab/Δ_g,ab, from :func:`dpbnsl.accounting.calibrate_dp_pgcd`) and the ``scheme`` that turns
+    C into per-parent thresholds (:func:`clip_bounds`)."""
 
     clip: float
     multiplier: float
+    scheme: str = "relative"
 
     def __post_init__(self) -> None:
         check_real(self.clip, "clip", low=0.0, low_open=True)
         check_real(self.multiplier, "multiplier", low=0.0)
+        if self.scheme not in CLIP_SCHEMES:
+            raise ValueError(f"`scheme` must be one of {', '.join(map(repr, CLIP_SCHEMES))}; got "
+                             f"{self.scheme!r}")
 
 
 @dataclass(frozen=True)
@@ -58,10 +70,21 @@ class PGCDResult:
     changes: int = 0  # iterations whose update changed B (the others left it as it was)
 
 
-def clip_bounds(M: np.ndarray, clip: float) -> np.ndarray:
-    """Per-parent clip bounds C_a = C·√(M_a / ΣM), ΣM over the d(d−1) off-diagonal coordinates."""
-    d = M.size
-    return clip * np.sqrt(M / ((d - 1) * M.sum()))
+def clip_bounds(M: np.ndarray, clip: float, scheme: str = "relative") -> np.ndarray:
+    """Per-parent clip bounds C_a = c·√M_a, with c = C (``"relative"``), C/√(Σ_a M_a)
+    (``"parents"``) or C/√((d−1)Σ_a M_a) (``"coordinates"``, over the d(d−1) coordinates).
+
+    Every scheme makes C_a/√M_a the same for every parent a, which is what lets one Gumbel scale
+    serve every coordinate: the score sensitivity is 2c/n_k (:func:`score_sensitivity`)."""
+    M = np.asarray(M, float)
+    if scheme == "relative":
+        return clip * np.sqrt(M)
+    if scheme == "parents":
+        return clip * np.sqrt(M / M.sum())
+    if scheme == "coordinates":
+        return clip * np.sqrt(M / ((M.size - 1) * M.sum()))
+    raise ValueError(f"`scheme` must be one of {', '.join(map(repr, CLIP_SCHEMES))}; got "
+                     f"{scheme!r}")
 
 
 def clipped_products(X: np.ndarray, r: np.ndarray, bounds: np.ndarray, *,
@@ -231,10 +254,11 @@ def pgcd(
     Privacy
     -------
     Replace-one neighbours within participant k; per-sample gradient coordinates clipped at
-    C_ab = C√(M_ab/ΣM). Selection: scores of sensitivity Δ_s = 2C/(n_k√ΣM), exponential mechanism
-    with λ_G = mΔ_s (ε₀ = 2/m bounded range, ρ = 1/(2m²)). Update: Gaussian with
-    σ_ab = mΔ_g,ab = λ_G√M_ab on a coordinate of sensitivity Δ_g,ab = 2C_ab/n_k (ρ = 1/(2m²)).
-    Seed 001 eqs. (11)–(13), Theorem 5.1.
+    C_ab = c√M_a (:func:`clip_bounds`, scheme ``noise.scheme``). Selection: scores of sensitivity
+    Δ_s = 2c/n_k (:func:`score_sensitivity`), exponential mechanism with λ_G = mΔ_s (ε₀ = 2/m
+    bounded range, ρ = 1/(2m²)). Update: Gaussian with σ_ab = mΔ_g,ab = λ_G√M_ab on a coordinate
+    of sensitivity Δ_g,ab = 2C_ab/n_k (ρ = 1/(2m²)). Fassy El Fehri et al. eqs. (11)–(13),
+    Theorem 5.1.
     """
     X, B, W, beta, M = _pgcd_iv(X, B, W, beta, m, lambda1, rho2, iters)
     n, d = X.shape
@@ -247,18 +271,31 @@ def pgcd(
         rng = as_generator(rng)
     state = new_state(X, B, W, beta, M=M, lambda1=lambda1, rho2=rho2, noise=noise)
     selected = run_iterations(state, iters, noise=noise, rng=rng, ledger=ledger, label=label)
-    delta_s = _score_sensitivity(state, noise.clip) if private else None
+    delta_s = score_sensitivity(state) if private else None
     return PGCDResult(state.B, selected, delta_s, state.changes)
 
 
-def _score_sensitivity(state: _State, clip: float) -> float:
-    """Δ_s = 2C/(n_k√ΣM), ΣM over the d(d−1) off-diagonal coordinates."""
-    return 2.0 * clip / (state.n * math.sqrt((state.d - 1) * state.M.sum()))
+def score_sensitivity(state: _State) -> float:
+    """Δ_s of the scores of a private state (see :func:`clip_score_sensitivity`)."""
+    return _score_sensitivity(state.C_a, state.M, state.n)
+
+
+def clip_score_sensitivity(M: np.ndarray, clip: float, n: int, scheme: str = "relative") -> float:
+    """Δ_s = max_a 2C_a/(n√M_a) for the thresholds C_a of :func:`clip_bounds` (= 2c/n: the same
+    for every coordinate under every scheme). Replacing one record moves the clipped data gradient
+    g_ab by at most 2C_a/n, and the score s_ab = √M_a·|S_{λ/M_a}(B_ab − g_ab/M_a) − B_ab| is
+    1/√M_a-Lipschitz in g_ab (the soft-threshold is 1-Lipschitz)."""
+    M = np.asarray(M, float)
+    return _score_sensitivity(clip_bounds(M, clip, scheme), M, n)
+
+
+def _score_sensitivity(C_a: np.ndarray, M: np.ndarray, n: int) -> float:
+    return 2.0 * float(np.max(C_a / np.sqrt(M))) / n
 
 
 def new_state(X, B, W, beta, *, M, lambda1, rho2, noise) -> _State:
     """The O(n_k·d²) start of a (DP-)PGCD run on validated arrays (B is updated in place)."""
-    C_a = clip_bounds(M, noise.clip) if noise is not None else None
+    C_a = clip_bounds(M, noise.clip, noise.scheme) if noise is not None else None
     return _State(X, B, W, beta, M, lambda1, rho2, C_a)
 
 
@@ -270,8 +307,8 @@ def run_iterations(state: _State, iters: int, *, noise, rng, ledger, label="dp-p
     selected = np.empty(iters, dtype=np.int64)
     sampler = None
     if private and noise.multiplier > 0:
-        sampler = ColumnwiseExponentialMechanism(state.S, sensitivity=_score_sensitivity(
-            state, noise.clip), multiplier=noise.multiplier)
+        sampler = ColumnwiseExponentialMechanism(state.S, sensitivity=score_sensitivity(state),
+                                                 multiplier=noise.multiplier)
     for k in range(iters):
         if sampler is not None:
             choice = sampler.sample(rng)
