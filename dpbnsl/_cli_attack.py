@@ -57,8 +57,10 @@ def add_attack_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) 
                    help="ε per participant (DP methods, required there)")
     p.add_argument("--delta", type=float, default=1e-5, help="δ per participant (DP methods)")
     p.add_argument("--rounds", type=count(1, MAX_COUNT), default=None,
-                   help="rounds (default: Fed-BNSL 200 at most; sparse 100, private 10)")
-    p.add_argument("--clip", type=float, default=30.0, help="dp-fed-sparse-bnsl: clip bound C")
+                   help="rounds (default: Fed-BNSL 200 at most; sparse 100; private sparse: "
+                        "chosen from public quantities)")
+    p.add_argument("--clip", type=float, default=1.0,
+                   help="dp-fed-sparse-bnsl: clip bound (relative to each parent's scale)")
     p.add_argument("--feature-bound", type=float, default=30.0,
                    help="dp-fed-sparse-bnsl: public bound on x_ia² (private smoothness)")
     p.add_argument("--clip-norm", type=float, default=10.0,
@@ -117,7 +119,7 @@ def run_attack(args) -> tuple[object, pd.DataFrame]:
                                            rng=noise_rng),
         "dp-fed-sparse-bnsl": lambda: dp_fed_sparse_bnsl(
             participants, epsilon=args.epsilon, delta=args.delta, clip=args.clip,
-            feature_bound=args.feature_bound, rounds=rounds or 10, rng=noise_rng),
+            feature_bound=args.feature_bound, rounds=rounds, rng=noise_rng),
     }
     result = fit[args.method]()
     report = attack_report(result, participants, population_cov=population, target=args.target,

@@ -114,15 +114,21 @@ def build_parser() -> argparse.ArgumentParser:
                             "who knows it)")
     sparse = learn.add_argument_group("Fed-Sparse-BNSL and DP-Fed-Sparse-BNSL")
     sparse.add_argument("--rounds", type=count(1, MAX_COUNT), default=None,
-                        help="ADMM rounds T (default: 100, or 10 for the private method)")
+                        help="ADMM rounds T (default: 100; private: chosen from d, n_k, ε, δ)")
     sparse.add_argument("--local-iters", type=count(1, MAX_COUNT), default=None,
-                        help="(DP-)PGCD iterations K per round (default: 20, or 10 if private)")
+                        help="(DP-)PGCD iterations K per round (default: 20; private: chosen "
+                             "from d, n_k, ε, δ)")
     dp = learn.add_argument_group("privacy (private methods)")
     dp.add_argument("--epsilon", type=float, default=None,
                     help="ε per participant, in [1e-6, 100] (required)")
     dp.add_argument("--delta", type=float, default=1e-5, help="δ per participant")
-    dp.add_argument("--clip", type=float, default=30.0,
-                    help="DP-PGCD clip bound C (public: not chosen by looking at the data)")
+    dp.add_argument("--clip", type=float, default=1.0,
+                    help="DP-PGCD clip bound: per-sample gradients are clipped at --clip times "
+                         "their parent's scale (public: not chosen by looking at the data)")
+    dp.add_argument("--clip-scheme", default="relative",
+                    choices=("relative", "parents", "coordinates"),
+                    help="how --clip becomes per-parent thresholds ('parents' reproduces the "
+                         "paper's C values)")
     dp.add_argument("--calibration", default="tight", choices=("tight", "paper"),
                     help="DP-PGCD noise calibration")
     dp.add_argument("--smoothness", default="private", choices=("private", "bounds"),
@@ -184,7 +190,8 @@ def _participants(args) -> tuple[list[pd.DataFrame], list[Path]]:
 # (above all: --epsilon with a non-private method must not silently run without privacy)
 _OPTION_USERS = {
     "epsilon": PRIVATE, "delta": PRIVATE, "centre": PRIVATE, "seed": PRIVATE,
-    "clip": ("dp-fed-sparse-bnsl",), "calibration": ("dp-fed-sparse-bnsl",),
+    "clip": ("dp-fed-sparse-bnsl",), "clip_scheme": ("dp-fed-sparse-bnsl",),
+    "calibration": ("dp-fed-sparse-bnsl",),
     "smoothness": ("dp-fed-sparse-bnsl",), "feature_bound": ("dp-fed-sparse-bnsl",),
     "clip_norm": ("dp-fed-bnsl",), "gaussian": ("dp-fed-bnsl",),
     "rounds": ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
@@ -237,9 +244,11 @@ def _learn(args) -> int:
     common = dict(lambda1=lam, threshold=args.threshold)
     if args.method == "notears-best" and truth is None:
         raise CLIError("--method notears-best is an oracle: it needs --truth")
-    default_rounds, default_iters = (10, 10) if private else (100, 20)
-    sparse = dict(rounds=default_rounds if args.rounds is None else args.rounds,
-                  local_iters=default_iters if args.local_iters is None else args.local_iters)
+    if private:  # unset: the learner chooses them from public quantities
+        sparse = dict(rounds=args.rounds, local_iters=args.local_iters)
+    else:
+        sparse = dict(rounds=100 if args.rounds is None else args.rounds,
+                      local_iters=20 if args.local_iters is None else args.local_iters)
     if private and args.seed is not None:
         seed_warning()
     run = {
@@ -251,7 +260,7 @@ def _learn(args) -> int:
         "fed-sparse-bnsl": lambda: fed_sparse_bnsl(participants, **sparse, **common),
         "dp-fed-sparse-bnsl": lambda: dp_fed_sparse_bnsl(
             participants, epsilon=args.epsilon, delta=args.delta, clip=args.clip,
-            calibration=args.calibration, smoothness=args.smoothness,
+            clip_scheme=args.clip_scheme, calibration=args.calibration, smoothness=args.smoothness,
             feature_bound=args.feature_bound, centre=args.centre, rng=args.seed, **sparse,
             **common),
         "dp-fed-bnsl": lambda: dp_fed_bnsl(

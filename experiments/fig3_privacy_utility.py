@@ -1,12 +1,17 @@
-"""Seed 001 Fig. 3 analogue: DP-Fed-Sparse-BNSL against ε, Fed-Sparse-BNSL dashed.
+"""Fig. 3 analogue (DP-Fed-Sparse-BNSL paper): DP-Fed-Sparse-BNSL against ε, non-private dashed.
 
-ε ∈ {0.5, 1, 2, 5, 25, 50}, δ = 1e-5, with Table 5's (C, T, K) per ε; d = 20, ER graphs with 20
-edges, 10 participants × 1000 rows (the paper's homogeneous setting is not stated), private
-smoothness with bound 30, data declared centred, 5 seeds. A second curve keeps Table 5's (T, K)
-with C = 30, the clip bound our reconstruction of the clipping needs on these data (see the
-README's DP sanity table). Rows and plots go to ``docs/results/`` (resumable).
+ε ∈ {0.5, 1, 2, 5, 25, 50}, δ = 1e-5; d = 20, ER graphs with 20 edges, 10 participants × 1000 rows
+(the paper's homogeneous setting is not stated), private smoothness, data declared centred, seeds
+0 .. N−1 (held out: the clipping study tuned on seeds 100 and up). Curves (``--curves``):
 
-    python experiments/fig3_privacy_utility.py [--seeds 5] [--jobs 2]
+- ``public``: the learner's defaults, which depend on public quantities only (relative clipping
+  with c = 1, (T, K) from d, n_k, ε, δ), feature bound 100;
+- ``table5`` / ``c30``: Table 5's (T, K) per ε with Table 5's C or C = 30, under the clip scheme
+  the package used before the clipping study (``coordinates``), kept for comparison.
+
+Rows and plots go to ``docs/results/`` (resumable).
+
+    python experiments/fig3_privacy_utility.py [--seeds 5] [--curves public] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -31,22 +36,26 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--curves", default="public", help="comma-separated: public, table5, c30")
     a = p.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, clip in (("table5", None), ("c30", 30.0)):
+    for name in a.curves.split(","):
+        clip = {"public": None, "table5": None, "c30": 30.0}[name]
         csv = OUT / f"fig3_{name}.csv"
         for eps, (C, T, K) in TABLE5.items():
-            options = {"dp-fed-sparse-bnsl": dict(clip=C if clip is None else clip, rounds=T,
-                                                  local_iters=K, feature_bound=30.0)}
+            options = {"dp-fed-sparse-bnsl": dict(feature_bound=100.0) if name == "public" else
+                       dict(clip=C if clip is None else clip, clip_scheme="coordinates",
+                            rounds=T, local_iters=K, feature_bound=30.0)}
             sweep(methods=("fed-sparse-bnsl", "dp-fed-sparse-bnsl"), epsilons=(eps,),
                            seeds=list(range(a.seeds)), d=20, participants=10, n_per_participant=1000,
                            csv=csv, jobs=a.jobs, method_options=options)
         frame = pd.read_csv(csv)
-        print(f"\n{name}: C = {'Table 5' if clip is None else clip}")
+        label = ("public defaults" if name == "public" else
+                 f"(T, K) of Table 5, C = {'Table 5' if clip is None else f'{clip:g}'}")
+        print(f"\n{name}: {label}")
         print(summarize(frame).round(2).to_string(index=False))
         plot_tradeoff(frame, path=OUT / f"fig3_{name}.png",
-                      title=f"DP-Fed-Sparse-BNSL, d = 20, 10 × 1000 rows, (T, K) of Table 5, "
-                            f"C = {'Table 5' if clip is None else f'{clip:g}'}")
+                      title=f"DP-Fed-Sparse-BNSL, d = 20, 10 × 1000 rows, {label}")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ ULPS = 4 * 2.0**-52
 def rho_star(epsilon, delta):
     """Theorem 5.1's ρ* = (√(ε + L) − √L)², L = ln(1/δ), written as (ε/(√(ε + L) + √L))²: the
     same number without the cancellation of the difference (which costs ~L/ε ulps)."""
-    L = math.log(1.0 / delta)
+    L = -math.log(delta)
     return (epsilon / (math.sqrt(epsilon + L) + math.sqrt(L))) ** 2
 
 
@@ -385,7 +385,7 @@ def test_smoothness_calibration(d, epsilon, delta):
 
 def advanced_composition(e0, k, delta):
     """Dwork, Rothblum & Vadhan (2010): k ε₀-DP mechanisms are (ε₀√(2k ln 1/δ) + kε₀(e^ε₀ − 1), δ)-DP."""
-    return e0 * math.sqrt(2 * k * math.log(1 / delta)) + k * e0 * (math.exp(e0) - 1)
+    return e0 * math.sqrt(2 * k * -math.log(delta)) + k * e0 * (math.exp(e0) - 1)
 
 
 @settings(max_examples=50, deadline=None)

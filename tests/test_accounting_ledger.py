@@ -49,7 +49,7 @@ PLD_INTERVAL = 1e-4
 
 
 def bun_steinke(rho, delta):
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    return rho + 2.0 * math.sqrt(rho * -math.log(delta))
 
 
 def exact_gaussian_epsilon(multipliers_counts, delta):
@@ -168,7 +168,7 @@ def test_rdp_never_above_zcdp(pairs, delta):
     must lie in [1.05, 1e6] (we require ρ ∈ [1e-10, 30]·ln(1/δ), with margin; a scan of single zCDP
     events found the first ρ with rdp > zcdp at ρ ≈ 42·ln(1/δ))."""
     ledger = ledger_of(pairs)
-    L = math.log(1 / delta)
+    L = -math.log(delta)
     assume(ledger.rho() == 0 or 1e-10 * L <= ledger.rho() <= 30 * L)
     assert ledger.epsilon(delta, accountant="rdp") <= ledger.epsilon(delta, accountant="zcdp") * (
         1 + 1e-12)

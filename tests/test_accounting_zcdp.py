@@ -48,11 +48,11 @@ GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
 def bun_steinke(rho, delta):
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    return rho + 2.0 * math.sqrt(rho * -math.log(delta))
 
 
 def bun_steinke_inverse(epsilon, delta):
-    L = math.log(1.0 / delta)
+    L = -math.log(delta)
     return (math.sqrt(epsilon + L) - math.sqrt(L)) ** 2
 
 
@@ -60,7 +60,7 @@ def cks_bound(alpha, rho, delta):
     """CKS (2020, Prop. 12) at order α: αρ + ln(1/δ)/(α−1) + ln((α−1)/α) − ln(α)/(α−1)."""
     alpha = np.asarray(alpha, float)
     am1 = alpha - 1.0
-    return alpha * rho + math.log(1.0 / delta) / am1 + np.log(am1 / alpha) - np.log(alpha) / am1
+    return alpha * rho + -math.log(delta) / am1 + np.log(am1 / alpha) - np.log(alpha) / am1
 
 
 def cks_grid_min(rho, delta, n=200_001):

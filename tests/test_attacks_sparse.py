@@ -92,13 +92,14 @@ def test_public_smoothness_constants_are_used_exactly(data):
 def test_dp_transcripts_are_not_recovered(data, epsilon, smoothness):
     # noisy clipped gradients (and, with "private", smoothness constants the server cannot know)
     r = dp_fed_sparse_bnsl(data.participants, epsilon=epsilon, delta=1e-5, feature_bound=30.0,
-                           smoothness=smoothness, rng=0)
+                           smoothness=smoothness, rounds=10, local_iters=10, rng=0)
     kw = {"smoothness": 30.0} if smoothness == "bounds" else {}
     true = grams(data.participants, centred=False)  # centre="declared": the raw data are used
     out = reconstruct_gram_sparse_from_result(r, true_gram=true, **kw)
     # measured: recovered 0.00 at rtol = 1e-2 and median error 0.3-1.7 correlation units
     assert max(res.recovered for res in out) < 0.1
-    assert np.median([res.median_error for res in out if res.median_error is not None]) > 0.1
+    errors = [res.median_error for res in out if res.median_error is not None]
+    assert not errors or np.median(errors) > 0.1  # none identified is not recovered either
 
 
 def test_transcript_is_not_mutated(data):

@@ -162,7 +162,8 @@ def test_privacy_summary_states_the_guarantee():
     assert s.bounds["zcdp"] > 1.0 and s.looser == {"zcdp": s.bounds["zcdp"]}
     assert s.target_epsilon == 1.0 and s.delta == 1e-5 and s.neighbouring == "replace-one"
     assert s.public["n_k"] == (1000, 1000, 1000) and s.public["d"] == 5
-    assert s.public["clip"] == 30.0 and s.public["feature_bound"] == 30.0
+    assert s.public["clip"] == 1.0 and s.public["clip_scheme"] == "relative"
+    assert s.public["feature_bound"] == 30.0
     assert s.public["smoothness"] == "private estimate" and s.public["centre"] == "declared"
     assert str(s) == ("(ε, δ) = (1, 1e-05)-DP per participant, replace-one; accountant: rdp "
                       "(tight)")

@@ -63,8 +63,8 @@ _REGISTRY = {
 }
 METHODS = tuple(_REGISTRY)
 # the private learners' pre-data steps (validation and calibration), given d and the options
-_PLANS = {"dp-fed-bnsl": lambda d, **kw: plan_covariance(**kw),
-          "dp-fed-sparse-bnsl": lambda d, **kw: plan_sparse(d, **kw)}
+_PLANS = {"dp-fed-bnsl": lambda d, n_k, P, **kw: plan_covariance(**kw),
+          "dp-fed-sparse-bnsl": lambda d, n_k, P, **kw: plan_sparse(d, n_k=(n_k,) * P, **kw)}
 # the first ten fields are the key (KEY); ``kwargs`` is the options dict that ``options`` encodes
 _Task = namedtuple("_Task", "method epsilon delta d P n_k seed graph edges options kwargs")
 
@@ -292,7 +292,9 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
         if m in _PLANS:
             for e in eps:
                 for dd in ds:
-                    _PLANS[m](dd, epsilon=e, delta=delta, **kwargs[m])
+                    for nk in nks:
+                        for P in Ps:
+                            _PLANS[m](dd, nk, P, epsilon=e, delta=delta, **kwargs[m])
     tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m],
                    kwargs[m])
              for s in seed_list for dd in ds for P in Ps for nk in nks for m in methods

@@ -21,7 +21,7 @@ from dp_accounting import GaussianDpEvent
 
 from .._validation import (as_generator, as_participants, check_choice, check_epsilon, check_int,
                            check_real)
-from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_pgcd,
+from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_pgcd, event_rho,
                           split_budget, summarize_privacy)
 from .fed_sparse_bnsl import _hyper, run_sparse_admm
 from .pgcd import CLIP_SCHEMES, PGCDNoise
@@ -30,7 +30,15 @@ from ..mechanisms import CLIP_RANGE, check_neighbouring
 from ._result import LearnResult
 from .scale_checks import check_declared_centre, check_feature_bound
 
-__all__ = ["dp_fed_sparse_bnsl", "plan", "SparsePlan"]
+__all__ = ["dp_fed_sparse_bnsl", "plan", "SparsePlan", "default_schedule", "SNR_KAPPA"]
+
+#: The public-defaults rule of :func:`default_schedule`: DP-PGCD's noise multiplier m is kept at
+#: about SNR_KAPPA·n_k/ln(d(d − 1)), where the exponential mechanism still favours coordinates whose
+#: clipped gradients are a fraction of the clip bound (see the function).
+SNR_KAPPA = 0.45
+#: Bounds of the default number of DP-PGCD steps T·K: below MIN_STEPS nothing is learned; above
+#: MAX_STEPS (reached only at large ε) the noise is already small and the time grows.
+MIN_STEPS, MAX_STEPS = 100, 5000
 
 
 def dp_fed_sparse_bnsl(
@@ -38,10 +46,10 @@ def dp_fed_sparse_bnsl(
     *,
     epsilon: float,
     delta: float,
-    rounds: int = 10,
-    local_iters: int = 10,
-    clip: float = 30.0,
-    clip_scheme: Literal["relative", "parents", "coordinates"] = "coordinates",
+    rounds: int | None = None,
+    local_iters: int | None = None,
+    clip: float = 1.0,
+    clip_scheme: Literal["relative", "parents", "coordinates"] = "relative",
     calibration: Literal["tight", "paper"] = "tight",
     smoothness="private",
     feature_bound=None,
@@ -65,14 +73,20 @@ def dp_fed_sparse_bnsl(
     epsilon, delta : float
         The per-participant privacy target: ε in [1e-6, 100] (``fed_sparse_bnsl`` is the
         non-private twin), δ in (0, 1).
-    rounds, local_iters : int, default 10, 10
-        T ADMM rounds and K DP-PGCD iterations per round.
-    clip : float, default 30.0
-        Global clip bound C; per-sample gradient coordinates are clipped at C√(M_ab/ΣM). The
-        default comes from a sweep on simulated data (d = 20, 10 × 1000 rows, ε = 5, seeds 0–3):
-        C = 30 gave TPR 0.75–0.95 where C = 10 gave 0.25–0.5 and Table 5's C = 5 less.
-        **Public**: choose it from the data's known scale or on other (e.g. simulated) data, never
-        by tuning on the participants' data (that would leak through the choice).
+    rounds, local_iters : int, optional
+        T ADMM rounds and K DP-PGCD iterations per round. Unset, they are chosen from public
+        quantities only (d, the smallest n_k, ε, δ) by :func:`default_schedule`.
+    clip : float, default 1.0
+        Global clip bound; per-sample gradient coordinates x_ia·r_ib are clipped at C_a = c√M_a
+        (see ``clip_scheme``). With the default ``"relative"`` scheme c = ``clip``: a per-sample
+        gradient is clipped beyond ``clip`` times its parent's scale, whatever d and the data's
+        units. **Public**: choose it without looking at the participants' data (the default
+        comes from a study on simulated data, ``docs/results/clipping_study.md``).
+    clip_scheme : {"relative", "parents", "coordinates"}, default "relative"
+        c = C (``"relative"``), c = C/√(Σ_a M_a) (``"parents"``, the normalisation under which the
+        DP-Fed-Sparse-BNSL paper's published C values work as the paper describes) or
+        c = C/√((d−1)Σ_a M_a) (``"coordinates"``, DP-CD's normalisation over all coordinates,
+        this package's earlier default; it starves the learner as d grows).
     calibration : {"tight", "paper"}, default "tight"
         How DP-PGCD's noise is calibrated (see :func:`dpbnsl.accounting.calibrate_dp_pgcd`).
     smoothness : {"private", "bounds"} or array of shape (d,), default "private"
@@ -137,7 +151,8 @@ def dp_fed_sparse_bnsl(
     P, d = len(arrays), arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
-    pl = plan(d, epsilon=epsilon, delta=delta, rounds=rounds, local_iters=local_iters, clip=clip,
+    pl = plan(d, epsilon=epsilon, delta=delta, n_k=tuple(X.shape[0] for X in arrays),
+              rounds=rounds, local_iters=local_iters, clip=clip,
               clip_scheme=clip_scheme, calibration=calibration, smoothness=smoothness, feature_bound=feature_bound,
               centre=centre, shares=shares, lambda1=lambda1, rho1=rho1, rho2=rho2,
               threshold=threshold, server_solver=server_solver, eta=eta,
@@ -218,14 +233,16 @@ class SparsePlan:
     noise: NoiseScales
 
 
-def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0,
-         clip_scheme="coordinates", calibration="tight",
+def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, clip=1.0,
+         clip_scheme="relative", calibration="tight",
          smoothness="private", feature_bound=None, centre="declared", shares=(0.1, 0.1),
          lambda1=0.1, rho1=1.0, rho2=1.0, threshold=0.3, server_solver="lbfgs", eta=1e-2,
          server_steps=10, neighbouring="replace-one") -> SparsePlan:
     """Validate the public settings of :func:`dp_fed_sparse_bnsl` for d variables and calibrate
     its noise, touching no data (same parameters, same errors). Sweeps call it for every setting
-    before running any, so that a bad setting is refused before any work."""
+    before running any, so that a bad setting is refused before any work. ``n_k`` (the
+    participants' row counts, public under replace-one) is needed only when ``rounds`` or
+    ``local_iters`` is None (then :func:`default_schedule` chooses them)."""
     d = check_int(d, "d", low=2)
     e = check_epsilon(epsilon, allow_inf=True)
     if math.isinf(e):
@@ -237,8 +254,12 @@ def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0,
     relation = check_neighbouring(neighbouring)
     check_choice(calibration, "calibration", ("tight", "paper"))
     check_choice(centre, "centre", ("declared", "private"))
-    hyper = _hyper(lambda1, rho1, rho2, 1.0, 1.0, math.inf, rounds, local_iters, threshold,
-                   server_solver, eta, server_steps)
+    if (rounds is None or local_iters is None) and n_k is None:
+        raise ValueError("`n_k` (the smallest participant's number of rows) is needed to choose "
+                         "`rounds` and `local_iters` from public information")
+    hyper = _hyper(lambda1, rho1, rho2, 1.0, 1.0, math.inf, 1 if rounds is None else rounds,
+                   1 if local_iters is None else local_iters, threshold, server_solver, eta,
+                   server_steps)
     if isinstance(smoothness, str):
         check_choice(smoothness, "smoothness", ("private", "bounds"))
         public_m = None
@@ -263,8 +284,9 @@ def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0,
                          f"(the pre-processing shares in use sum to {used:g} >= 1)")
 
     # --- calibrate everything before touching data -------------------------------------------
-    budget = split_budget(e, dl, {"smoothness": s_share, "centring": c_share,
-                                  "dp-pgcd": 1.0 - s_share - c_share}).rho
+    split = split_budget(e, dl, {"smoothness": s_share, "centring": c_share,
+                                 "dp-pgcd": 1.0 - s_share - c_share})
+    budget = split.rho
     prior: list[LedgerEntry] = []
     m_centre = m_smooth = None
     if centre == "private":  # one release of ρ = 1/(2m²)
@@ -273,8 +295,40 @@ def plan(d: int, *, epsilon, delta, rounds=10, local_iters=10, clip=30.0,
     if private_smooth:  # d releases of ρ = 1/(2m²) each
         m_smooth = math.sqrt(d / (2.0 * budget["smoothness"]))
         prior.append(LedgerEntry("smoothness", GaussianDpEvent(m_smooth), d))
+    if rounds is None or local_iters is None:
+        n_min = min(n_k) if isinstance(n_k, (tuple, list)) else n_k
+        rho_left = split.rho_total - sum(x.count * event_rho(x.event)[0] for x in prior)
+        T, K = default_schedule(d=d, n_k=check_int(n_min, "n_k", low=1), rho=rho_left)
+        hyper["rounds"] = T if rounds is None else hyper["rounds"]
+        hyper["local_iters"] = K if local_iters is None else hyper["local_iters"]
     noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"],
                               method=calibration, prior=prior)
 
     return SparsePlan(e, dl, C, scheme, relation.value, hyper, public_m, bound,
                       (s_share, c_share), m_centre, m_smooth, noise)
+
+
+def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
+    """(T, K) chosen from public quantities only: d, the smallest n_k, and the zCDP budget ρ left
+    for DP-PGCD (from ε, δ and the pre-processing shares).
+
+    Rationale. A selection on scores measured in units of their sensitivity, u_ab = s_ab/Δ_s, is
+    informative when the best scores exceed the rest by about m·ln N (N = d(d − 1) candidates,
+    m the noise multiplier). With clip thresholds proportional to each parent's scale, u_ab ≤
+    n_k/2, and an edge whose clipped mean gradient is a fraction of the bound reaches a fraction
+    of that: the target is m* = SNR_KAPPA·n_k/ln N. The budget then allows T·K = m*²·ρ steps
+    (Theorem 5.1: m = √(TK/ρ); the tight calibration lowers m further), kept within
+    [MIN_STEPS, MAX_STEPS]. Rounds: T = ⌊T·K/50⌋ within [10, 50], K = ⌊T·K/T⌋.
+
+    SNR_KAPPA = 0.45 and the round rule come from the clipping study on tuning seeds
+    (``experiments/clipping_study.py``, ``docs/results/clipping_study.md``): at ε = 5 and
+    n_k = 1000 the best m was about 63, 63 and 44 at d = 20, 50 and 100, i.e. κ ≈ 0.37–0.49, and
+    20–50 rounds beat 100–200 from d = 50 on.
+    """
+    d = check_int(d, "d", low=2)
+    n_k = check_int(n_k, "n_k", low=1)
+    rho = check_real(rho, "rho", low=0.0, low_open=True)
+    m_star = SNR_KAPPA * n_k / math.log(d * (d - 1))
+    steps = max(MIN_STEPS, min(MAX_STEPS, int(m_star * m_star * rho)))
+    T = max(10, min(50, steps // 50))
+    return T, max(1, steps // T)
