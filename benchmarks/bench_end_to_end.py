@@ -40,7 +40,8 @@ def main() -> None:
     runs = {
         "DP-Fed-Sparse-BNSL": lambda: dp_fed_sparse_bnsl(
             data.participants, epsilon=a.epsilon, delta=1e-5, rounds=a.rounds,
-            local_iters=a.local_iters, feature_bound=30.0, rng=0),
+            local_iters=a.local_iters, feature_bound=30.0, clip=30.0, clip_scheme="coordinates",
+            rng=0),  # the recorded run's settings (before the clipping study)
         "Fed-Sparse-BNSL (no noise)": lambda: fed_sparse_bnsl(
             data.participants, rounds=a.rounds, local_iters=a.local_iters),
     }

@@ -29,8 +29,11 @@ FIT = {
     "fed-bnsl": lambda P, s: fed_bnsl(P),
     "fed-sparse-bnsl": lambda P, s: fed_sparse_bnsl(P),
     "dp-fed-bnsl": lambda P, s: dp_fed_bnsl(P, epsilon=1.0, delta=1e-5, clip_norm=10.0, rng=s),
+    # the settings of the recorded table (before the clipping study): C = 30, T = K = 10
     "dp-fed-sparse-bnsl": lambda P, s: dp_fed_sparse_bnsl(P, epsilon=1.0, delta=1e-5,
-                                                          feature_bound=30.0, rng=s),
+                                                          feature_bound=30.0, clip=30.0,
+                                                          clip_scheme="coordinates", rounds=10,
+                                                          local_iters=10, rng=s),
 }
 
 

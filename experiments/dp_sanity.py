@@ -30,7 +30,8 @@ def run_one(seed: int, epsilon: float, clip: float, feature_bound: float) -> lis
     else:
         _, T, K = TABLE5[epsilon]
         r = dp_fed_sparse_bnsl(data.participants, epsilon=epsilon, delta=1e-5, rounds=T,
-                               local_iters=K, clip=clip, feature_bound=feature_bound, rng=seed)
+                               local_iters=K, clip=clip, clip_scheme="coordinates",
+                               feature_bound=feature_bound, rng=seed)
         spent = r.info["epsilon"]["rdp"]
     acc = count_accuracy(data.B_true, r.W)
     return [dict(seed=seed, epsilon=epsilon, clip=clip, spent=spent, shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr,

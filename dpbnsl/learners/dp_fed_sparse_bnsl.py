@@ -322,8 +322,8 @@ def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
 
     SNR_KAPPA = 0.45 and the round rule come from the clipping study on tuning seeds
     (``experiments/clipping_study.py``, ``docs/results/clipping_study.md``): at ε = 5 and
-    n_k = 1000 the best m was about 63, 63 and 44 at d = 20, 50 and 100, i.e. κ ≈ 0.37–0.49, and
-    20–50 rounds beat 100–200 from d = 50 on.
+    n_k = 1000 the best m was about 63, 63, 44 and 63 at d = 20, 50, 100 and 200, i.e.
+    κ ≈ 0.37–0.67, and 20–50 rounds beat 100–200 from d = 50 on.
     """
     d = check_int(d, "d", low=2)
     n_k = check_int(n_k, "n_k", low=1)
