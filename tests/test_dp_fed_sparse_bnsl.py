@@ -3,13 +3,15 @@ sparse messages, determinism, validation; smoothness and centring releases."""
 
 from __future__ import annotations
 
+import math
+
 import importlib
 
 import numpy as np
 import pytest
 
 from dpbnsl.accounting import PrivacyLedger
-from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan
 from dpbnsl.learners.smoothness import private_mean, private_smoothness
 from dpbnsl.simulate import simulate
 
@@ -197,3 +199,27 @@ def test_state_kept_across_rounds_equals_rebuilding_it(data, monkeypatch, privat
     np.testing.assert_allclose(kept.W_raw, rebuilt.W_raw, rtol=0, atol=1e-9)
     for a, b in zip(kept.transcript, rebuilt.transcript):
         np.testing.assert_array_equal(a.payload.index, b.payload.index)
+
+
+def test_default_schedule_reads_public_quantities_only():
+    """T·K = ⌊m*²ρ⌋ with m* = 0.45·n_k/ln(d(d−1)), within [10, 5000], in up to 50 rounds; more
+    budget or more rows give more steps, more coordinates fewer; too small a budget warns."""
+    from dpbnsl.accounting import epsilon_to_rho
+    from dpbnsl.learners.dp_fed_sparse_bnsl import SNR_KAPPA, default_schedule
+
+    rho = 0.9 * epsilon_to_rho(5.0, 1e-5, conversion="bun-steinke")
+    T, K = default_schedule(d=20, n_k=1000, rho=rho)
+    m = SNR_KAPPA * 1000 / math.log(20 * 19)
+    assert T * K <= int(m * m * rho) < T * (K + 1) and 10 <= T <= 50
+    steps = {d: math.prod(default_schedule(d=d, n_k=1000, rho=rho)) for d in (20, 50, 100, 200)}
+    assert steps[20] >= steps[50] >= steps[100] >= steps[200] >= 10
+    assert math.prod(default_schedule(d=20, n_k=2000, rho=rho)) > steps[20]
+    assert math.prod(default_schedule(d=20, n_k=1000, rho=100.0)) <= 5000
+    with pytest.warns(UserWarning, match=r"can afford only 0 step\(s\)"):
+        assert default_schedule(d=15, n_k=30, rho=0.01) == (10, 1)
+    # the learner uses it when rounds or local_iters are unset, and records the choice
+    data = simulate(6, 600, participants=2, rng=0)
+    r = dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5, feature_bound=30.0)
+    pl = plan(6, epsilon=5.0, delta=1e-5, n_k=(300, 300), feature_bound=30.0)
+    assert (r.params["rounds"], r.params["local_iters"]) == (pl.hyper["rounds"],
+                                                           pl.hyper["local_iters"])

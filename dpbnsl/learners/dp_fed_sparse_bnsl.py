@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,9 +37,10 @@ __all__ = ["dp_fed_sparse_bnsl", "plan", "SparsePlan", "default_schedule", "SNR_
 #: about SNR_KAPPA·n_k/ln(d(d − 1)), where the exponential mechanism still favours coordinates whose
 #: clipped gradients are a fraction of the clip bound (see the function).
 SNR_KAPPA = 0.45
-#: Bounds of the default number of DP-PGCD steps T·K: below MIN_STEPS nothing is learned; above
-#: MAX_STEPS (reached only at large ε) the noise is already small and the time grows.
-MIN_STEPS, MAX_STEPS = 100, 5000
+#: Bounds of the default number of DP-PGCD steps T·K. Below MIN_STEPS nothing is learned (a run
+#: that cannot afford more is warned about: more steps of near-random selection only add false
+#: edges); above MAX_STEPS (reached only at large ε) the noise is already small and time grows.
+MIN_STEPS, MAX_STEPS = 10, 5000
 
 
 def dp_fed_sparse_bnsl(
@@ -318,7 +320,9 @@ def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
     n_k/2, and an edge whose clipped mean gradient is a fraction of the bound reaches a fraction
     of that: the target is m* = SNR_KAPPA·n_k/ln N. The budget then allows T·K = m*²·ρ steps
     (Theorem 5.1: m = √(TK/ρ); the tight calibration lowers m further), kept within
-    [MIN_STEPS, MAX_STEPS]. Rounds: T = ⌊T·K/50⌋ within [10, 50], K = ⌊T·K/T⌋.
+    [MIN_STEPS, MAX_STEPS] (a budget below MIN_STEPS useful steps raises a ``UserWarning``: the
+    selections are then close to random). Rounds: T = ⌊T·K/50⌋ within [10, 50] (at most T·K),
+    K = ⌊T·K/T⌋.
 
     SNR_KAPPA = 0.45 and the round rule come from the clipping study on tuning seeds
     (``experiments/clipping_study.py``, ``docs/results/clipping_study.md``): at ε = 5 and
@@ -329,6 +333,13 @@ def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
     n_k = check_int(n_k, "n_k", low=1)
     rho = check_real(rho, "rho", low=0.0, low_open=True)
     m_star = SNR_KAPPA * n_k / math.log(d * (d - 1))
-    steps = max(MIN_STEPS, min(MAX_STEPS, int(m_star * m_star * rho)))
-    T = max(10, min(50, steps // 50))
+    useful = int(m_star * m_star * rho)
+    if useful < MIN_STEPS:
+        warnings.warn(f"with n_k = {n_k}, d = {d} and this budget, DP-PGCD can afford only "
+                      f"{useful} step(s) at a noise level where its selections still favour the "
+                      f"edges; running {MIN_STEPS}, expect a nearly empty or random graph (more "
+                      f"rows per participant or a larger ε would help)", UserWarning,
+                      stacklevel=4)
+    steps = max(MIN_STEPS, min(MAX_STEPS, useful))
+    T = min(steps, max(10, min(50, steps // 50)))
     return T, max(1, steps // T)
