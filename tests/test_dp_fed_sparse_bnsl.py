@@ -3,9 +3,8 @@ sparse messages, determinism, validation; smoothness and centring releases."""
 
 from __future__ import annotations
 
-import math
-
 import importlib
+import math
 
 import numpy as np
 import pytest
