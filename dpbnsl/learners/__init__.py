@@ -9,6 +9,7 @@ from .fed_sparse_bnsl import fed_sparse_bnsl
 from .personalize import Personalized, personalize, personalized_nmse
 from .pgcd import PGCDNoise, pgcd
 from .scale_checks import DataScaleWarning
+from .private_selection import select_dp_fed_sparse_bnsl
 from .notears import notears
 from .notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
 from .fed_bnsl_mlp import fed_bnsl_mlp
@@ -29,6 +30,7 @@ __all__ = [
     "fed_sparse_bnsl",
     "dp_fed_sparse_bnsl",
     "dp_fed_bnsl",
+    "select_dp_fed_sparse_bnsl",
     "personalize",
     "personalized_nmse",
     "Personalized",

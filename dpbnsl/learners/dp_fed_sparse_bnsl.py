@@ -22,8 +22,8 @@ from dp_accounting import GaussianDpEvent
 
 from .._validation import (as_generator, as_participants, check_choice, check_epsilon, check_int,
                            check_real)
-from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_pgcd, event_rho,
-                          split_budget, summarize_privacy)
+from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_pgcd,
+                          dp_pgcd_entries, event_rho, split_budget, summarize_privacy)
 from .fed_sparse_bnsl import _hyper, run_sparse_admm
 from .pgcd import CLIP_SCHEMES, PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
@@ -233,6 +233,13 @@ class SparsePlan:
     m_centre: float | None
     m_smooth: float | None
     noise: NoiseScales
+    prior: tuple[LedgerEntry, ...] = ()
+
+    def entries(self) -> list[LedgerEntry]:
+        """The ledger entries one participant will spend: the private pre-processing and the
+        T·K DP-PGCD steps."""
+        steps = self.hyper["rounds"] * self.hyper["local_iters"]
+        return list(self.prior) + dp_pgcd_entries(self.noise.gumbel_multiplier, steps)
 
 
 def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, clip=1.0,
@@ -307,7 +314,7 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
                               method=calibration, prior=prior)
 
     return SparsePlan(e, dl, C, scheme, relation.value, hyper, public_m, bound,
-                      (s_share, c_share), m_centre, m_smooth, noise)
+                      (s_share, c_share), m_centre, m_smooth, noise, tuple(prior))
 
 
 def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
