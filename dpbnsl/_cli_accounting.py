@@ -14,7 +14,7 @@ from ._validation import check_int, check_real
 from ._cli_common import CLIError, count, table as _table
 from .learners._admm import MAX_COUNT
 
-__all__ = ["add_accounting_commands", "PLD_MAX_RHO"]
+__all__ = ["add_accounting_commands", "run_noise", "PLD_MAX_RHO"]
 
 #: ``account --sigma`` skips the PLD accountant above this total ρ: its cost grows with the privacy
 #: loss (ρ ≈ 5 takes seconds, ρ = 50 about 15 s, one release with σ/Δ = 0.01 about 8 minutes).
@@ -49,7 +49,7 @@ def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatt
                        help="also print the multiplier for privately estimating the D smoothness "
                        "constants (Thm D.1), calibrated to the same (ε, δ)")
     noise.add_argument("--json", action="store_true", help="print one JSON object instead")
-    noise.set_defaults(handler=_noise)
+    noise.set_defaults(handler=run_noise)
 
     account = sub.add_parser(
         "account", formatter_class=formatter,
@@ -71,7 +71,7 @@ def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatt
     account.set_defaults(handler=_account)
 
 
-def _noise(args) -> int:
+def run_noise(args) -> int:
     from .accounting import calibrate_dp_pgcd, calibrate_dp_pgcd_laplace, calibrate_smoothness
 
     if args.smoothness_d is not None:

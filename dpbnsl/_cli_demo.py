@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cli_accounting import _noise
+from ._cli_accounting import run_noise
 from ._cli_audit import print_audit
 from ._cli_common import MAX_SEED, count, print_privacy, table
 from ._cli_files import check_output_dir, write_files
@@ -74,7 +74,7 @@ def _demo(args) -> int:
              f"{int(data.B_true.sum())} true edges (linear-Gaussian SEM)")
 
     _section(f"noise for ε = {eps:g}, δ = 1e-5, T = K = 10 (dpbnsl noise)")
-    _noise(argparse.Namespace(epsilon=eps, delta=1e-5, rounds=10, local_iters=10,
+    run_noise(argparse.Namespace(epsilon=eps, delta=1e-5, rounds=10, local_iters=10,
                               method="all", laplace=False, smoothness_d=None, json=False))
 
     _section("Fed-BNSL: the server reconstructs every participant's covariance")

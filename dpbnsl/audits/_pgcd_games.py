@@ -31,7 +31,7 @@ from scipy.special import logsumexp
 from .._validation import as_generator, check_int, check_real
 from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_pgcd_entries
 from ..learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from ..learners.fed_sparse_bnsl import _hyper, run_sparse_admm
+from ..learners.fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
 from ..learners.pgcd import PGCDNoise, _State, clip_bounds, new_state, run_iterations
 from ..learners.pgcd import clip_score_sensitivity, score_sensitivity
 from ..simulate import simulate
@@ -224,8 +224,9 @@ def _learner_hyper(rounds, local_iters) -> dict:
     sig = inspect.signature(dp_fed_sparse_bnsl).parameters
     hp = {k: sig[k].default for k in ("lambda1", "rho1", "rho2", "threshold", "server_solver",
                                       "eta", "server_steps")}
-    return _hyper(hp["lambda1"], hp["rho1"], hp["rho2"], 1.0, 1.0, math.inf, rounds, local_iters,
-                  hp["threshold"], hp["server_solver"], hp["eta"], hp["server_steps"])
+    return sparse_hyperparameters(hp["lambda1"], hp["rho1"], hp["rho2"], 1.0, 1.0, math.inf,
+                                  rounds, local_iters, hp["threshold"], hp["server_solver"],
+                                  hp["eta"], hp["server_steps"])
 
 
 def sparse_run(data, m, *, hyper: dict, noise: PGCDNoise, rng: np.random.Generator):

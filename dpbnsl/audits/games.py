@@ -37,7 +37,7 @@ from dp_accounting import GaussianDpEvent
 from .._validation import as_generator, check_int, check_real
 from ..accounting import LedgerEntry, PrivacyLedger, calibrate_gaussian, calibrate_smoothness
 from ..accounting import compose_epsilon
-from ..learners.dp_fed_bnsl import _multipliers, covariance_sensitivity, release_covariance
+from ..learners.dp_fed_bnsl import covariance_sensitivity, plan, release_covariance
 from ..learners.pgcd import PGCDNoise, clip_bounds, new_state
 from ..learners.smoothness import as_bounds, private_smoothness
 from ..mechanisms import gaussian_mechanism
@@ -159,7 +159,8 @@ def covariance_game(*, epsilon: float, delta: float, trials: int, broken: str | 
     n, d = check_int(n, "n", low=2), check_int(d, "d", low=2)
     R = check_real(clip_norm, "clip_norm", low=0.0, low_open=True)
     rng = as_generator(rng)
-    z, _, claimed = _multipliers(e, dl, "analytic", 0.0)
+    covariance = plan(epsilon=e, delta=dl)  # the learner's analytic calibration, no centring
+    z, claimed = covariance.z_cov, covariance.spent
     base = base_rows(n, d, 0.5 * R / np.sqrt(d))
     canary = np.sqrt(EXCESS) * R * np.eye(d)[:2]
     worlds = [np.vstack([base, row]) for row in canary]

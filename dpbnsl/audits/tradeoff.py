@@ -63,8 +63,10 @@ _REGISTRY = {
 }
 METHODS = tuple(_REGISTRY)
 # the private learners' pre-data steps (validation and calibration), given d and the options
-_PLANS = {"dp-fed-bnsl": lambda d, n_k, P, **kw: plan_covariance(**kw),
-          "dp-fed-sparse-bnsl": lambda d, n_k, P, **kw: plan_sparse(d, n_k=(n_k,) * P, **kw)}
+# (independent of d and n_k for the covariance baseline: one call per ε is enough)
+_PLANS = {"dp-fed-bnsl": lambda ds, nks, **kw: plan_covariance(**kw),
+          "dp-fed-sparse-bnsl": lambda ds, nks, **kw: [plan_sparse(d, n_k=(n,), **kw)
+                                                       for d in ds for n in nks]}
 # the first ten fields are the key (KEY); ``kwargs`` is the options dict that ``options`` encodes
 _Task = namedtuple("_Task", "method epsilon delta d P n_k seed graph edges options kwargs")
 
@@ -291,10 +293,7 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     for m in methods:  # every private setting is validated and calibrated before any run
         if m in _PLANS:
             for e in eps:
-                for dd in ds:
-                    for nk in nks:
-                        for P in Ps:
-                            _PLANS[m](dd, nk, P, epsilon=e, delta=delta, **kwargs[m])
+                _PLANS[m](ds, nks, epsilon=e, delta=delta, **kwargs[m])
     tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m],
                    kwargs[m])
              for s in seed_list for dd in ds for P in Ps for nk in nks for m in methods

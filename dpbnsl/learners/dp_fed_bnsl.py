@@ -265,6 +265,7 @@ class CovariancePlan:
     hyper: dict
     z_cov: float
     z_mean: float | None
+    spent: float  # ε(δ) of the calibrated releases under the calibration's accountant
 
 
 def plan(*, epsilon, delta, clip_norm=1.0, calibration="analytic", psd=True, centre="declared",
@@ -287,5 +288,5 @@ def plan(*, epsilon, delta, clip_norm=1.0, calibration="analytic", psd=True, cen
     hyper = check_hyperparameters(
         lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
         max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
-    z_cov, z_mean, _ = _multipliers(e, dl, calibration, share)
-    return CovariancePlan(e, dl, R, relation.value, floor, share, hyper, z_cov, z_mean)
+    z_cov, z_mean, spent = _multipliers(e, dl, calibration, share)
+    return CovariancePlan(e, dl, R, relation.value, floor, share, hyper, z_cov, z_mean, spent)

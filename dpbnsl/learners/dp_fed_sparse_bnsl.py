@@ -24,7 +24,7 @@ from .._validation import (as_generator, as_participants, check_choice, check_ep
                            check_real)
 from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_pgcd,
                           dp_pgcd_entries, event_rho, split_budget, summarize_privacy)
-from .fed_sparse_bnsl import _hyper, run_sparse_admm
+from .fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
 from .pgcd import CLIP_SCHEMES, PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
 from ..mechanisms import CLIP_RANGE, check_neighbouring
@@ -266,9 +266,10 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
     if (rounds is None or local_iters is None) and n_k is None:
         raise ValueError("`n_k` (the smallest participant's number of rows) is needed to choose "
                          "`rounds` and `local_iters` from public information")
-    hyper = _hyper(lambda1, rho1, rho2, 1.0, 1.0, math.inf, 1 if rounds is None else rounds,
-                   1 if local_iters is None else local_iters, threshold, server_solver, eta,
-                   server_steps)
+    hyper = sparse_hyperparameters(lambda1, rho1, rho2, 1.0, 1.0, math.inf,
+                                   1 if rounds is None else rounds,
+                                   1 if local_iters is None else local_iters, threshold,
+                                   server_solver, eta, server_steps)
     if isinstance(smoothness, str):
         check_choice(smoothness, "smoothness", ("private", "bounds"))
         public_m = None

@@ -31,7 +31,7 @@ from ._admm import (ConsensusServer, PenaltySchedule, check_hyperparameters, gra
 from ._result import LearnResult
 from .pgcd import new_state, run_iterations
 
-__all__ = ["fed_sparse_bnsl", "run_sparse_admm"]
+__all__ = ["fed_sparse_bnsl", "run_sparse_admm", "sparse_hyperparameters"]
 
 class _Participant:
     """Participant k: its data, dual β_k and local matrix B_k; the local step is K (DP-)PGCD
@@ -83,8 +83,10 @@ def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max,
     return W, server, transcript
 
 
-def _hyper(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters, threshold,
-           server_solver, eta, server_steps) -> dict:
+def sparse_hyperparameters(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters,
+                           threshold, server_solver, eta, server_steps) -> dict:
+    """The validated hyperparameters of the Fed-Sparse-BNSL protocol (shared by the private
+    learner and the audits that replay it)."""
     params = check_hyperparameters(
         lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
         rounds=rounds, local_iters=local_iters, threshold=threshold, eta=eta,
@@ -147,8 +149,8 @@ def fed_sparse_bnsl(
     arrays, columns = as_participants(participants)
     if arrays[0].shape[1] < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {arrays[0].shape[1]}")
-    params = _hyper(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters, threshold,
-                    server_solver, eta, server_steps)
+    params = sparse_hyperparameters(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds,
+                                    local_iters, threshold, server_solver, eta, server_steps)
     params["center"] = check_bool(center, "center")
     start = time.perf_counter()
     arrays = [center_data(X) if center else X for X in arrays]

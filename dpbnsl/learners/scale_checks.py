@@ -40,18 +40,21 @@ def _name(columns: Sequence[str] | None, a: int) -> str:
     return f"column {a}" + (f" ({columns[a]!r})" if columns is not None else "")
 
 
+def _warn(participant: int, message: str, stacklevel: int) -> None:
+    warnings.warn(f"participant {participant} (local check, not released): {message}",
+                  DataScaleWarning, stacklevel=stacklevel + 1)
+
+
 def check_row_norm(X: np.ndarray, *, clip_norm: float, participant: int,
                    stacklevel: int = 3) -> float:
     """Warn when more than :data:`CLIP_WARNING_SHARE` of the rows have ‖x_i‖₂ > ``clip_norm``;
     returns that share."""
     share = float(np.mean(row_norms(X) > clip_norm)) if len(X) else 0.0
     if share > CLIP_WARNING_SHARE:
-        warnings.warn(
-            f"participant {participant} (local check, not released): {share:.0%} of its rows "
-            f"have norm above clip_norm = "
-            f"{clip_norm:g} and are scaled down, so the released covariance mostly reflects the "
-            f"clipping; declare a clip norm on the data's scale (or rescale the data)",
-            DataScaleWarning, stacklevel=stacklevel)
+        _warn(participant,
+              f"{share:.0%} of its rows have norm above clip_norm = {clip_norm:g} and are scaled "
+              f"down, so the released covariance mostly reflects the clipping; declare a clip "
+              f"norm on the data's scale (or rescale the data)", stacklevel)
     return share
 
 
@@ -66,12 +69,10 @@ def check_feature_bound(X: np.ndarray, *, bound: np.ndarray, participant: int,
     a = int(np.argmax(shares))
     share = float(shares[a])
     if share > CLIP_WARNING_SHARE:
-        warnings.warn(
-            f"participant {participant} (local check, not released): in {_name(columns, a)}, "
-            f"{share:.0%} of its rows have x² above feature_bound = {float(bound[a]):g} and are "
-            f"clipped; declare bounds on "
-            f"the data's scale (or rescale the data)",
-            DataScaleWarning, stacklevel=stacklevel)
+        _warn(participant,
+              f"in {_name(columns, a)}, {share:.0%} of its rows have x² above feature_bound = "
+              f"{float(bound[a]):g} and are clipped; declare bounds on the data's scale (or "
+              f"rescale the data)", stacklevel)
     return share
 
 
@@ -87,10 +88,8 @@ def check_declared_centre(X: np.ndarray, *, participant: int,
     a = int(np.argmax(ratio))
     worst = float(ratio[a])
     if worst > CENTRE_WARNING_RATIO:
-        warnings.warn(
-            f"participant {participant} (local check, not released): the data are declared "
-            f"centred (centre='declared') but in {_name(columns, a)} the mean is more than "
-            f"{CENTRE_WARNING_RATIO:g} standard deviation from 0; centre the data before the run "
-            f"or use centre='private'",
-            DataScaleWarning, stacklevel=stacklevel)
+        _warn(participant,
+              f"the data are declared centred (centre='declared') but in {_name(columns, a)} the "
+              f"mean is more than {CENTRE_WARNING_RATIO:g} standard deviation from 0; centre the "
+              f"data before the run or use centre='private'", stacklevel)
     return worst
