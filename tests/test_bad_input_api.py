@@ -20,6 +20,8 @@ from dpbnsl.audits.audit import audit
 from dpbnsl.audits.tradeoff import sweep
 from dpbnsl.learners import (dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, notears,
                              personalize)
+from dpbnsl.learners.dp_fed_sparse_bnsl import default_schedule, plan as plan_sparse
+from dpbnsl.learners.pgcd import PGCDNoise
 from dpbnsl.mechanisms import clip_rows, gaussian_mechanism
 
 _RNG = np.random.default_rng(0)
@@ -142,6 +144,14 @@ CASES = {
     "dp_fed_sparse rounds 1e12": (lambda: dp_fed_sparse_bnsl([X, Y], **DP, feature_bound=10.0,
                                                              rounds=10**12), ValueError,
                                   "`rounds`"),
+    "dp_fed_sparse clip_scheme": (lambda: dp_fed_sparse_bnsl([X, Y], **DP, feature_bound=10.0,
+                                                             clip_scheme="global"), ValueError,
+                                  "`clip_scheme`"),
+    "sparse plan without n_k": (lambda: plan_sparse(4, **DP, feature_bound=10.0), ValueError,
+                                "`n_k`"),
+    "default_schedule rho 0": (lambda: default_schedule(d=4, n_k=100, rho=0.0), ValueError,
+                               "`rho`"),
+    "PGCDNoise scheme": (lambda: PGCDNoise(1.0, 2.0, "global"), ValueError, "`scheme`"),
     "dp_fed_sparse clip nan": (lambda: dp_fed_sparse_bnsl([X, Y], **DP, feature_bound=10.0,
                                                           clip=math.nan), ValueError, "`clip`"),
     "dp_fed_sparse feature_bound 0": (lambda: dp_fed_sparse_bnsl([X, Y], **DP, feature_bound=0.0),
