@@ -212,8 +212,9 @@ def _learn(args) -> int:
     pooled = args.method == "notears" or getattr(EXTRA_METHODS.get(args.method), "pooled", False)
     rows = sum(len(f) for f in participants)
     if pooled and rows < 2:
-        raise CLIError(f"--data holds {rows} row in all; --method {args.method} pools the rows "
-                       f"and needs at least 2")
+        files = ", ".join(repr(str(p)) for p in args.data)
+        raise CLIError(f"--data file(s) {files} hold {rows} row in all; --method {args.method} "
+                       f"pools the rows and needs at least 2")
     truth = _read_truth(args.truth, names) if args.truth is not None else None
     if args.method in EXTRA_METHODS:
         B = None if truth is None else truth.to_numpy(dtype=float)
