@@ -5,7 +5,10 @@
 0 .. N−1 (held out: the clipping study tuned on seeds 100 and up). Curves (``--curves``):
 
 - ``public``: the learner's defaults, which depend on public quantities only (relative clipping
-  with c = 1, (T, K) from d, n_k, ε, δ), feature bound 100;
+  with c = 1, (T, K) from d, n_k, ε, δ, and at this d the covariance warm start), feature bound
+  100; beside it the covariance baseline DP-Fed-BNSL (rows clipped to the public norm R = 10, one
+  covariance release per participant);
+- ``cold``: the same defaults without the warm start (``warm_start="none"``);
 - ``table5`` / ``c30``: Table 5's (T, K) per ε with Table 5's C or C = 30, under the clip scheme
   the package used before the clipping study (``coordinates``), kept for comparison.
 
@@ -36,26 +39,32 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--curves", default="public", help="comma-separated: public, table5, c30")
+    p.add_argument("--curves", default="public", help="comma-separated: public, cold, table5, c30")
     a = p.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     for name in a.curves.split(","):
-        clip = {"public": None, "table5": None, "c30": 30.0}[name]
+        clip = {"public": None, "cold": None, "table5": None, "c30": 30.0}[name]
         csv = OUT / f"fig3_{name}.csv"
         for eps, (C, T, K) in TABLE5.items():
             options = {"dp-fed-sparse-bnsl": dict(feature_bound=100.0) if name == "public" else
+                       dict(feature_bound=100.0, warm_start="none") if name == "cold" else
                        dict(clip=C if clip is None else clip, clip_scheme="coordinates",
                             rounds=T, local_iters=K, feature_bound=30.0)}
-            sweep(methods=("fed-sparse-bnsl", "dp-fed-sparse-bnsl"), epsilons=(eps,),
+            methods = ("fed-sparse-bnsl", "dp-fed-sparse-bnsl")
+            if name == "public":
+                methods += ("dp-fed-bnsl",)
+                options["dp-fed-bnsl"] = dict(clip_norm=10.0)
+            sweep(methods=methods, epsilons=(eps,),
                            seeds=list(range(a.seeds)), d=20, participants=10, n_per_participant=1000,
                            csv=csv, jobs=a.jobs, method_options=options)
         frame = pd.read_csv(csv)
         label = ("public defaults" if name == "public" else
+                 "public defaults, no warm start" if name == "cold" else
                  f"(T, K) of Table 5, C = {'Table 5' if clip is None else f'{clip:g}'}")
         print(f"\n{name}: {label}")
         print(summarize(frame).round(2).to_string(index=False))
         plot_tradeoff(frame, path=OUT / f"fig3_{name}.png",
-                      title=f"DP-Fed-Sparse-BNSL, d = 20, 10 × 1000 rows, {label}")
+                      title=f"d = 20, 10 × 1000 rows, {label}")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ def run():
     data = simulate(6, 900, participants=3, rng=4)
     r = select_dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5,
                                   candidates=[{"clip": 1e-3}, {"clip": 1.0}],
-                                  feature_bound=30.0, rng=0)  # simulated data: a seed is fine
+                                  feature_bound=30.0, warm_start="none",
+                                  rng=0)  # simulated data: a seed is fine
     return data, r
 
 

@@ -30,7 +30,8 @@ from scipy.special import logsumexp
 
 from .._validation import as_generator, check_int, check_real
 from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_pgcd_entries
-from ..learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from ..learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan as sparse_plan
+from ..learners.warm_start import covariance_warm_start
 from ..learners.fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
 from ..learners.pgcd import PGCDNoise, _State, clip_bounds, new_state, run_iterations
 from ..learners.pgcd import clip_score_sensitivity, score_sensitivity
@@ -229,20 +230,30 @@ def _learner_hyper(rounds, local_iters) -> dict:
                                   hp["eta"], hp["server_steps"])
 
 
-def sparse_run(data, m, *, hyper: dict, noise: PGCDNoise, rng: np.random.Generator):
+def sparse_run(data, m, *, hyper: dict, noise: PGCDNoise, rng: np.random.Generator,
+               warm: tuple[float, float] | None = None):
     """One DP-Fed-Sparse-BNSL run after calibration: what :func:`dp_fed_sparse_bnsl` does with
     ``smoothness=m`` (public constants), ``centre="declared"`` and the multiplier in ``noise``
-    (same streams ``rng.spawn(P)``, same protocol). Returns the transcript."""
+    (same streams ``rng.spawn(P)``, same protocol); ``warm`` = (row clip norm, multiplier) adds
+    its covariance warm start. Returns the transcript of the DP-PGCD rounds and the warm start
+    W₀ (None without one; the server computed it, so an auditor sees it)."""
     P = len(data)
     ledgers = [PrivacyLedger() for _ in range(P)]
-    return run_sparse_admm(list(data), [m] * P, **hyper, noises=[noise] * P, rngs=rng.spawn(P),
-                           ledgers=ledgers)[2]
+    streams = rng.spawn(P)
+    W0 = None
+    if warm is not None:
+        W0, _ = covariance_warm_start(list(data), clip_norm=warm[0], multiplier=warm[1],
+                                      rngs=streams, ledgers=ledgers)
+    transcript = run_sparse_admm(list(data), [m] * P, **hyper, noises=[noise] * P, rngs=streams,
+                                 ledgers=ledgers, init=W0)[2]
+    return transcript, W0
 
 
 def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
                             broken: str | None = None, d: int = 5, n: int = 200,
                             participants: int = 2, rounds: int = 5, local_iters: int = 3,
-                            clip: float = 5.0, rng=None) -> GameResult:
+                            clip: float = 5.0, warm_start: bool = False,
+                            rng=None) -> GameResult:
     """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
 
     Data: :func:`~dpbnsl.simulate.simulate` (d nodes, n rows per participant, fixed seed 0). The
@@ -253,8 +264,13 @@ def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
     does); each trial then runs the learner's protocol (:func:`sparse_run`, the same transcript as
     :func:`~dpbnsl.learners.dp_fed_sparse_bnsl.dp_fed_sparse_bnsl` for the same ``rng``, without
     re-calibrating and re-accounting per run). The claimed ε is the learner's reported RDP ε.
-    Score: −Σ_t Σ_b |B^{(t)}_pb| over participant 0's uploads, higher when row p is absent.
-    Trials are expensive (a whole run each, ~15 ms with the default design).
+    Score: −Σ_t Σ_b |B^{(t)}_pb − W₀_pb| over participant 0's uploads (W₀ = 0 without the warm
+    start), higher when row p is absent.
+    Trials are expensive (a whole run each, ~15 ms with the default design). With
+    ``warm_start=True`` each run starts with the learner's covariance warm start (its default at
+    small d), calibrated by the learner's own plan, and the claimed ε covers both; a trial then
+    also runs Fed-BNSL on the released covariances (~10× slower). The warm start's release alone
+    is audited by the covariance game.
 
     Broken variant: ``"raw-smoothness"`` (the constants passed as "public" are the raw pooled means
     of each world's data, so D′'s extreme entry inflates M_p and silences row p).
@@ -275,14 +291,23 @@ def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
     d, n = check_int(d, "d", low=2), check_int(n, "n", low=2)
     P = check_int(participants, "participants", low=1)
     C = check_real(clip, "clip", low=0.0, low_open=True)
+    if not isinstance(warm_start, (bool, np.bool_)):
+        raise TypeError(f"`warm_start` must be a bool; got {warm_start!r}")
     hyper = _learner_hyper(rounds, local_iters)
     rng = as_generator(rng)
-    noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"])
-    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
     sim = simulate(d, n * P, participants=P, rng=0)
     D = [np.array(X) for X in sim.participants]
     p = int(np.argmax(sim.B_true.sum(axis=1)))
     m0 = np.mean([(X * X).mean(axis=0) for X in D], axis=0)
+    warm = None
+    if warm_start:  # the learner's own calibration of both releases
+        pl = sparse_plan(d, epsilon=e, delta=dl, rounds=hyper["rounds"],
+                         local_iters=hyper["local_iters"], clip=C, smoothness=m0,
+                         warm_start="covariance")
+        noise, warm = pl.noise, (pl.warm_clip_norm, pl.m_warm)
+    else:
+        noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"])
+    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
     D1 = [X.copy() for X in D]
     D1[0][0, p] = math.sqrt(100.0 * n * float(np.max(m0 + hyper["rho2"])))
     scores = []
@@ -291,11 +316,13 @@ def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
         m = np.mean([(X * X).mean(axis=0) for X in data], axis=0) if raw else m0
         out = np.empty(trials)
         for t in range(trials):
-            ups = sparse_run(data, m, hyper=hyper, noise=pgcd_noise, rng=rng).payloads(
-                participant=0, direction="up")
-            out[t] = -np.abs(ups[:, p, :]).sum()
+            transcript, W0 = sparse_run(data, m, hyper=hyper, noise=pgcd_noise, rng=rng,
+                                        warm=warm)
+            ups = transcript.payloads(participant=0, direction="up")
+            start = 0.0 if W0 is None else W0[p]
+            out[t] = -np.abs(ups[:, p, :] - start).sum()
         scores.append(out)
     return GameResult("dp-fed-sparse-bnsl", scores[0], scores[1], noise.epsilon_rdp, dl, broken, {
         "multiplier": pgcd_noise.multiplier, "canary_entry": (0, 0, p), "rows": (D, D1),
-        "canary_value": float(D1[0][0, p]), "smoothness": m0, "hyper": hyper,
-        "accountant": "rdp", "score": "minus the mass of row p in participant 0's uploads"})
+        "canary_value": float(D1[0][0, p]), "smoothness": m0, "hyper": hyper, "warm": warm,
+        "accountant": "rdp", "score": "minus the mass of row p in participant 0's uploads, measured from W₀"})

@@ -153,6 +153,9 @@ def _run_task(task: _Task) -> dict:
     seconds = time.perf_counter() - start
     acc = count_accuracy(sim.B_true, result.W)
     comm = math.nan if result.transcript is None else result.transcript.total_mb
+    warm = result.info.get("warm_start") if isinstance(result.info, dict) else None
+    if warm:  # the warm start's messages (kept apart from the DP-PGCD rounds' transcript)
+        comm += warm["transcript"].total_mb
     return dict(zip(KEY, task[:10]), shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, f1=acc.f1,
                 nnz=acc.nnz, comm_mb=comm, seconds=seconds)
 

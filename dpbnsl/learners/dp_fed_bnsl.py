@@ -32,8 +32,8 @@ from .smoothness import private_mean
 from .fed_bnsl import _Participant, make_server
 from .scale_checks import check_declared_centre, check_row_norm
 
-__all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance", "plan",
-           "CovariancePlan"]
+__all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance", "fit_covariances",
+           "plan", "CovariancePlan"]
 
 #: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
 ACCOUNTANT = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
@@ -223,13 +223,7 @@ def dp_fed_bnsl(
         S.setflags(write=False)
         released.append(S)
 
-    schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"],
-                               params["gamma2"], params["rho_max"])
-    server = make_server(P, d, schedule, lambda1=params["lambda1"], h_tol=params["h_tol"],
-                     gap_tol=params["gap_tol"])
-    _, transcript = run_rounds([_Participant(S, schedule) for S in released], server,
-                               rounds=params["max_rounds"])
-    W = threshold_to_dag(threshold_weights(server.W, threshold=params["threshold"]))
+    W, server, transcript = fit_covariances(released, params)
     # ε is computed from what the ledgers hold (identical for every participant: composed once)
     accountants = (ACCOUNTANT[calibration],) + tuple(a for a in ("rdp", "zcdp")
                                                      if a != ACCOUNTANT[calibration])
@@ -249,6 +243,21 @@ def dp_fed_bnsl(
             "seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)}
     return LearnResult("dp-fed-bnsl", W, server.W, pd.DataFrame(server.rows), columns, transcript,
                        ledgers, params, info, privacy)
+
+
+def fit_covariances(released, hyper: dict):
+    """Fed-BNSL's protocol on released (public) covariances S̃_k, with the validated
+    hyperparameters ``hyper`` (those of :func:`plan`). Post-processing only: no data is touched.
+    Returns (thresholded DAG weights, server, transcript)."""
+    P, d = len(released), released[0].shape[0]
+    schedule = PenaltySchedule(hyper["rho1"], hyper["rho2"], hyper["gamma1"], hyper["gamma2"],
+                               hyper["rho_max"])
+    server = make_server(P, d, schedule, lambda1=hyper["lambda1"], h_tol=hyper["h_tol"],
+                         gap_tol=hyper["gap_tol"])
+    _, transcript = run_rounds([_Participant(S, schedule) for S in released], server,
+                               rounds=hyper["max_rounds"])
+    W = threshold_to_dag(threshold_weights(server.W, threshold=hyper["threshold"]))
+    return W, server, transcript
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from ..accounting import (LedgerEntry, NoiseScales, PrivacyLedger, calibrate_dp_
 from .fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
 from .pgcd import CLIP_SCHEMES, PGCDNoise
 from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
+from .warm_start import (LABEL as WARM_LABEL, covariance_warm_start, default_warm_share,
+                         warm_start_applies)
 from ..mechanisms import CLIP_RANGE, check_neighbouring
 from ._result import LearnResult
 from .scale_checks import check_declared_centre, check_feature_bound
@@ -57,6 +59,9 @@ def dp_fed_sparse_bnsl(
     feature_bound=None,
     centre: Literal["declared", "private"] = "declared",
     shares: tuple[float, float] = (0.1, 0.1),
+    warm_start: Literal["auto", "covariance", "none"] = "auto",
+    warm_share: float | None = None,
+    warm_clip_norm: float = 1.0,
     lambda1: float = 0.1,
     rho1: float = 1.0,
     rho2: float = 1.0,
@@ -108,6 +113,21 @@ def dp_fed_sparse_bnsl(
     shares : (float, float), default (0.1, 0.1)
         Fractions of the zCDP budget ρ* given to private smoothness and private centring (used
         only when those are private).
+    warm_start : {"auto", "covariance", "none"}, default "auto"
+        ``"covariance"``: each participant first releases its covariance once (rows clipped to
+        ``warm_clip_norm``, Gaussian noise), Fed-BNSL fits the released matrices, and the DP-PGCD
+        rounds start from that graph W₀ (every B_k and the server's W) instead of zero;
+        ``"auto"`` does so when d ≤ 30 (:data:`~dpbnsl.learners.warm_start.WARM_START_MAX_D`),
+        where it helped on simulated data (from d ≈ 50 it hurt); ``"none"``: start from zero.
+        See :mod:`dpbnsl.learners.warm_start`.
+    warm_share : float in (0, 1), optional
+        The warm start's fraction of the budget left after the private pre-processing (ρ*
+        minus the ``shares`` in use). Unset: 0.8 below ε = 2, else 0.5
+        (:func:`~dpbnsl.learners.warm_start.default_warm_share`).
+    warm_clip_norm : float, default 1.0
+        **Public** row clipping norm R of the warm start's release. The default 1 scales every
+        row of ordinary data onto the unit sphere (the release then describes the rows'
+        directions, whatever the units), which worked better than a looser R in the study.
     lambda1, rho1, rho2, threshold, server_solver, eta, server_steps
         As in :func:`~dpbnsl.learners.fed_sparse_bnsl.fed_sparse_bnsl`.
     rng : None, int or numpy Generator, default None
@@ -130,7 +150,9 @@ def dp_fed_sparse_bnsl(
 
     Privacy
     -------
-    Replace-one neighbours within one participant's dataset. DP-PGCD per iteration: an exponential
+    Replace-one neighbours within one participant's dataset. Warm start: one Gaussian release of
+    the clipped covariance's upper triangle (sensitivity √2·R²/n_k, see
+    :func:`~dpbnsl.learners.dp_fed_bnsl.dp_fed_bnsl`); W₀ is post-processing. DP-PGCD per iteration: an exponential
     mechanism selection (ε₀ = 2/m bounded range) and a Gaussian release of one clipped gradient
     coordinate (multiplier m), Fassy El Fehri et al. eqs. (11)–(13); smoothness: d Gaussian
     releases of sensitivity X_a/n_k (Theorem D.1); centring: one Gaussian release of sensitivity
@@ -156,7 +178,8 @@ def dp_fed_sparse_bnsl(
     pl = plan(d, epsilon=epsilon, delta=delta, n_k=tuple(X.shape[0] for X in arrays),
               rounds=rounds, local_iters=local_iters, clip=clip,
               clip_scheme=clip_scheme, calibration=calibration, smoothness=smoothness, feature_bound=feature_bound,
-              centre=centre, shares=shares, lambda1=lambda1, rho1=rho1, rho2=rho2,
+              centre=centre, shares=shares, warm_start=warm_start, warm_share=warm_share,
+              warm_clip_norm=warm_clip_norm, lambda1=lambda1, rho1=rho1, rho2=rho2,
               threshold=threshold, server_solver=server_solver, eta=eta,
               server_steps=server_steps, neighbouring=neighbouring)
     e, dl, C, hyper, noise = pl.epsilon, pl.delta, pl.clip, pl.hyper, pl.noise
@@ -184,15 +207,24 @@ def dp_fed_sparse_bnsl(
             m = private_smoothness(X, bound=bound, multiplier=m_smooth, rng=g, ledger=ledger)
         ready.append(X)
         ms.append(m)
+    W0 = warm_transcript = None
+    if pl.m_warm is not None:  # one covariance release each; W₀ is post-processing
+        W0, warm_transcript = covariance_warm_start(ready, clip_norm=pl.warm_clip_norm,
+                                                    multiplier=pl.m_warm, rngs=streams,
+                                                    ledgers=ledgers)
     pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier, pl.clip_scheme)
     W, server, transcript = run_sparse_admm(
         ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams,
-        ledgers=ledgers)
+        ledgers=ledgers, init=W0)
     public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip=C, clip_scheme=pl.clip_scheme,
                   feature_bound=None if bound is None else _compact(bound),
                   smoothness=("declared constants" if public_m is not None else
                               "declared bounds" if smoothness == "bounds" else "private estimate"),
-                  centre=centre, releases=f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps")
+                  centre=centre,
+                  releases=("one covariance (warm start) and " if W0 is not None else "")
+                  + f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps")
+    if W0 is not None:
+        public["warm_clip_norm"] = pl.warm_clip_norm
     privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e,
                                 neighbouring=pl.neighbouring, calibration=calibration,
                                 accountants=("rdp", "zcdp"), public=public)
@@ -202,11 +234,17 @@ def dp_fed_sparse_bnsl(
     params = dict(hyper, epsilon=e, delta=dl, clip=C, clip_scheme=pl.clip_scheme,
                   calibration=calibration,
                   smoothness=smoothness if public_m is None else "public constants",
-                  centre=centre, shares=(s_share, c_share), neighbouring=pl.neighbouring)
+                  centre=centre, shares=(s_share, c_share), neighbouring=pl.neighbouring,
+                  warm_start=warm_start, warm_share=pl.warm_share,
+                  warm_clip_norm=pl.warm_clip_norm)
+    warm = None if W0 is None else {
+        "W0": W0, "edges": int(np.count_nonzero(W0)), "share": pl.warm_share,
+        "multiplier": pl.m_warm, "clip_norm": pl.warm_clip_norm, "transcript": warm_transcript}
     return LearnResult("dp-fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
                        transcript, ledgers, params,
                        {"epsilon": spent, "noise": noise, "smoothness_multiplier": m_smooth,
-                        "centring_multiplier": m_centre, "seconds": time.perf_counter() - start},
+                        "centring_multiplier": m_centre, "warm_start": warm,
+                        "seconds": time.perf_counter() - start},
                        privacy)
 
 
@@ -234,6 +272,9 @@ class SparsePlan:
     m_smooth: float | None
     noise: NoiseScales
     prior: tuple[LedgerEntry, ...] = ()
+    warm_share: float | None = None  # None: no warm start
+    warm_clip_norm: float = 1.0
+    m_warm: float | None = None
 
     def entries(self) -> list[LedgerEntry]:
         """The ledger entries one participant will spend: the private pre-processing and the
@@ -245,7 +286,8 @@ class SparsePlan:
 def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, clip=1.0,
          clip_scheme="relative", calibration="tight",
          smoothness="private", feature_bound=None, centre="declared", shares=(0.1, 0.1),
-         lambda1=0.1, rho1=1.0, rho2=1.0, threshold=0.3, server_solver="lbfgs", eta=1e-2,
+         warm_start="auto", warm_share=None, warm_clip_norm=1.0, lambda1=0.1, rho1=1.0,
+         rho2=1.0, threshold=0.3, server_solver="lbfgs", eta=1e-2,
          server_steps=10, neighbouring="replace-one") -> SparsePlan:
     """Validate the public settings of :func:`dp_fed_sparse_bnsl` for d variables and calibrate
     its noise, touching no data (same parameters, same errors). Sweeps call it for every setting
@@ -288,14 +330,25 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
     s_share, c_share = (check_real(x, "shares", low=0.0, high=1.0, low_open=True, high_open=True)
                         for x in shares)
     private_smooth = public_m is None and smoothness == "private"
+    check_choice(warm_start, "warm_start", ("auto", "covariance", "none"))
+    if warm_share is not None:
+        check_real(warm_share, "warm_share", low=0.0, high=1.0, low_open=True, high_open=True)
+    R = check_real(warm_clip_norm, "warm_clip_norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
+    warm = warm_start_applies(warm_start, d)
     used = s_share * private_smooth + c_share * (centre == "private")
     if used >= 1.0:
         raise ValueError(f"`shares` = {tuple(shares)!r} leave nothing of the budget for DP-PGCD "
                          f"(the pre-processing shares in use sum to {used:g} >= 1)")
+    # the warm start takes its share of what the pre-processing leaves
+    w_rel = (default_warm_share(e) if warm_share is None else float(warm_share)) if warm else 0.0
+    w_share = w_rel * (1.0 - used)
+    used += w_share
 
     # --- calibrate everything before touching data -------------------------------------------
-    split = split_budget(e, dl, {"smoothness": s_share, "centring": c_share,
-                                 "dp-pgcd": 1.0 - s_share - c_share})
+    parts = {"smoothness": s_share if private_smooth else 0.0,
+             "centring": c_share if centre == "private" else 0.0, "warm-start": w_share}
+    split = split_budget(e, dl, {**{k: v for k, v in parts.items() if v > 0},
+                                 "dp-pgcd": 1.0 - used})
     budget = split.rho
     prior: list[LedgerEntry] = []
     m_centre = m_smooth = None
@@ -305,20 +358,26 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
     if private_smooth:  # d releases of ρ = 1/(2m²) each
         m_smooth = math.sqrt(d / (2.0 * budget["smoothness"]))
         prior.append(LedgerEntry("smoothness", GaussianDpEvent(m_smooth), d))
+    m_warm = None
+    if warm:  # one covariance release of ρ = 1/(2m²)
+        m_warm = 1.0 / math.sqrt(2.0 * budget["warm-start"])
+        prior.append(LedgerEntry(WARM_LABEL, GaussianDpEvent(m_warm), 1))
     if rounds is None or local_iters is None:
         n_min = min(n_k) if isinstance(n_k, (tuple, list)) else n_k
         rho_left = split.rho_total - sum(x.count * event_rho(x.event)[0] for x in prior)
-        T, K = default_schedule(d=d, n_k=check_int(n_min, "n_k", low=1), rho=rho_left)
+        T, K = default_schedule(d=d, n_k=check_int(n_min, "n_k", low=1), rho=rho_left,
+                                warm=warm)
         hyper["rounds"] = T if rounds is None else hyper["rounds"]
         hyper["local_iters"] = K if local_iters is None else hyper["local_iters"]
     noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"],
                               method=calibration, prior=prior)
 
     return SparsePlan(e, dl, C, scheme, relation.value, hyper, public_m, bound,
-                      (s_share, c_share), m_centre, m_smooth, noise, tuple(prior))
+                      (s_share, c_share), m_centre, m_smooth, noise, tuple(prior),
+                      w_rel if warm else None, R, m_warm)
 
 
-def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
+def default_schedule(*, d: int, n_k: int, rho: float, warm: bool = False) -> tuple[int, int]:
     """(T, K) chosen from public quantities only: d, the smallest n_k, and the zCDP budget ρ left
     for DP-PGCD (from ε, δ and the pre-processing shares).
 
@@ -329,7 +388,8 @@ def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
     of that: the target is m* = SNR_KAPPA·n_k/ln N. The budget then allows T·K = m*²·ρ steps
     (Theorem 5.1: m = √(TK/ρ); the tight calibration lowers m further), kept within
     [MIN_STEPS, MAX_STEPS] (a budget below MIN_STEPS useful steps raises a ``UserWarning``: the
-    selections are then close to random). Rounds: T = ⌊T·K/50⌋ within [10, 50] (at most T·K),
+    selections are then close to random; not with ``warm=True``, when the run starts from a warm
+    start and the steps only refine it). Rounds: T = ⌊T·K/50⌋ within [10, 50] (at most T·K),
     K = ⌊T·K/T⌋.
 
     SNR_KAPPA = 0.45 and the round rule come from the clipping study on tuning seeds
@@ -342,7 +402,7 @@ def default_schedule(*, d: int, n_k: int, rho: float) -> tuple[int, int]:
     rho = check_real(rho, "rho", low=0.0, low_open=True)
     m_star = SNR_KAPPA * n_k / math.log(d * (d - 1))
     useful = int(m_star * m_star * rho)
-    if useful < MIN_STEPS:
+    if useful < MIN_STEPS and not warm:
         warnings.warn(f"with n_k = {n_k}, d = {d} and this budget, DP-PGCD can afford only "
                       f"{useful} step(s) at a noise level where its selections still favour the "
                       f"edges; running {MIN_STEPS}, expect a nearly empty or random graph (more "

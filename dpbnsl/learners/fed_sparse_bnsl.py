@@ -39,18 +39,18 @@ class _Participant:
     across rounds while ρ₂ is unchanged, so a round starts in O(d²) instead of O(n_k·d²)."""
 
     def __init__(self, X, m, schedule, *, lambda1, local_iters, noise=None, rng=None,
-                 ledger=None):
+                 ledger=None, init=None):
         self.X, self.m, self.schedule = X, np.asarray(m, float), schedule
         self.lambda1, self.local_iters = lambda1, local_iters
         self.noise, self.rng, self.ledger = noise, rng, ledger
         d = X.shape[1]
-        self.B = np.zeros((d, d))
+        self.W0 = np.zeros((d, d)) if init is None else np.array(init, float)
+        self.B = self.W0.copy()
         self.beta = np.zeros((d, d))
         self.state = None
 
     def __call__(self, t: int, inbox: Payload | None) -> tuple[str, Payload]:
-        d = self.B.shape[0]
-        W = np.zeros((d, d)) if inbox is None else inbox.to_dense()
+        W = self.W0 if inbox is None else inbox.to_dense()
         if t > 0:
             self.beta += self.schedule.rho(t - 1)[1] * (self.B - W)
         rho2 = self.schedule.rho(t)[1]
@@ -66,18 +66,22 @@ class _Participant:
 
 def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds,
                     local_iters, threshold, server_solver, eta, server_steps,
-                    noises=None, rngs=None, ledgers=None):
+                    noises=None, rngs=None, ledgers=None, init=None):
     """The Fed-Sparse-BNSL protocol on prepared (centred) arrays and smoothness constants;
-    ``noises``/``rngs``/``ledgers`` (one per participant) make the local steps DP-PGCD."""
+    ``noises``/``rngs``/``ledgers`` (one per participant) make the local steps DP-PGCD. ``init``
+    (a public d × d matrix, e.g. a warm start) is where every B_k and the server's W start
+    (default 0)."""
     P, d = len(arrays), arrays[0].shape[1]
     schedule = PenaltySchedule(rho1, rho2, gamma1, gamma2, rho_max)
     clients = [_Participant(X, m, schedule, lambda1=lambda1, local_iters=local_iters,
                             noise=None if noises is None else noises[k],
                             rng=None if rngs is None else rngs[k],
-                            ledger=None if ledgers is None else ledgers[k])
+                            ledger=None if ledgers is None else ledgers[k], init=init)
                for k, (X, m) in enumerate(zip(arrays, ms))]
     solver = solve_server if server_solver == "lbfgs" else gradient_steps(eta, server_steps)
     server = ConsensusServer(P, d, schedule, sparse=True, solver=solver)
+    if init is not None:
+        server.W = np.array(init, float)
     _, transcript = run_rounds(clients, server, rounds=rounds)
     W = threshold_to_dag(threshold_weights(server.W, threshold=threshold))
     return W, server, transcript
