@@ -63,6 +63,23 @@ def test_the_transcript_holds_every_run_and_score(run):
     assert len(r.transcript) > len(scores)
 
 
+def test_warm_started_runs_put_their_warm_start_in_the_transcript():
+    """With the default warm start (d = 6 <= 30) every candidate run's covariance-fit messages
+    are in the selection's transcript, before that run's DP-PGCD rounds, and in the ledger."""
+    data = simulate(6, 600, participants=2, rng=5)
+    r = select_dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5,
+                                  candidates=[{"clip": 0.5, "rounds": 2, "local_iters": 2},
+                                              {"clip": 1.0, "rounds": 2, "local_iters": 2}],
+                                  feature_bound=30.0, rng=0)
+    dense = [m for m in r.transcript if m.kind != "selection_score" and m.direction == "up"
+             and type(m.payload).__name__ == "Dense"]
+    sparse = [m for m in r.transcript if type(m.payload).__name__ == "Sparse"]
+    assert dense and sparse and dense[0].round < sparse[0].round
+    for lg in r.ledger:
+        assert sum(e.label.endswith("warm-start/covariance") for e in lg.entries) == 2
+    assert r.privacy.epsilon <= 5.0
+
+
 def test_a_hopeless_candidate_is_not_chosen(run):
     """clip = 1e-3 clips every gradient to nothing (an empty graph, all variance unexplained);
     clip = 1 learns edges. Margin: the BIC difference is N·d·ln(σ̂²_empty/σ̂²_fit) ≈ 5400 here

@@ -175,6 +175,10 @@ def select_dp_fed_sparse_bnsl(participants, *, epsilon: float, delta: float, can
         for k, lg in enumerate(r.ledger):
             for x in lg.entries:
                 ledgers[k].record(f"candidate {j}/{x.label}", x.event, x.count)
+        warm = r.info.get("warm_start")
+        if warm:  # the warm start's messages come first (the server saw them first)
+            messages.extend(replace(m, round=m.round + offset) for m in warm["transcript"])
+            offset += warm["transcript"].n_rounds
         rounds = len(r.history)
         messages.extend(replace(m, round=m.round + offset) for m in r.transcript)
         W = np.asarray(r.W)
