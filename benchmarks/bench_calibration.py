@@ -1,5 +1,5 @@
 """Benchmark the DP-PGCD noise calibration (``dpbnsl.accounting.calibrate_dp_pgcd``): wall time of
-both methods as T·K grows, and the noise the tight method saves on seed 001's Table 5.
+both methods as T·K grows, and the noise the tight method saves on Fed-Sparse-BNSL's Table 5.
 
 Run from the repository root::
 
@@ -19,8 +19,8 @@ Table 1 (calibration wall time; one row per (T, K, ε), T·K ∈ {10², 10³, 10
     paper m, tight m, saving   the multipliers (λ_G/Δ_s = σ/Δ_g) and 1 − tight/paper
     < 1 s       whether the slowest tight repeat stayed under the issue's one-second target
 
-Table 2 (seed 001 Table 5, δ as given): the paper's and the tight multiplier, the saving, and the
-accounted ε of each (paper: Bun–Steinke zCDP, which Theorem 5.1 inverts; tight: RDP + CKS).
+Table 2 (Fed-Sparse-BNSL Table 5, δ as given): the paper's and the tight multiplier, the saving,
+and the accounted ε of each (paper: Bun–Steinke zCDP, which Theorem 5.1 inverts; tight: RDP + CKS).
 
 The script sets OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1 before numpy loads unless
 one is already set (as ``bench_fed_bnsl.py`` does); the calibration itself is vectorised numpy on
@@ -57,7 +57,7 @@ compose_module = importlib.import_module("dpbnsl.accounting.compose")
 
 #: (T, K) per T·K: the first two are Table 5 shapes, the last two the longest runs one would plan
 SIZES = [(10, 10), (100, 10), (100, 100), (1000, 100)]
-#: seed 001 Table 5: (ε, T, K)
+#: Fed-Sparse-BNSL Table 5: (ε, T, K)
 TABLE5 = [(0.5, 10, 10), (1.0, 10, 10), (2.0, 100, 10), (5.0, 100, 20), (25.0, 100, 30),
           (50.0, 100, 50)]
 
@@ -201,7 +201,7 @@ def main(argv=None) -> int:
                       f"{1 - tight.gumbel_multiplier / paper.gumbel_multiplier:.1%}",
                       f"{paper.epsilon_zcdp:.9f}", f"{paper.epsilon_rdp:.6f}",
                       f"{tight.epsilon_rdp:.9f}", f"{tight.epsilon_zcdp:.6f}"])
-    print(f"Table 2 — seed 001 Table 5 configurations at δ = {delta:g}: noise multiplier "
+    print(f"Table 2 — Fed-Sparse-BNSL Table 5 configurations at δ = {delta:g}: noise multiplier "
           "λ_G/Δ_s = σ/Δ_g, paper (Theorem 5.1) vs tight")
     print(table(["ε", "T", "K", "paper m", "tight m", "saving", "paper ε_zcdp", "paper ε_rdp",
                  "tight ε_rdp", "tight ε_zcdp"], rows2))

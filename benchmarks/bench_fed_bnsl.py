@@ -7,7 +7,7 @@ Run from the repository root::
     python benchmarks/bench_fed_bnsl.py --cap 100:20          # quick: d = 100 capped at 20 rounds
     python benchmarks/bench_fed_bnsl.py --n-per-participant 50 --blas-threads 0
 
-Setting (seed 000 §6.1): ER graph with d edges, weights ±[0.5, 2], Gaussian noise, ``n = 3d`` samples
+Setting (Fed-BNSL §6.1): ER graph with d edges, weights ±[0.5, 2], Gaussian noise, ``n = 3d`` samples
 in total split evenly over ``P = 10`` participants (``--n`` for a fixed total, ``--n-per-participant``
 for ``P·m`` in total). Everything runs in one process, so "participant time" is the sum over the P
 participants of their (sequential) local steps.
@@ -18,7 +18,7 @@ Table 1 (end-to-end run of ``fed_bnsl`` with its default parameters):
     s/run       wall time of the ``fed_bnsl(...)`` call
     cpu s/run   process CPU time of that call (wall >> CPU means the machine was busy with other work)
     s/round     mean of ``result.history["seconds"]`` (round-loop time per round)
-    local       participant side per round: all P ``_Participant.__call__`` (timed by a wrapper)
+    local       participant side per round: all P ``CovarianceParticipant.__call__`` (timed by a wrapper)
     server      server side per round: ``_Server.__call__`` (timed by a wrapper)
     other       s/round − local − server (message records, transcript appends, payload copies)
     evals/rnd   calls of ``_admm._objective`` per round (counted by a wrapper) = L-BFGS-B
@@ -118,7 +118,7 @@ class Probe:
 
 @contextlib.contextmanager
 def instrumented(probe: Probe):
-    part_call = fed_module._Participant.__call__
+    part_call = fed_module.CovarianceParticipant.__call__
     serv_call = fed_module._Server.__call__
     objective = admm._objective
 
@@ -145,13 +145,13 @@ def instrumented(probe: Probe):
         probe.evals[probe.round] += 1
         return out
 
-    fed_module._Participant.__call__ = timed_participant
+    fed_module.CovarianceParticipant.__call__ = timed_participant
     fed_module._Server.__call__ = timed_server
     admm._objective = counted_objective  # solve_server looks it up in the module at call time
     try:
         yield probe
     finally:
-        fed_module._Participant.__call__ = part_call
+        fed_module.CovarianceParticipant.__call__ = part_call
         fed_module._Server.__call__ = serv_call
         admm._objective = objective
 
@@ -349,7 +349,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dims", default="10,20,50,100", help="comma-separated d (default 10,20,50,100)")
     ap.add_argument("--participants", type=int, default=10, help="P (default 10)")
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--n", type=int, default=None, help="total samples (default 3·d, seed 000 §6.1)")
+    g.add_argument("--n", type=int, default=None, help="total samples (default 3·d, Fed-BNSL §6.1)")
     g.add_argument("--n-per-participant", type=int, default=None,
                    help="samples per participant (total P·m)")
     ap.add_argument("--seeds", type=int, default=1, help="seeds 0..S-1, averaged (default 1)")
@@ -392,7 +392,7 @@ def main(argv=None) -> int:
     print(f"BLAS threads: {blas or 'library default (OpenBLAS: one per CPU)'}; "
           f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("measured: wall time of fed_bnsl; per round, the participants' local steps (sum over P,")
-    print("  sequential in-process) and the server step, timed by wrappers around _Participant.__call__")
+    print("  sequential in-process) and the server step, timed by wrappers around CovarianceParticipant.__call__")
     print("  and _Server.__call__; server objective evaluations counted by wrapping _admm._objective;")
     print("  micro-benchmarks of the local step (eigh+products vs solve) and of one acyclicity() call.")
     notes = []

@@ -5,7 +5,7 @@ Run from the repository root::
     python benchmarks/bench_fed_dbn.py                     # d = 10, 20, 50; K = 10; n = 512; lag 1
     python benchmarks/bench_fed_dbn.py --dims 10,20 --participants 64 --lag 2
 
-Setting: ``simulate_temporal(d, n, participants=K, lag=p)`` (seed 002 generator, stationary SVAR),
+Setting: ``simulate_temporal(d, n, participants=K, lag=p)`` (FedDBN setting, stationary SVAR),
 ``fed_dbn`` with its defaults (λ = 0.5, ρ₁ = ρ₂ = 1, ×1.6 / ×1.1, ≤ 200 rounds, stop on h ≤ 1e-8
 and RMS consensus gap ≤ 1e-4). Everything runs in one process, so "local" is the sum over the K
 participants of their (sequential) local steps.

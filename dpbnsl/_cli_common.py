@@ -6,11 +6,13 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from .learners.registry import names
+
 __all__ = ["CLIError", "PRIVATE", "formatter", "table", "warn", "seed_warning", "count",
            "MAX_SEED", "refuse_unused", "refuse_no_noise", "print_privacy"]
 
 #: The private learners (they need --epsilon and accept the privacy options).
-PRIVATE = ("dp-fed-sparse-bnsl", "dp-fed-bnsl")
+PRIVATE = names(private=True)
 
 
 class CLIError(Exception):

@@ -1,7 +1,8 @@
 """Conditional-independence (CI) tests for constraint-based structure learning (PC, FedPC).
 
 A test answers ``X_i ⊥ X_j | X_S`` with a p-value; the learners call it *independent* iff
-``p > alpha`` (seed 004 §3), so a ``nan`` p-value (test not applicable) always counts as *dependent*.
+``p > alpha`` (FedPC §3.2.2), so a ``nan`` p-value (test not applicable) always counts as
+*dependent*.
 Every :class:`CITest` caches its results by ``(min(i, j), max(i, j), sorted(S))``.
 
 - :class:`FisherZ` (continuous, linear-Gaussian): partial correlation from the correlation matrix,
@@ -9,7 +10,7 @@ Every :class:`CITest` caches its results by ``(min(i, j), max(i, j), sorted(S))`
   ``(i, j, S)``, then ``z = √(n − |S| − 3) · atanh(r)`` and ``p = 2 (1 − Φ(|z|))``.
 - :class:`GSquare` (discrete, integer codes ``0 .. r − 1``): the likelihood-ratio statistic
   ``G² = 2 Σ_{z,x,y} O ln(O / E)``, ``E = N_{xz} N_{yz} / N_z`` per stratum ``z`` of ``X_S``, with the
-  FedPC reference code's rules (seed 004 §3.1): *adjusted* degrees of freedom
+  FedPC reference code's rules (its ``my_g2_test.m``): *adjusted* degrees of freedom
   ``Σ_z max(r_X − 1 − #empty X levels in z, 0) · max(r_Y − 1 − #empty Y levels in z, 0)``
   (``df = 0`` gives ``p = 1``) and the *reliability* rule: the test runs only when
   ``n / (r_X r_Y Π_{s∈S} r_s) ≥ 5``, otherwise ``p = nan`` (dependent).

@@ -18,10 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .learners import fed_bnsl, notears, notears_average, notears_best, notears_voting
-from .learners.dp_fed_bnsl import dp_fed_bnsl
-from .learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from .learners.fed_sparse_bnsl import fed_sparse_bnsl
+from .learners.registry import LEARNERS
 from dp_accounting import UnsupportedEventError
 
 from .graphs import is_dag
@@ -37,15 +34,11 @@ from ._cli_common import (MAX_SEED, PRIVATE, CLIError, count, formatter as _form
                           print_privacy, refuse_no_noise, refuse_unused, seed_warning, warn)
 from ._cli_files import check_output_file, distinct_files, read_csv, same_columns, write_files
 from .learners._admm import MAX_COUNT
-from ._cli_methods import EXTRA_METHODS, add_extra_options, run_extra
+from ._cli_methods import add_extra_options
 
 __all__ = ["main", "build_parser"]
 
-LINEAR = ("notears", "fed-bnsl", "notears-voting", "notears-average", "notears-best",
-          "fed-sparse-bnsl", "dp-fed-sparse-bnsl", "dp-fed-bnsl")
-METHODS = LINEAR + tuple(EXTRA_METHODS)
-# ℓ1 weight per method; every other method: 0.01 (the Fed-BNSL authors' default)
-DEFAULT_LAMBDA = {"notears": 0.1, "fed-sparse-bnsl": 0.1, "dp-fed-sparse-bnsl": 0.1}
+METHODS = tuple(LEARNERS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -177,22 +170,9 @@ def _participants(args) -> tuple[list[pd.DataFrame], list[Path]]:
 # options that only some methods read; giving one to another method is an error, never ignored
 # (above all: --epsilon with a non-private method must not silently run without privacy)
 _OPTION_USERS = {
-    "epsilon": PRIVATE, "delta": PRIVATE, "centre": PRIVATE, "seed": PRIVATE,
-    "clip": ("dp-fed-sparse-bnsl",), "clip_scheme": ("dp-fed-sparse-bnsl",),
-    "calibration": ("dp-fed-sparse-bnsl",), "warm_start": ("dp-fed-sparse-bnsl",),
-    "warm_share": ("dp-fed-sparse-bnsl",), "warm_clip_norm": ("dp-fed-sparse-bnsl",),
-    "smoothness": ("dp-fed-sparse-bnsl",), "feature_bound": ("dp-fed-sparse-bnsl",),
-    "clip_norm": ("dp-fed-bnsl",), "gaussian": ("dp-fed-bnsl",),
-    "rounds": ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
-    "local_iters": ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
-    "max_rounds": ("fed-bnsl", "dp-fed-bnsl"),
-    "lambda1": LINEAR + tuple(k for k, m in EXTRA_METHODS.items() if "lambda1" in m.options),
-    "threshold": LINEAR + tuple(k for k, m in EXTRA_METHODS.items() if "threshold" in m.options),
+    opt: tuple(name for name, x in LEARNERS.items() if opt in x.cli_options)
+    for opt in dict.fromkeys(o for x in LEARNERS.values() for o in x.cli_options)
 }
-for _name, _method in EXTRA_METHODS.items():  # the extra methods' own options
-    for _opt in _method.options:
-        if _opt not in ("lambda1", "threshold"):
-            _OPTION_USERS[_opt] = _OPTION_USERS.get(_opt, ()) + (_name,)
 
 
 def _refuse_unused_options(args) -> None:
@@ -200,7 +180,7 @@ def _refuse_unused_options(args) -> None:
 
 
 def _temporal(method: str) -> bool:
-    return getattr(EXTRA_METHODS.get(method), "family", "") == "temporal"
+    return LEARNERS[method].family == "temporal"
 
 
 def _learn(args) -> int:
@@ -219,47 +199,23 @@ def _learn(args) -> int:
                               force=args.force)
     participants, _ = _participants(args)
     names = [str(c) for c in participants[0].columns]
-    pooled = args.method == "notears" or getattr(EXTRA_METHODS.get(args.method), "pooled", False)
+    entry = LEARNERS[args.method]
     rows = sum(len(f) for f in participants)
-    if pooled and rows < 2:
+    if entry.pooled and rows < 2:
         files = ", ".join(repr(str(p)) for p in args.data)
         raise CLIError(f"--data file(s) {files} hold {rows} row in all; --method {args.method} "
                        f"pools the rows and needs at least 2")
     truth = _read_truth(args.truth, names) if args.truth is not None else None
-    if args.method in EXTRA_METHODS:
-        B = None if truth is None else truth.to_numpy(dtype=float)
-        result = run_extra(args.method, participants, args, B)
-        return _report(args, participants, truth, result)
-    lam = DEFAULT_LAMBDA.get(args.method, 0.01) if args.lambda1 is None else args.lambda1
-    common = dict(lambda1=lam, threshold=args.threshold)
-    if args.method == "notears-best" and truth is None:
-        raise CLIError("--method notears-best is an oracle: it needs --truth")
-    if private:  # unset: the learner chooses them from public quantities
-        sparse = dict(rounds=args.rounds, local_iters=args.local_iters)
-    else:
-        sparse = dict(rounds=100 if args.rounds is None else args.rounds,
-                      local_iters=20 if args.local_iters is None else args.local_iters)
+    if entry.oracle and truth is None:
+        raise CLIError(f"--method {args.method} is an oracle: it needs --truth")
+    if entry.pooled and len({tuple(f.columns) for f in participants}) > 1:
+        raise CLIError(f"--data files must have the same columns to be pooled for "
+                       f"{args.method}")
     if private and args.seed is not None:
         seed_warning()
-    run = {
-        "notears": lambda: notears(pd.concat(participants, ignore_index=True), **common),
-        "fed-bnsl": lambda: fed_bnsl(participants, max_rounds=args.max_rounds, **common),
-        "notears-voting": lambda: notears_voting(participants, **common),
-        "notears-average": lambda: notears_average(participants, **common),
-        "notears-best": lambda: notears_best(participants, B_true=truth, **common),
-        "fed-sparse-bnsl": lambda: fed_sparse_bnsl(participants, **sparse, **common),
-        "dp-fed-sparse-bnsl": lambda: dp_fed_sparse_bnsl(
-            participants, epsilon=args.epsilon, delta=args.delta, clip=args.clip,
-            clip_scheme=args.clip_scheme, calibration=args.calibration, smoothness=args.smoothness,
-            feature_bound=args.feature_bound, centre=args.centre, warm_start=args.warm_start,
-            warm_share=args.warm_share, warm_clip_norm=args.warm_clip_norm, rng=args.seed, **sparse,
-            **common),
-        "dp-fed-bnsl": lambda: dp_fed_bnsl(
-            participants, epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm,
-            calibration=args.gaussian, centre=args.centre, max_rounds=args.max_rounds,
-            rng=args.seed, **common),
-    }
-    return _report(args, participants, truth, run[args.method]())
+    B = None if truth is None or not entry.oracle else truth.to_numpy(dtype=float)
+    result = entry.run(participants, B_true=B, **entry.cli_kwargs(args))
+    return _report(args, participants, truth, result)
 
 
 def _report(args, participants, truth, result) -> int:
@@ -281,7 +237,7 @@ def _report(args, participants, truth, result) -> int:
         acc = count_accuracy(truth.to_numpy(dtype=float), result.W)
         print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in acc.as_dict().items()))
-        constraint = getattr(EXTRA_METHODS.get(args.method), "family", "") == "constraint"
+        constraint = LEARNERS[args.method].family == "constraint"
         if constraint and result.is_dag:  # PC learns an equivalence class
             print(f"shd_cpdag={shd_cpdag(truth.to_numpy(dtype=float), result.W)}")
     if args.out is not None:

@@ -5,8 +5,9 @@ explicit payloads; :func:`run_rounds` calls them round by round and records ever
 :class:`Transcript`. Attacks read transcripts only (the honest-but-curious server's view), and
 communication cost is computed from the transcript rather than estimated separately.
 
-Byte sizes (DECISIONS §2): a dense payload costs 8 bytes per entry (float64, no indices); a sparse
-payload costs 12 bytes per non-zero entry (8-byte value + 4-byte flat index). 1 MB = 10⁶ bytes.
+Byte sizes (docs/decisions.md, 'Communication cost'): a dense payload costs 8 bytes per entry
+(float64, no indices); a sparse payload costs 12 bytes per non-zero entry (8-byte value + 4-byte
+flat index). 1 MB = 10⁶ bytes.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ def v_structures(W) -> set[tuple[int, int, int]]:
     return out
 
 
-def _apply_meek(directed: np.ndarray, undirected: np.ndarray) -> None:
+def apply_meek(directed: np.ndarray, undirected: np.ndarray) -> None:
     """Orient undirected edges in place by Meek's rules R1–R3 until nothing changes."""
     d = directed.shape[0]
     changed = True
@@ -181,5 +181,5 @@ def dag_to_cpdag(W) -> np.ndarray:
     for a, c, b in v_structures(W):
         directed[a, c] = directed[b, c] = True
     undirected = (A | A.T) & ~(directed | directed.T)
-    _apply_meek(directed, undirected)
+    apply_meek(directed, undirected)
     return (directed | undirected).astype(int)

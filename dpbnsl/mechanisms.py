@@ -46,7 +46,7 @@ __all__ = [
 
 class Neighbouring(str, Enum):
     """The neighbouring relation a guarantee is stated for: the sensitivities in this package are
-    derived for replacing one row of one participant's dataset (the seed paper's Def. 2.1)."""
+    derived for replacing one row of one participant's dataset (Fed-Sparse-BNSL Def. 2.1)."""
 
     REPLACE_ONE = "replace-one"
 
@@ -185,7 +185,7 @@ def gumbel_max(scores, *, sensitivity: float, scale: float, rng: np.random.Gener
     mechanism P(j) ∝ exp(s_j/λ) (Gumbel-max trick). Returns the flat index.
 
     Privacy: scores of sensitivity Δ give an ε₀ = 2Δ/λ bounded-range mechanism (ρ = ε₀²/8-zCDP;
-    seed 001 Thm A.4). λ = 0 is the exact argmax (infinite cost unless Δ = 0)."""
+    Fed-Sparse-BNSL Thm A.4). λ = 0 is the exact argmax (infinite cost unless Δ = 0)."""
     s = check_real(sensitivity, "sensitivity", low=0.0)
     lam = check_real(scale, "scale", low=0.0)
     sc = np.asarray(scores, float).ravel()

@@ -3,7 +3,7 @@
 ``W[i, j] != 0`` is the edge ``i -> j``; the SEM is ``X = X W + N`` with samples in rows.
 
 The other data families live in their own modules and are re-exported here, so that every
-simulator can be imported from ``dpbnsl.simulate``: nonlinear SEMs and seed 003's non-IID
+simulator can be imported from ``dpbnsl.simulate``: nonlinear SEMs and DS-FCD's non-IID
 generator (:mod:`dpbnsl.simulate_nonlinear`), discrete Bayesian networks
 (:mod:`dpbnsl.simulate_discrete`) and structural VAR time series (:mod:`dpbnsl.simulate_temporal`).
 """
@@ -169,7 +169,7 @@ def simulate_weights(B, *, w_ranges=((-2.0, -0.5), (0.5, 2.0)), rng=None) -> np.
     return W
 
 
-def _check_scale(noise_scale, d: int):
+def check_noise_scale(noise_scale, d: int):
     if isinstance(noise_scale, np.ndarray) and noise_scale.ndim == 0:
         noise_scale = noise_scale.item()
     if np.ndim(noise_scale) == 0:
@@ -210,7 +210,7 @@ def simulate_linear_sem(W, n, *, noise="gaussian", noise_scale=1.0, rng=None) ->
     W = as_square_matrix(W, "W")
     n = check_int(n, "n", low=1)
     noise = check_choice(noise, "noise", tuple(_NOISES))
-    scale = _check_scale(noise_scale, W.shape[0])
+    scale = check_noise_scale(noise_scale, W.shape[0])
     order = topological_order(W)
     rng = as_generator(rng)
     X = _NOISES[noise](rng, (n, W.shape[0])) * scale
@@ -266,7 +266,7 @@ def simulate_heterogeneous(
     sizes = check_sizes(sizes, "sizes")
     tau = check_real(tau, "tau", low=0.0)
     noise = check_choice(noise, "noise", tuple(_NOISES))
-    scale = _check_scale(noise_scale, W.shape[0])
+    scale = check_noise_scale(noise_scale, W.shape[0])
     rng = as_generator(rng)
     parts, weights = [], []
     for n_k, stream in zip(sizes, rng.spawn(len(sizes))):

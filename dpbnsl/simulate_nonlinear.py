@@ -2,8 +2,8 @@
 
 Every node ``j`` of the DAG ``B`` (``B[i, j] != 0`` is the edge ``i -> j``) is sampled in
 topological order as ``x_j = f_j(x_pa(j)) + z_j`` with ``z_j ~ N(0, s_j²)``; root nodes are noise
-only. The function classes follow the NOTEARS / gCastle simulators used by seed 000 (MLP) and
-seed 003 (all four); see :func:`simulate_nonlinear_sem` for the formulas.
+only. The function classes follow the NOTEARS / gCastle simulators used by Fed-BNSL (MLP) and
+the DS-FCD paper (all four); see :func:`simulate_nonlinear_sem` for the formulas.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scipy.special import expit
 from ._validation import as_generator, as_square_matrix, check_choice, check_int, check_real
 from .graphs import topological_order
 from .partition import check_sizes, split
-from .simulate import _check_scale, simulate_dag, simulate_linear_sem, simulate_weights
+from .simulate import check_noise_scale, simulate_dag, simulate_linear_sem, simulate_weights
 
 __all__ = [
     "NONLINEAR_KINDS",
@@ -150,7 +150,7 @@ def simulate_nonlinear_sem(
     n = check_int(n, "n", low=1)
     kind = check_choice(kind, "kind", NONLINEAR_KINDS)
     gp_method = check_choice(gp_method, "gp_method", _GP_METHODS)
-    scale = _check_scale(noise_scale, B.shape[0])
+    scale = check_noise_scale(noise_scale, B.shape[0])
     order = topological_order(B)
     func_rng, noise_rng = as_generator(rng).spawn(2)
     X = noise_rng.standard_normal((n, B.shape[0])) * scale
@@ -189,7 +189,7 @@ def simulate_nonlinear(
     d, n, *, participants=1, kind="mlp", s0=None, graph_type="ER", gp_method="auto", rng=None,
     sizes=None,
 ) -> NonlinearData:
-    """Seed 000's nonlinear benchmark: a random DAG, one IID nonlinear-SEM sample, split in shards.
+    """Fed-BNSL's nonlinear benchmark: a random DAG, one IID nonlinear-SEM sample, split in shards.
 
     Parameters
     ----------
@@ -224,7 +224,7 @@ def simulate_nonlinear(
 
 
 def uneven_sizes(n_max, participants, *, fractions=(0.2, 0.4, 0.6, 0.8), rng=None) -> list[int]:
-    """Seed 003's uneven sample sizes (App. E.1): ``n_k = round(f_k · n_max)``, f_k uniform on
+    """DS-FCD's uneven sample sizes (App. E.1): ``n_k = round(f_k · n_max)``, f_k uniform on
     ``fractions``, independently per participant.
 
     Parameters
@@ -288,7 +288,7 @@ def simulate_noniid(
     d, n, *, participants, s0=None, graph_type="ER", noise_scales=(0.8, 1.0), p_linear=0.5,
     linear_noise_scale=None, gp_method="auto", rng=None, sizes=None,
 ) -> NonIIDData:
-    """Seed 003's non-IID generator (§4.4): one DAG, each participant with its own mechanisms.
+    """DS-FCD's non-IID generator (§5.1.2): one DAG, each participant with its own mechanisms.
 
     1. One DAG (``s0`` edges) shared by all participants.
     2. Participant k is linear with probability ``p_linear`` (authors' code: ½), else nonlinear.
@@ -306,10 +306,10 @@ def simulate_noniid(
     Parameters
     ----------
     d : int >= 1, number of nodes
-    n : int >= 1 or None, rows *per participant* (seed 003: 600); ignored when ``sizes`` is given
+    n : int >= 1 or None, rows *per participant* (DS-FCD: 600); ignored when ``sizes`` is given
     participants : int >= 1
     s0 : int, optional
-        Edges; default ``2d`` (seed 003's ER2), capped at d(d−1)/2. Exact edge count (seed 003's
+        Edges; default ``2d`` (DS-FCD's ER2), capped at d(d−1)/2. Exact edge count (DS-FCD's
         graphs have a random count with this mean).
     graph_type : {"ER", "SF"}
     noise_scales : sequence of reals >= 0

@@ -1,14 +1,15 @@
-"""Structural VAR(p) time series (seed 002): graphs, stable weights and simulation.
+"""Structural VAR(p) time series (the FedDBN setting): graphs, stable weights and simulation.
 
-Model (seed 002 eq. 1, samples in rows, ``W[i, j] != 0`` ⇔ i → j)::
+Model (FedDBN eq. 1, samples in rows, ``W[i, j] != 0`` ⇔ i → j)::
 
     x_tᵀ = x_tᵀ W + x_{t−1}ᵀ A_1 + … + x_{t−p}ᵀ A_p + u_tᵀ,     u_t ~ N(0, σ² I)
 
 ``W`` (d × d) is the intra-slice DAG; the lag matrices are stacked as ``A = [A_1; A_2; …; A_p]``
 (shape ``(p·d, d)``, lag 1 in the top d rows), so that with ``Z_t = [x_{t−1}ᵀ | … | x_{t−p}ᵀ]`` the
-model reads ``x_tᵀ = x_tᵀ W + Z_t A + u_tᵀ``. It is simulated faithfully (spec §4.5, "faithful
-generator") as ``x_tᵀ = (Σ_i x_{t−i}ᵀ A_i + u_tᵀ)(I − W)⁻¹`` after a burn-in, and is stationary when
-the companion matrix of ``Φ_i = A_i (I − W)⁻¹`` has spectral radius < 1.
+model reads ``x_tᵀ = x_tᵀ W + Z_t A + u_tᵀ``. It is simulated faithfully (docs/decisions.md,
+'FedDBN: simulating the structural VAR') as ``x_tᵀ = (Σ_i x_{t−i}ᵀ A_i + u_tᵀ)(I − W)⁻¹`` after a
+burn-in, and is stationary when the companion matrix of ``Φ_i = A_i (I − W)⁻¹`` has spectral
+radius < 1.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def simulate_svar_weights(
     decay=1.5,
     rng=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Draw the intra-slice DAG weights ``W`` and the stacked lag weights ``A`` (seed 002 §7.2).
+    """Draw the intra-slice DAG weights ``W`` and the stacked lag weights ``A`` (FedDBN §7.2).
 
     - ``W``: Erdős–Rényi, each unordered pair an edge with probability ``min(1, degree/d)``
       ("mean degree 4": ≈ 2(d − 1) edges), oriented along a random node order; weights uniform on
@@ -263,7 +264,7 @@ def simulate_temporal(
     max_tries=100,
     rng=None,
 ) -> TemporalData:
-    """Simulate seed 002's benchmark: an SVAR(p) on random graphs, split over participants.
+    """Simulate FedDBN's benchmark: an SVAR(p) on random graphs, split over participants.
 
     ``n`` is the total number of design rows (the paper's n), shared evenly: participant k gets
     ``n_k`` rows (remainder to the first participants).

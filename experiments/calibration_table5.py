@@ -1,5 +1,5 @@
-"""Noise of DP-PGCD on seed 001's Table 5 configurations: the paper's Theorem 5.1 against the tight
-RDP calibration, at δ = 1e-5. Prints a Markdown table (the one in the README).
+"""Noise of DP-PGCD on Fed-Sparse-BNSL's Table 5 configurations: the paper's Theorem 5.1 against
+the tight RDP calibration, at δ = 1e-5. Prints a Markdown table (the one in the README).
 
     python experiments/calibration_table5.py [--delta 1e-5]
 """
@@ -13,7 +13,7 @@ import _runner  # noqa: F401
 
 from dpbnsl.accounting import calibrate_dp_pgcd
 
-#: (ε, C, T, K) of seed 001's Table 5 (the clipping bound C does not enter the calibration).
+#: (ε, C, T, K) of Fed-Sparse-BNSL's Table 5 (the clipping bound C does not enter the calibration).
 TABLE5 = [(0.5, 10, 10, 10), (1, 10, 10, 10), (2, 5, 100, 10), (5, 5, 100, 20), (25, 7, 100, 30),
           (50, 5, 100, 50)]
 

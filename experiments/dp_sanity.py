@@ -1,10 +1,11 @@
 """DP sanity check: DP-Fed-Sparse-BNSL at ε ∈ {1, 5, 50} (δ = 1e-5) beside the non-private run.
 
-d = 20, 10 participants × 1000 rows, ER graphs with 20 edges; T, K and C per ε from seed 001's
-Table 5 (ε = 1: C 10, T 10, K 10; ε = 5: C 5, T 100, K 20; ε = 50: C 5, T 100, K 50), with
-Table 5's clip bound C and with the learner's default C = 30 (``--clips``). Smoothness constants
-estimated privately with ``--feature-bound``. Prints mean ± std of SHD/TPR/FDR and the ε
-spent (tight accountant). Results: ``experiments/results/dp_sanity.csv`` (resumable).
+d = 20, 10 participants × 1000 rows, ER graphs with 20 edges; T, K and C per ε from
+Fed-Sparse-BNSL's Table 5 (ε = 1: C 10, T 10, K 10; ε = 5: C 5, T 100, K 20; ε = 50: C 5, T 100,
+K 50), with Table 5's clip bound C and with the learner's default C = 30 (``--clips``).
+Smoothness constants estimated privately with ``--feature-bound``. Prints mean ± std of
+SHD/TPR/FDR and the ε spent (tight accountant). Results: ``experiments/results/dp_sanity.csv``
+(resumable).
 
     python experiments/dp_sanity.py [--seeds 5] [--clips table5,30] [--jobs 2]
 """

@@ -1,6 +1,6 @@
-"""Seed 003 Tables 2 and 3 at d = 10 (ER2): DS-FCD, AS-FCD and Sep NOTEARS-MLP.
+"""DS-FCD paper, Tables 2 and 3 at d = 10 (ER2): DS-FCD, AS-FCD and Sep NOTEARS-MLP.
 
-Setting (paper §5 / spec §4): one ER DAG with s0 = 2d = 20 edges, 10 participants × 600 rows.
+Setting (paper §5.1 and App. C.1): one ER DAG with s0 = 2d = 20 edges, 10 participants × 600 rows.
 ``iid`` — one GP additive-noise SEM (RBF kernel, unit noise; GP draws by random Fourier features
 above 2000 rows, see :func:`dpbnsl.simulate_nonlinear.simulate_nonlinear_sem`), 6000 rows split in 10
 shards (Table 2). ``noniid`` — each participant linear (p = ½) or one of GP / GP-add / MLP / MIM,

@@ -1,9 +1,9 @@
-"""Fed-BNSL against NOTEARS-Voting, NOTEARS-Best (oracle) and NOTEARS-Avg on seed 000's setting.
+"""Fed-BNSL against NOTEARS-Voting, NOTEARS-Best (oracle) and NOTEARS-Avg on the Fed-BNSL setting.
 
 Linear-Gaussian SEM on an ER DAG with s0 = d edges, weights U(±[0.5, 2]), 10 participants with equal
 shards of n total samples, n ∈ {3d, 256}, d ∈ {10, 20}. Every method uses λ = 0.01 (the Fed-BNSL
 authors' default) and threshold 0.3; the baselines share one set of local NOTEARS fits per seed.
-Prints mean ± standard error of SHD, TPR and FDR over the seeds (seed 000 used 30; default 10).
+Prints mean ± standard error of SHD, TPR and FDR over the seeds (Ng & Zhang used 30; default 10).
 
 Each finished (d, n, seed) is appended to ``--csv`` (default: the committed
 ``experiments/results/fed_bnsl_vs_baselines.csv``) and skipped when the script is run again, so a

@@ -1,4 +1,4 @@
-"""Seed 002 §4.2 (Figs. 3, 4, 10): FedDBN against DYNOTEARS-Ave, -Best (oracle) and -All as the
+"""FedDBN §4.2 (Figs. 3, 4, 10): FedDBN against DYNOTEARS-Ave, -Best (oracle) and -All as the
 number of participants K grows at a fixed total sample size.
 
 Setting: SVAR(1) from :func:`dpbnsl.simulate_temporal.simulate_temporal` with the paper's §7.2

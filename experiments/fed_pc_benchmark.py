@@ -1,4 +1,4 @@
-"""FedPC against PC-All, PC-Avg, PC-Best (oracle) and FedPC-Simple-I/II (seed 004 §5–§6).
+"""FedPC against PC-All, PC-Avg, PC-Best (oracle) and FedPC-Simple-I/II (FedPC §4).
 
 Data sets (α = 0.01, voting ratio 0.3, all PCs in the "original" order-dependent variant as in the
 authors' code, FedOrien with the union candidate set and |Z| ≤ 3):
@@ -50,7 +50,7 @@ CLIENTS = (3, 5, 10, 15)
 
 
 def pair_metrics(T: np.ndarray, A: np.ndarray) -> dict:
-    """SHD and F1 per unordered pair (seed 004 §5.2, FedPC's ``evaluate.m``); works for a cyclic
+    """SHD and F1 per unordered pair (FedPC §4.1.2 and its ``evaluate.m``); works for a cyclic
     truth without 2-cycles. Correct: an estimated arrow that the truth has; reversed: an estimated
     edge with the truth's opposite direction; extra / missing: an edge on one side only."""
     T, A = T != 0, A != 0
@@ -76,7 +76,7 @@ def cpdag_shd(T: np.ndarray, cpdag: np.ndarray) -> float:
 
 
 def _uneven_split(X, N: int, rng: np.random.Generator):
-    """Shuffle, then sizes n/(2N) + a Dirichlet-multinomial share of the rest (seed 004 §4.1)."""
+    """Shuffle, then sizes n/(2N) + a Dirichlet-multinomial share of the rest (FedPC §4.1.1)."""
     n = X.shape[0]
     return split(X, N, uneven=True, min_size=n // (2 * N), shuffle=True, rng=rng)
 

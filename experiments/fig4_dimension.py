@@ -1,4 +1,4 @@
-"""Seed 001 Fig. 4 analogue: DP-Fed-Sparse-BNSL against DP-Fed-BNSL as the dimension grows.
+"""Fed-Sparse-BNSL Fig. 4 analogue: DP-Fed-Sparse-BNSL against DP-Fed-BNSL as the dimension grows.
 
 One ε (default 5, δ = 1e-5), d ∈ {20, 50, 100} by default (200 with ``--dims``; DP-Fed-BNSL's server
 step then costs about 20 minutes per run), ER graphs with d edges, 10 participants × 1000 rows.

@@ -1,4 +1,4 @@
-"""Seed 000 §6.4 analogue: NOTEARS-MLP-ADMM against NOTEARS-MLP-Voting and -Best (oracle).
+"""Fed-BNSL §6.4 analogue: NOTEARS-MLP-ADMM against NOTEARS-MLP-Voting and -Best (oracle).
 
 MLP SEM (100 sigmoid units, weights ±[0.5, 2], unit Gaussian noise) on an ER DAG with s0 = d edges;
 n = 512 rows in total split into P equal shards, P ∈ {2, 4, 8, 16}; d = 20 by default

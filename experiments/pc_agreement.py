@@ -135,11 +135,11 @@ def main() -> int:
     rows = []
     for name, test, X in _datasets(a.seeds):
         X = np.asarray(X, dtype=float)
-        from dpbnsl.graphs import _apply_meek
+        from dpbnsl.graphs import apply_meek
 
         ours = _ours(X, test, a.alpha)
         cpdag, (directed, undirected) = _theirs(X, test, a.alpha)
-        _apply_meek(directed, undirected)  # our Meek R1-R3 on causal-learn's collider PDAG
+        apply_meek(directed, undirected)  # our Meek R1-R3 on causal-learn's collider PDAG
         skel_o, skel_t = ours.info["skeleton"] != 0, (cpdag | cpdag.T) != 0
         iu = np.triu_indices(X.shape[1], 1)
         status = lambda C: (C != 0).astype(int) + 2 * (C.T != 0).astype(int)  # noqa: E731

@@ -1,4 +1,5 @@
-"""Seed 001 Fig. 2 analogue: consensus vs personalised NMSE per participant on heterogeneous data.
+"""Fed-Sparse-BNSL Fig. 2 analogue: consensus vs personalised NMSE per participant on
+heterogeneous data.
 
 A shared ER DAG (d = 20, 20 edges); participant weights N(w_ij, τ²) around the global ones
 (τ = 0.3); 10 participants × 500 rows. Fed-Sparse-BNSL learns W; each participant then refits the

@@ -1,4 +1,5 @@
-"""Seed 001 Table 1 analogue: communication, SHD, TPR, FDR of Fed-Sparse-BNSL against Fed-BNSL.
+"""Fed-Sparse-BNSL Table 1 analogue: communication, SHD, TPR, FDR of Fed-Sparse-BNSL against
+Fed-BNSL.
 
 Linear-Gaussian ER graphs with s0 = d edges, 10 participants × ``--n-per-participant`` rows,
 d ∈ {20, 100}; mean ± std over the seeds. The issue's target is ≥ 10× less communication with an

@@ -4,7 +4,7 @@ validation.
 
 Oracles:
 
-- the seed paper's Theorem 5.1 in closed form, √(TK/ρ*) with ρ* = (√(ε + ln 1/δ) − √(ln 1/δ))²;
+- Fed-Sparse-BNSL's Theorem 5.1 in closed form, √(TK/ρ*) with ρ* = (√(ε + ln 1/δ) − √(ln 1/δ))²;
 - dp-accounting's analytic Gaussian (``get_epsilon_gaussian``, Balle & Wang 2018) and our own exact
   δ(ε) of the Gaussian mechanism, Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ), in 40-digit arithmetic;
 - for the tight DP-PGCD calibration, an independent RDP composition: the bounded-range curve by
@@ -47,7 +47,9 @@ from dpbnsl.accounting import (
     split_budget,
 )
 
-# Seed 001 Table 5: (ε, T, K), with δ = 1e-5; spec_000_001 §2.8 prints the paper's multipliers
+# Fed-Sparse-BNSL Table 5: (ε, T, K), with δ = 1e-5; PAPER_PRINTED: Theorem 5.1's multipliers
+# √(TK/ρ*) for them, rounded (computed from the formula, see docs/decisions.md, 'DP-PGCD: noise
+# calibration, paper and tight')
 TABLE5 = [(0.5, 10, 10), (1.0, 10, 10), (2.0, 100, 10), (5.0, 100, 20), (25.0, 100, 30),
           (50.0, 100, 50)]
 PAPER_PRINTED = {0.5: 137, 1.0: 69, 2.0: 112, 5.0: 67, 25.0: 21, 50.0: 16}

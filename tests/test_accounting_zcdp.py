@@ -180,7 +180,7 @@ def test_gaussian_rho_scale_invariance(delta_, sigma):
 
 
 def test_gumbel_max_closed_forms():
-    # ε₀ = 2Δ/λ; ρ = ε₀²/8 = Δ²/(2λ²) (seed 001 Thm A.4)
+    # ε₀ = 2Δ/λ; ρ = ε₀²/8 = Δ²/(2λ²) (Fed-Sparse-BNSL Thm A.4)
     assert gumbel_max_epsilon0(sensitivity=0.5, scale=4.0) == 0.25
     assert gumbel_max_rho(sensitivity=0.5, scale=4.0) == pytest.approx(0.25**2 / 8, rel=1e-15)
     assert gumbel_max_rho(sensitivity=0.5, scale=4.0) == pytest.approx(0.5**2 / (2 * 16.0), rel=1e-15)
@@ -256,7 +256,8 @@ def test_bun_steinke_closed_form(rho, log10_delta):
 @pytest.mark.parametrize("epsilon, rho_star", [(0.5, 0.00531), (1.0, 0.0208), (2.0, 0.0800),
                                                (5.0, 0.450), (25.0, 7.02), (50.0, 19.8)])
 def test_paper_rho_star_table(epsilon, rho_star):
-    """spec_000_001 §2.8: ε → ρ* at δ = 1e-5, to the printed digits; the round trip is exact."""
+    """Fed-Sparse-BNSL Theorem 5.1's ρ* (Bun–Steinke inverse) at δ = 1e-5, to three significant
+    digits; the round trip is exact."""
     rho = epsilon_to_rho(epsilon, 1e-5, conversion="bun-steinke")
     assert float(f"{rho:.3g}") == rho_star
     assert rho == pytest.approx(bun_steinke_inverse(epsilon, 1e-5), rel=1e-11)

@@ -149,8 +149,8 @@ def test_incomplete_last_row_is_rejected(csv_copy):
 
 @pytest.mark.parametrize("change, error, match", [
     ({"methods": ["fed-bnsl", "magic"]}, ValueError,
-     "`methods` must be one of 'fed-bnsl', 'fed-sparse-bnsl', .*'dp-fed-bnsl'.*got 'magic'"),
-    ({"methods": []}, ValueError, "`methods` must not be empty; allowed: fed-bnsl"),
+     "`methods` must be one of 'notears', 'fed-bnsl', .*'dp-fed-bnsl'.*got 'magic'"),
+    ({"methods": []}, ValueError, "`methods` must not be empty; allowed: notears, fed-bnsl"),
     ({"epsilons": [1, 0]}, ValueError, "`epsilons` must be > 0; got 0"),
     ({"epsilons": [-1]}, ValueError, "`epsilons` must be > 0; got -1"),
     ({"epsilons": [math.inf]}, ValueError, "`epsilons` must be finite; got inf"),

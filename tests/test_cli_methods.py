@@ -129,21 +129,16 @@ def test_time_series_and_mlp_options_are_checked(series_dir, sim_dir, capsys):
         ["learn", "--method", "notears-mlp", "--data", *_parts(sim_dir), "--ftol", "-1"], capsys)
 
 
-def test_ftol_reaches_the_mlp_solvers(sim_dir, capsys, monkeypatch):
-    import importlib
+def test_ftol_reaches_the_mlp_solvers(sim_dir):
+    """--ftol becomes the learners' solver_options (unset: the learner's own default)."""
+    from dpbnsl.cli import build_parser
+    from dpbnsl.learners.registry import LEARNERS
 
     seen = []
-    module = importlib.import_module("dpbnsl.learners.fed_bnsl_mlp")
-    original = module.fed_bnsl_mlp
-
-    def spy(*args, **kwargs):
-        seen.append(kwargs.get("solver_options"))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(importlib.import_module("dpbnsl._cli_methods"), "fed_bnsl_mlp", spy)
     for extra in ([], ["--ftol", "1e-6"]):
-        assert main(["learn", "--method", "fed-bnsl-mlp", "--data", *_parts(sim_dir),
-                     "--max-rounds", "2", *extra]) == 0
+        args = build_parser().parse_args(["learn", "--method", "fed-bnsl-mlp", "--data",
+                                          *_parts(sim_dir), *extra])
+        seen.append(LEARNERS["fed-bnsl-mlp"].cli_kwargs(args).get("solver_options"))
     assert seen == [None, {"ftol": 1e-6}]
 
 

@@ -1,5 +1,6 @@
 """DP-Fed-BNSL: sensitivity of the released statistic, noise scale against theory, accounting, PSD
-projection, validation, determinism and the no-noise limit (DECISIONS §3)."""
+projection, validation, determinism and the no-noise limit (docs/decisions.md, 'DP-Fed-BNSL: the
+private covariance baseline')."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def _clipped_gram(X, R):
        R=st.floats(0.1, 10.0), scale=st.floats(0.01, 100.0))
 def test_sensitivity_replace_one_random_pairs(seed, n, d, R, scale):
     """Replace one row (neighbours may lie far beyond the clip norm): the pre-noise released vector
-    moves by at most √2 R²/n in ℓ2, hence also by at most DECISIONS §3's 2R²/n."""
+    moves by at most √2 R²/n in ℓ2, hence also by at most the cruder Frobenius bound
+    2R²/n."""
     g = np.random.default_rng(seed)
     X = scale * g.standard_normal((n, d))
     Y = X.copy()

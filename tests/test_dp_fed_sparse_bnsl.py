@@ -188,13 +188,13 @@ def test_state_kept_across_rounds_equals_rebuilding_it(data, monkeypatch, privat
         return fsb.fed_sparse_bnsl(data.participants, rounds=6, local_iters=5)
 
     kept = run()
-    original = fsb._Participant.__call__
+    original = fsb.SparseParticipant.__call__
 
     def rebuilding(self, t, inbox):
         self.state = None
         return original(self, t, inbox)
 
-    monkeypatch.setattr(fsb._Participant, "__call__", rebuilding)
+    monkeypatch.setattr(fsb.SparseParticipant, "__call__", rebuilding)
     rebuilt = run()
     np.testing.assert_allclose(kept.W_raw, rebuilt.W_raw, rtol=0, atol=1e-9)
     for a, b in zip(kept.transcript, rebuilt.transcript):

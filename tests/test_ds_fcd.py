@@ -1,4 +1,4 @@
-"""DS-FCD / AS-FCD (seed 003): gradients, protocol, transcript, recovery, validation."""
+"""DS-FCD / AS-FCD: gradients, protocol, transcript, recovery, validation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FedDBN (seed 002), DYNOTEARS and the DYNOTEARS baselines."""
+"""FedDBN (Chen, Ma & Yue), DYNOTEARS and the DYNOTEARS baselines."""
 
 from __future__ import annotations
 

@@ -16,18 +16,11 @@ from dpbnsl.learners import (
     notears_local,
     notears_voting,
 )
-from dpbnsl.learners.dp_fed_bnsl import dp_fed_bnsl
-from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
-from dpbnsl.learners import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc, pc_all, pc_best
-from dpbnsl.learners import (as_fcd, ds_fcd, dynotears, dynotears_all, dynotears_average,
-                             dynotears_best, fed_bnsl_mlp, fed_dbn, notears_mlp,
-                             notears_mlp_best, notears_mlp_voting)
+from dpbnsl.learners import dp_fed_bnsl, dp_fed_sparse_bnsl, fed_sparse_bnsl
+from dpbnsl.learners.registry import LEARNERS as REGISTRY
 from dpbnsl.simulate import simulate
 
 D, N, P = 6, 300, 3
-_FAST = {"ftol": 1e-6}  # L-BFGS-B tolerance for the NOTEARS-MLP entries
-_FCD = dict(it_in=40, it_fl=20, it_max=2, rho_max=1.0, hidden=4, layers=2, rng=0)  # ~1 s each
 
 
 @pytest.fixture(scope="module")
@@ -40,46 +33,21 @@ def _frames(data):
     return [pd.DataFrame(X, columns=names) for X in data.participants], names
 
 
-# Each learner as a function of (participants, truth); `dag` says whether acyclic output is promised.
-LEARNERS = {
-    "notears": (lambda parts, truth: notears(
-        pd.concat(parts) if isinstance(parts[0], pd.DataFrame) else np.vstack(parts)), True),
-    "fed-bnsl": (lambda parts, truth: fed_bnsl(parts), True),
-    "fed-sparse-bnsl": (lambda parts, truth: fed_sparse_bnsl(parts, rounds=20), True),
-    "dp-fed-sparse-bnsl": (lambda parts, truth: dp_fed_sparse_bnsl(
-        parts, epsilon=5.0, delta=1e-5, rounds=5, feature_bound=50.0, rng=3), True),
-    "dp-fed-bnsl": (lambda parts, truth: dp_fed_bnsl(parts, epsilon=5.0, delta=1e-5,
-                                                     clip_norm=5.0, rng=3), True),
-    "notears-voting": (lambda parts, truth: notears_voting(parts), False),
-    "notears-voting-acyclic": (lambda parts, truth: notears_voting(parts, acyclic=True), True),
-    "notears-best": (lambda parts, truth: notears_best(parts, B_true=truth), True),
-    "notears-average": (lambda parts, truth: notears_average(parts), True),
-    "pc": (lambda parts, truth: pc(pd.concat(parts) if isinstance(parts[0], pd.DataFrame)
-                                   else np.vstack(parts)), True),
-    "fed-pc": (lambda parts, truth: fed_pc(parts), True),
-    "ds-fcd": (lambda parts, truth: ds_fcd(parts, **_FCD), True),
-    "notears-mlp": (lambda parts, truth: notears_mlp(
-        pd.concat(parts) if isinstance(parts[0], pd.DataFrame) else np.vstack(parts),
-        max_iter=3, solver_options=_FAST, rng=0), True),
-    "fed-bnsl-mlp": (lambda parts, truth: fed_bnsl_mlp(parts, max_rounds=5, solver_options=_FAST,
-                                                       rng=0), True),
-    "notears-mlp-voting": (lambda parts, truth: notears_mlp_voting(
-        parts, max_iter=3, solver_options=_FAST, rng=0), False),
-    "notears-mlp-best": (lambda parts, truth: notears_mlp_best(
-        parts, B_true=truth, max_iter=3, solver_options=_FAST, rng=0), True),
-    "dynotears": (lambda parts, truth: dynotears(list(parts), lag=1, max_iter=5), True),
-    "dynotears-best": (lambda parts, truth: dynotears_best(parts, B_true=truth, lag=1, max_iter=5),
-                       True),
-    "dynotears-all": (lambda parts, truth: dynotears_all(parts, lag=1, max_iter=5), True),
-    "fed-dbn": (lambda parts, truth: fed_dbn(parts, lag=1, max_rounds=30), True),
-    "dynotears-average": (lambda parts, truth: dynotears_average(parts, lag=1, acyclic=True,
-                                                                 max_iter=5), True),
-    "as-fcd": (lambda parts, truth: as_fcd(parts, **_FCD), True),
-    "pc-all": (lambda parts, truth: pc_all(parts), True),
-    "pc-best": (lambda parts, truth: pc_best(parts, B_true=truth), True),
-    "fed-pc-simple-i": (lambda parts, truth: fed_pc_simple_i(parts), True),
-    "fed-pc-simple-ii": (lambda parts, truth: fed_pc_simple_ii(parts), True),
-}
+def _registered(entry):
+    """Every registered learner with its quick settings (a fixed seed for the private ones)."""
+    seed = {"rng": 3} if entry.private else {}
+
+    def fit(parts, truth):
+        return entry.run(parts, B_true=truth if entry.oracle else None,
+                         **{**entry.simulation, **entry.quick, **seed})
+    return fit, entry.dag
+
+
+# Each learner as a function of (participants, truth), and whether acyclic output is promised:
+# the registry's (so a new learner is checked by adding it there), plus variants worth checking.
+LEARNERS = {name: _registered(entry) for name, entry in REGISTRY.items()}
+LEARNERS["notears-voting-acyclic"] = (lambda parts, truth: notears_voting(parts, acyclic=True),
+                                      True)
 
 
 @pytest.fixture(scope="module", params=sorted(LEARNERS))
@@ -177,7 +145,8 @@ def test_fed_bnsl_transcript_bytes_and_shape(data):
     r = fed_bnsl(data.participants)
     T = len(r.history)
     t = r.transcript
-    # DECISIONS §2: dense d×d float64 both ways every round: 2·P·T·d²·8 bytes.
+    # docs/decisions.md, 'Communication cost': dense d×d float64 both ways every round:
+    # 2·P·T·d²·8 bytes.
     assert t.total_bytes == 2 * P * T * D * D * 8
     assert t.n_rounds == T and t.n_participants == P
     assert len(t.uploads()) == len(t.downloads()) == P * T
@@ -385,7 +354,7 @@ def test_fed_sparse_bnsl_messages_are_sparse_and_counted(data):
 
 
 def test_fed_sparse_bnsl_server_keeps_untouched_entries_zero(data):
-    """An entry zero in every B_k and every β_k stays exactly zero in W (seed 001 §4)."""
+    """An entry zero in every B_k and every β_k stays exactly zero in W (Fed-Sparse-BNSL §4.1)."""
     r = fed_sparse_bnsl(data.participants, rounds=10, local_iters=3)
     t = r.transcript
     ever = np.zeros((D, D), dtype=bool)

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from dpbnsl.learners import dp_fed_bnsl, dp_fed_sparse_bnsl
-from dpbnsl.learners.pgcd import _State, clip_bounds, clip_score_sensitivity, clipped_products
+from dpbnsl.learners.pgcd import PGCDState, clip_bounds, clip_score_sensitivity, clipped_products
 from dpbnsl.mechanisms import clip, clip_rows, row_norms
 from dpbnsl.simulate import simulate
 
@@ -93,7 +93,7 @@ def _state(X, seed=0, C=0.7, rho2=0.3):
     beta = 0.1 * rng.normal(size=(d, d))
     M = rng.uniform(0.5, 2.0, size=d) + rho2
     C_a = clip_bounds(M, C)
-    return _State(X, B, W, beta, M, 0.05, rho2, C_a), C_a, M
+    return PGCDState(X, B, W, beta, M, 0.05, rho2, C_a), C_a, M
 
 
 @settings(max_examples=150, deadline=None)
@@ -131,8 +131,8 @@ def test_extreme_record_through_coordinate_updates():
     W, beta = np.zeros((d, d)), np.zeros((d, d))
     M = np.full(d, 1.0) + rho2
     C_a = clip_bounds(M, C)
-    s1 = _State(X, B.copy(), W, beta, M, 0.05, rho2, C_a)
-    s2 = _State(X2, B.copy(), W, beta, M, 0.05, rho2, C_a)
+    s1 = PGCDState(X, B.copy(), W, beta, M, 0.05, rho2, C_a)
+    s2 = PGCDState(X2, B.copy(), W, beta, M, 0.05, rho2, C_a)
     assert np.isneginf(s2.R[7, 2])  # the overflow this test is about
     off = ~np.eye(d, dtype=bool)
     for a, b, g in [(None, None, None), (0, 1, 0.3), (2, 1, -0.8), (3, 2, 0.5), (1, 0, -0.2),

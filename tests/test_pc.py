@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpbnsl.citests import FisherZ
-from dpbnsl.graphs import _apply_meek, dag_to_cpdag, is_dag
+from dpbnsl.graphs import apply_meek, dag_to_cpdag, is_dag
 from dpbnsl.learners.pc import orient_pdag, pc, pc_skeleton, pdag_to_dag
 from dpbnsl.simulate import simulate, simulate_dag, simulate_linear_sem
 from dpbnsl.simulate_discrete import random_discrete_bn
@@ -49,7 +49,7 @@ def test_meek_r2():
     directed = np.zeros((3, 3), bool)
     directed[0, 1] = directed[1, 2] = True  # 0 -> 1 -> 2 and 0 - 2  =>  0 -> 2
     undirected = _adj(3, [(0, 2)])
-    _apply_meek(directed, undirected)
+    apply_meek(directed, undirected)
     assert directed[0, 2] and not directed[2, 0] and not undirected.any()
 
 

@@ -12,7 +12,7 @@ from scipy import stats
 
 from dpbnsl.accounting import PrivacyLedger
 from dpbnsl.learners._pgcd_naive import naive_dp_pgcd
-from dpbnsl.learners.pgcd import (CLIP_SCHEMES, PGCDNoise, _State, clip_bounds,
+from dpbnsl.learners.pgcd import (CLIP_SCHEMES, PGCDNoise, PGCDState, clip_bounds,
                                   clip_score_sensitivity, pgcd)
 from dpbnsl.mechanisms import (
     BoundedRangeDpEvent,
@@ -123,8 +123,8 @@ def test_gradient_and_score_sensitivity_on_neighbouring_datasets(seed, scheme):
     X2 = X.copy()
     i = rng.integers(n)
     X2[i] = rng.normal(size=d) * (1.0 if seed % 2 else 1e3)
-    s1 = _State(X, B.copy(), W, beta, M, lam, rho2, C_a)
-    s2 = _State(X2, B.copy(), W, beta, M, lam, rho2, C_a)
+    s1 = PGCDState(X, B.copy(), W, beta, M, lam, rho2, C_a)
+    s2 = PGCDState(X2, B.copy(), W, beta, M, lam, rho2, C_a)
     dg = np.abs(s1.G - s2.G)
     assert np.all(dg <= (2 * C_a / n)[:, None] * (1 + 1e-12))
     delta_s = clip_score_sensitivity(M, C, n, scheme)
@@ -145,8 +145,8 @@ def test_gradient_sensitivity_is_attained_at_the_clip_boundary():
     X[0, :2] = [2.0, 2.0]  # g_0,01 = −x_00·r_01 = −4: far beyond C_0
     X2 = X.copy()
     X2[0, 0] = -2.0        # now +4: the clipped value jumps from −C_0 to +C_0
-    g1 = _State(X, B, W, beta, M, 0.05, rho2, C_a).G[0, 1]
-    g2 = _State(X2, B, W, beta, M, 0.05, rho2, C_a).G[0, 1]
+    g1 = PGCDState(X, B, W, beta, M, 0.05, rho2, C_a).G[0, 1]
+    g2 = PGCDState(X2, B, W, beta, M, 0.05, rho2, C_a).G[0, 1]
     assert abs(g1 - g2) == pytest.approx(2 * C_a[0] / n, rel=1e-12)
 
 

@@ -1,4 +1,4 @@
-"""The SVAR(p) simulator of seed 002 (dpbnsl.simulate_temporal) and dpbnsl.timeseries."""
+"""The SVAR(p) simulator of the FedDBN setting (dpbnsl.simulate_temporal) and dpbnsl.timeseries."""
 
 from __future__ import annotations
 

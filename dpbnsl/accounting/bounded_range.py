@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .._validation import check_real
-from .zcdp import _SAFETY
+from .zcdp import SAFETY
 
 __all__ = ["bounded_range_rdp"]
 
@@ -83,7 +83,7 @@ def bounded_range_rdp(alpha, epsilon0: float):
             lo = np.where(left, lo, x1)
         # rounding margin: the stable form's relative error is about 8·u/(α·ε₀) (u = unit
         # roundoff); 32·u/(α·ε₀) + 1e-12 covers it and the refinement
-        margin = _SAFETY + 32.0 * np.finfo(float).eps / (flat[finite] * e0)
+        margin = SAFETY + 32.0 * np.finfo(float).eps / (flat[finite] * e0)
         out[finite] = np.minimum(best * (1.0 + margin), out[finite])
     out = out.reshape(a.shape)
     return float(out) if out.ndim == 0 else out

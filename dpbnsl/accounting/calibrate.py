@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-def _target(epsilon, delta) -> tuple[float, float]:
+def check_target(epsilon, delta) -> tuple[float, float]:
     e = check_epsilon(epsilon)
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     return e, d
@@ -55,14 +55,14 @@ def calibrate_gaussian(
     - ``"analytic"``: the smallest such σ (Balle & Wang 2018), via dp-accounting's
       ``get_sigma_gaussian``, then checked against the exact δ(σ) and nudged up if needed;
     - ``"classic"``: Δ√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm A.1), valid only for ε < 1;
-    - ``"zcdp"``: Δ/√(2ρ) with ρ from the Bun–Steinke inverse (as the seed paper calibrates).
+    - ``"zcdp"``: Δ/√(2ρ) with ρ from the Bun–Steinke inverse (as Fed-Sparse-BNSL calibrates).
 
     Examples
     --------
     >>> round(calibrate_gaussian(1.0, 1e-5), 6)
     3.730632
     """
-    e, d = _target(epsilon, delta)
+    e, d = check_target(epsilon, delta)
     s = check_real(sensitivity, "sensitivity", low=0.0)
     check_choice(method, "method", ("analytic", "classic", "zcdp"))
     if s == 0.0:
@@ -74,7 +74,7 @@ def calibrate_gaussian(
         return s * math.sqrt(2.0 * (math.log(1.25) - math.log(d))) / e  # 1.25/δ may overflow
     if method == "zcdp":
         z = 1.0 / math.sqrt(2.0 * epsilon_to_rho(e, d, conversion="bun-steinke"))
-        return s * _round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), d,
+        return s * round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), d,
                                                          conversion="bun-steinke") <= e)
     # the double-precision δ(σ) below cancels to ~1e-12 relative, so start 1e-10 above the
     # root found by dp-accounting and step up until the check passes
@@ -86,7 +86,7 @@ def calibrate_gaussian(
     return s * z
 
 
-def _round_up(m: float, ok) -> float:
+def round_up(m: float, ok) -> float:
     """Step ``m`` up until ``ok(m)``: closed forms can land an ulp or a few over the target. The
     steps start at one ulp and double, so the loop ends after a few dozen tries at worst."""
     step = 0.0
@@ -100,17 +100,17 @@ def calibrate_smoothness(
     epsilon: float, delta: float, *, d: int, method: Literal["tight", "paper"] = "tight"
 ) -> float:
     """Noise multiplier σ_a/(X_a/n_k) for privately estimating the d smoothness constants m_a
-    (seed 001 Thm D.1: d Gaussian releases, each of sensitivity X_a/n_k under replace-one).
+    (Fed-Sparse-BNSL Thm D.1: d Gaussian releases, each of sensitivity X_a/n_k under replace-one).
 
     ``"paper"``: √(d/(2ρ*)) with the Bun–Steinke ρ*. ``"tight"``: d equal Gaussian releases
     compose exactly into one Gaussian of multiplier m/√d, so m = √d · (analytic Gaussian σ).
     """
-    e, dl = _target(epsilon, delta)
+    e, dl = check_target(epsilon, delta)
     dd = check_int(d, "d", low=1)
     check_choice(method, "method", ("tight", "paper"))
     if method == "paper":
         m = math.sqrt(dd / (2.0 * epsilon_to_rho(e, dl, conversion="bun-steinke")))
-        return _round_up(m, lambda x: rho_to_epsilon(dd * 0.5 / (x * x), dl,
+        return round_up(m, lambda x: rho_to_epsilon(dd * 0.5 / (x * x), dl,
                                                      conversion="bun-steinke") <= e)
     return math.sqrt(dd) * calibrate_gaussian(e, dl, 1.0, method="analytic")
 
@@ -136,7 +136,7 @@ def split_budget(epsilon: float, delta: float, shares: Mapping[str, float]) -> B
     >>> round(s.rho["dp-pgcd"] / s.rho_total, 2)
     0.75
     """
-    e, d = _target(epsilon, delta)
+    e, d = check_target(epsilon, delta)
     if not isinstance(shares, Mapping) or not shares:
         raise ValueError(f"`shares` must be a non-empty mapping of part name to weight; got {shares!r}")
     w = {str(k): check_real(v, f"shares[{k!r}]", low=0.0, low_open=True) for k, v in shares.items()}

@@ -14,7 +14,7 @@ from typing import Literal
 from dp_accounting import GaussianDpEvent
 
 from .._validation import check_choice, check_int, check_real
-from .calibrate import _round_up, _target
+from .calibrate import round_up, check_target
 from .compose import LedgerEntry, compose_epsilon, event_rho
 from ..mechanisms import BoundedRangeDpEvent
 from .zcdp import epsilon_to_rho
@@ -30,7 +30,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class NoiseScales:
-    """Noise of DP-PGCD relative to the sensitivities (DECISIONS §2).
+    """Noise of DP-PGCD relative to the sensitivities (docs/decisions.md, 'DP-PGCD: clipping,
+    private selection and noisy update').
 
     ``gumbel_multiplier`` = λ_G/Δ_s (Gumbel scale of the selection over the score sensitivity);
     ``gaussian_multiplier`` = σ/Δ_g (gradient noise over the gradient sensitivity). The two are
@@ -82,8 +83,8 @@ def calibrate_dp_pgcd(
     by giving DP-PGCD the zCDP budget ρ* minus the prior's ρ. A ``ValueError`` says when the prior
     alone exhausts the budget.
 
-    - ``"paper"``: seed 001's Theorem 5.1 exactly: ρ* = (√(ε + ln 1/δ) − √(ln 1/δ))², multiplier
-      √(TK/ρ*), so that 2TK·ρ' = ρ* with ρ' = 1/(2m²);
+    - ``"paper"``: Fed-Sparse-BNSL's Theorem 5.1 exactly: ρ* = (√(ε + ln 1/δ) − √(ln 1/δ))²,
+      multiplier √(TK/ρ*), so that 2TK·ρ' = ρ* with ρ' = 1/(2m²);
     - ``"tight"``: the smallest multiplier whose composition under the ``"rdp"`` accountant (exact
       bounded-range curve for the selections, CKS conversion) has ε ≤ target, by bisection keeping
       the feasible end; never above the paper's multiplier.
@@ -95,7 +96,7 @@ def calibrate_dp_pgcd(
     >>> round(paper.gumbel_multiplier, 1), tight.gumbel_multiplier < 0.85 * paper.gumbel_multiplier
     (69.3, True)
     """
-    e, d = _target(epsilon, delta)
+    e, d = check_target(epsilon, delta)
     T = check_int(rounds, "rounds", low=1)
     K = check_int(local_iters, "local_iters", low=1)
     check_choice(method, "method", ("tight", "paper"))
@@ -115,7 +116,7 @@ def calibrate_dp_pgcd(
                          f"budget ε = {e:g}, δ = {d:g}; nothing is left for DP-PGCD")
     # The paper's multiplier, stepped up by ulps where the closed form lands just over the target,
     # is the answer for "paper" and the fallback (and upper end) for "tight".
-    paper = _round_up(math.sqrt(steps / rho_left),
+    paper = round_up(math.sqrt(steps / rho_left),
                       lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), d, "zcdp") <= e)
     m = paper
     if method == "tight":
@@ -158,7 +159,7 @@ def calibrate_dp_pgcd_laplace(
     """Per-step ε₀ and Laplace multipliers of the Laplace-noise DP-PGCD (for comparison only): the
     largest ε₀ with ε₀√(2k ln(1/δ)) + kε₀(e^{ε₀} − 1) ≤ ε for k = 2TK (Dwork, Rothblum & Vadhan
     2010), found by bisection keeping the feasible end."""
-    e, d = _target(epsilon, delta)
+    e, d = check_target(epsilon, delta)
     T = check_int(rounds, "rounds", low=1)
     K = check_int(local_iters, "local_iters", low=1)
     k = 2 * T * K

@@ -7,7 +7,8 @@ in force (so it is accounted as a sensitivity-1 Gaussian), ``ZCDpEvent(rho, xi)`
 
 Accountants, ε(δ) of a list of entries:
 
-- ``"zcdp"``: total ρ (and ξ), Bun–Steinke conversion ε = ξ + ρ + 2√(ρ ln 1/δ) — the seed paper's;
+- ``"zcdp"``: total ρ (and ξ), Bun–Steinke conversion ε = ξ + ρ + 2√(ρ ln 1/δ) — the one
+  Fed-Sparse-BNSL uses;
 - ``"rdp"``: the composed RDP curve on a grid of orders (Gaussian α/(2z²), zCDP ξ + ρα, the exact
   bounded-range curve for selections), converted with dp-accounting's CKS conversion;
 - ``"pld"``: dp-accounting's privacy-loss-distribution accountant; Gaussian events only.
@@ -73,13 +74,13 @@ class LedgerEntry:
         check_int(self.count, "count", low=1)
 
 
-def _merged(entry: LedgerEntry, count: int) -> LedgerEntry:
+def merged(entry: LedgerEntry, count: int) -> LedgerEntry:
     """``entry`` with ``count`` more runs, without re-validating its (already valid) event."""
-    merged = object.__new__(LedgerEntry)
-    object.__setattr__(merged, "label", entry.label)
-    object.__setattr__(merged, "event", entry.event)
-    object.__setattr__(merged, "count", entry.count + count)
-    return merged
+    out = object.__new__(LedgerEntry)
+    object.__setattr__(out, "label", entry.label)
+    object.__setattr__(out, "event", entry.event)
+    object.__setattr__(out, "count", entry.count + count)
+    return out
 
 
 def flatten_event(event: DpEvent, count: int = 1) -> list[tuple[DpEvent, int]]:

@@ -15,7 +15,7 @@ from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfCo
 
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent
-from .compose import (ACCOUNTANTS, Accountant, LedgerEntry, UnsupportedEventError, _merged,
+from .compose import (ACCOUNTANTS, Accountant, LedgerEntry, UnsupportedEventError, merged,
                       compose_epsilon, event_rho, flatten_event)
 
 __all__ = [
@@ -83,7 +83,7 @@ class PrivacyLedger:
             entry = LedgerEntry(label, event, count)  # validates label, event and count
         else:  # label and event were validated when first recorded: only the count is new
             count = check_int(count, "count", low=1)
-            entry = _merged(self._entries[i], count)
+            entry = merged(self._entries[i], count)
         if self.budget is not None:
             prospective = list(self._entries)
             if i is None:
@@ -110,7 +110,7 @@ class PrivacyLedger:
                 index[(label, event)] = len(entries)
                 entries.append(entry)
             else:
-                entries[i] = _merged(entries[i], count)
+                entries[i] = merged(entries[i], count)
         if self.budget is not None and records:
             self._check_budget(entries, f"{len(records)} composed event(s) ({records[0][0]!r})")
         self._entries, self._index = entries, index

@@ -3,7 +3,7 @@
 Pure functions, no random numbers. Conventions: ρ-zCDP means D_α(M(D) ‖ M(D')) ≤ ρα for every α > 1
 (Bun & Steinke 2016); an (α, τ)-RDP curve is a function α ↦ τ(α). Conversions to (ε, δ)-DP:
 
-- Bun–Steinke (2016, Prop. 1.3):         ε = ρ + 2√(ρ ln(1/δ))          (the seed paper's Thm A.2)
+- Bun–Steinke (2016, Prop. 1.3):         ε = ρ + 2√(ρ ln(1/δ))          (Fed-Sparse-BNSL Thm A.2)
 - Canonne–Kamath–Steinke (2020, Prop. 12): ε = inf_{α>1} αρ + [ln(1/δ) + (α−1) ln(1 − 1/α) − ln α]/(α−1)
 
 Every function that rounds rounds towards *more* privacy loss (larger ε, smaller admissible ρ).
@@ -32,7 +32,7 @@ __all__ = [
 
 Conversion = Literal["bun-steinke", "cks"]
 _CONVERSIONS = ("bun-steinke", "cks")
-_SAFETY = 1e-12  # relative margin added to numerically optimised privacy losses
+SAFETY = 1e-12  # relative margin added to numerically optimised privacy losses
 
 
 def _delta(delta) -> float:
@@ -41,7 +41,8 @@ def _delta(delta) -> float:
 
 def gaussian_rho(*, sensitivity: float, sigma: float) -> float:
     """ρ = Δ²/(2σ²) of the Gaussian mechanism with ℓ2-sensitivity Δ and noise N(0, σ²) (Bun &
-    Steinke 2016, Prop. 1.6; seed 001 Thm A.3). σ = 0 with Δ > 0 gives ρ = ∞; Δ = 0 gives 0."""
+    Steinke 2016, Prop. 1.6; Fed-Sparse-BNSL Thm A.3). σ = 0 with Δ > 0 gives ρ = ∞; Δ = 0
+    gives 0."""
     s = check_real(sensitivity, "sensitivity", low=0.0)
     g = check_real(sigma, "sigma", low=0.0)
     if s == 0.0:
@@ -66,7 +67,7 @@ def bounded_range_rho(epsilon0: float) -> float:
 
 
 def gumbel_max_rho(*, sensitivity: float, scale: float) -> float:
-    """ρ = (2Δ/λ)²/8 = Δ²/(2λ²) of Gumbel-max selection (seed 001 Thm A.4)."""
+    """ρ = (2Δ/λ)²/8 = Δ²/(2λ²) of Gumbel-max selection (Fed-Sparse-BNSL Thm A.4)."""
     return bounded_range_rho(gumbel_max_epsilon0(sensitivity=sensitivity, scale=scale))
 
 
@@ -116,13 +117,14 @@ def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") 
         return bs
     if not math.isfinite(cks):
         return bs
-    return min(bs, max(cks, 0.0) * (1.0 + _SAFETY))
+    return min(bs, max(cks, 0.0) * (1.0 + SAFETY))
 
 
 def epsilon_to_rho(epsilon: float, delta: float, *, conversion: Conversion = "cks") -> float:
     """The largest ρ whose conversion gives at most ``epsilon`` (the inverse of
-    :func:`rho_to_epsilon`). Bun–Steinke in closed form: (√(ε + ln(1/δ)) − √(ln(1/δ)))² (the seed's
-    ρ*); CKS by root finding, then stepped down until ``rho_to_epsilon(ρ) <= epsilon`` holds.
+    :func:`rho_to_epsilon`). Bun–Steinke in closed form: (√(ε + ln(1/δ)) − √(ln(1/δ)))² (the ρ*
+    of Fed-Sparse-BNSL's Theorem 5.1); CKS by root finding, then stepped down until
+    ``rho_to_epsilon(ρ) <= epsilon`` holds.
 
     Examples
     --------

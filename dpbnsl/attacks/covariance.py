@@ -1,4 +1,4 @@
-"""Covariance reconstruction from a Fed-BNSL transcript (seed 001 App. A.1; spec §2.10).
+"""Covariance reconstruction from a Fed-BNSL transcript (Fed-Sparse-BNSL App. A.1, eq. (10)).
 
 In Fed-BNSL participant k answers round t with the closed-form local solution (eq. 8)
 
@@ -32,12 +32,14 @@ import numpy as np
 from .._validation import as_square_matrix, check_choice, check_int, check_real
 from ..federation import Transcript
 from ..learners._admm import PenaltySchedule
+from ..learners.registry import names
 
 __all__ = ["CovarianceReconstruction", "CovarianceError", "reconstruct_covariance",
            "reconstruct_covariances", "covariance_error", "DENSE_PROTOCOLS"]
 
 #: The learners whose uploads are closed-form local solutions of eq. 8.
-DENSE_PROTOCOLS = ("fed-bnsl", "dp-fed-bnsl")
+#: The learners whose dense consensus-ADMM messages this attack reads (from the registry).
+DENSE_PROTOCOLS = names(messages="dense")
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,12 @@ from .covariance import DENSE_PROTOCOLS, reconstruct_covariances
 from .inference import (attribute_inference, membership_inference, reconstruct_record, roc_auc,
                         tpr_at_fpr)
 from .sparse import reconstruct_gram_sparse_from_result
+from ..learners.registry import names
 
 __all__ = ["ATTACKABLE", "AttackReport", "server_covariances", "attack_report",
            "population_covariance", "protocol_statistic"]
 
-SPARSE_PROTOCOLS = ("fed-sparse-bnsl", "dp-fed-sparse-bnsl")
+SPARSE_PROTOCOLS = names(messages="sparse")
 ATTACKABLE = DENSE_PROTOCOLS + SPARSE_PROTOCOLS
 
 

@@ -58,11 +58,12 @@ import numpy as np
 from .._validation import check_int, check_real
 from ..federation import Dense, Transcript
 from ..learners._admm import PenaltySchedule, check_hyperparameters
+from ..learners.registry import names
 
 __all__ = ["SparseGramReconstruction", "reconstruct_gram_sparse",
            "reconstruct_gram_sparse_from_result"]
 
-_METHODS = ("fed-sparse-bnsl", "dp-fed-sparse-bnsl")
+_METHODS = names(messages="sparse")
 _DENSE_HINT = ("dense payloads mean a Fed-BNSL / DP-Fed-BNSL transcript; use "
                "`dpbnsl.attacks.covariance` instead")
 
@@ -294,7 +295,7 @@ def reconstruct_gram_sparse_from_result(result, **kwargs):
     method = getattr(result, "method", None)
     if method not in _METHODS:
         hint = ("; use `dpbnsl.attacks.covariance` for Fed-BNSL / DP-Fed-BNSL results"
-                if method in ("fed-bnsl", "dp-fed-bnsl") else "")
+                if method in names(messages="dense") else "")
         raise ValueError(f"the sparse attack applies to results of {' / '.join(_METHODS)}; got "
                          f"method {method!r}{hint}")
     p = result.params

@@ -33,7 +33,7 @@ from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_p
 from ..learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan as sparse_plan
 from ..learners.warm_start import covariance_warm_start
 from ..learners.fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
-from ..learners.pgcd import PGCDNoise, _State, clip_bounds, new_state, run_iterations
+from ..learners.pgcd import PGCDNoise, PGCDState, clip_bounds, new_state, run_iterations
 from ..learners.pgcd import clip_score_sensitivity, score_sensitivity
 from ..simulate import simulate
 from ._game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
@@ -155,7 +155,7 @@ def selection_game(*, epsilon: float, delta: float, trials: int, broken: str | N
         "score": "log P1(j)/P0(j) of the selected coordinate j"})
 
 
-class _UnclippedState(_State):
+class UnclippedState(PGCDState):
     """DP-PGCD's state with the per-sample clipping removed (the ``"no-clipping"`` bug): the noise
     is still calibrated to the clip bounds ``C_a``, the data gradient is not clipped."""
 
@@ -206,7 +206,7 @@ def dp_pgcd_game(*, epsilon: float, delta: float, trials: int, broken: str | Non
         out = np.empty(trials)
         for t in range(trials):
             if broken == "no-clipping":
-                state = _UnclippedState(X, zero.copy(), zero, design.beta, M, 0.0, _RHO2,
+                state = UnclippedState(X, zero.copy(), zero, design.beta, M, 0.0, _RHO2,
                                         clip_bounds(M, C))
             else:
                 state = new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0,

@@ -197,7 +197,8 @@ def covariance_game(*, epsilon: float, delta: float, trials: int, broken: str | 
 def smoothness_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
                     n: int = 100, d: int = 3, feature_bound: float = 1.0, floor: float = 1e-3,
                     rng=None) -> GameResult:
-    """The private smoothness constants (seed 001 Thm D.1): d Gaussian releases of clipped means.
+    """The private smoothness constants (Fed-Sparse-BNSL Thm D.1): d Gaussian releases of clipped
+    means.
 
     The n − 1 shared rows have x_ia² ≤ 0.81X_a; the canary row is 0 in D and x_ia = 2√X_a in D′
     (x_ia² = 4X_a, clipped to X_a), so every m_a moves by exactly its sensitivity X_a/n. Noise from

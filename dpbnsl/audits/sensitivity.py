@@ -43,7 +43,7 @@ from ..learners.pgcd import clip_score_sensitivity
 from ..learners.smoothness import as_bounds, private_mean, private_smoothness
 from ..mechanisms import clip_rows, gaussian_mechanism
 from ._game_base import EXCESS
-from ._pgcd_games import _UnclippedState
+from ._pgcd_games import UnclippedState
 from ._sensitivity_base import BROKEN_CHECKS, RTOL, SensitivityCheck, Spec, check_inputs, run_check
 
 __all__ = ["SensitivityCheck", "CHECKS", "BROKEN_CHECKS", "RTOL", "check_sensitivity",
@@ -75,7 +75,7 @@ def _pgcd(target, X, X_prime, *, pairs, clip, lambda1, rho2, multiplier, local_i
         B, W, beta = ctx
         Mw = (Xw * Xw).mean(axis=0) + rho2 if broken == "raw-smoothness" else M
         if broken == "no-clipping":
-            return _UnclippedState(Xw, B.copy(), W, beta, Mw, lam, rho2, clip_bounds(Mw, C))
+            return UnclippedState(Xw, B.copy(), W, beta, Mw, lam, rho2, clip_bounds(Mw, C))
         return new_state(Xw, B.copy(), W, beta, M=Mw, lambda1=lam, rho2=rho2, noise=noise)
 
     def exact(Xw, ctx):
@@ -145,7 +145,7 @@ def check_pgcd_score(X=None, X_prime=None, *, pairs: int = 200, clip: float = 1.
 def check_smoothness(X=None, X_prime=None, *, pairs: int = 200, feature_bound=1.0,
                      multiplier: float = 2.0, broken: str | None = None,
                      rng=None) -> SensitivityCheck:
-    """The private smoothness constants m_a (seed 001 Thm D.1), each against X_a/n.
+    """The private smoothness constants m_a (Fed-Sparse-BNSL Thm D.1), each against X_a/n.
 
     :func:`~dpbnsl.learners.smoothness.private_smoothness` with multiplier 0 (pre-noise) and
     ``multiplier`` (d releases). Its floor is post-processing: set to the smallest positive

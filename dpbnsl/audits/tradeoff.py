@@ -33,10 +33,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_epsilon, check_int, check_real
-from ..learners import (dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, notears,
-                        notears_average)
-from ..learners.dp_fed_bnsl import plan as plan_covariance
-from ..learners.dp_fed_sparse_bnsl import plan as plan_sparse
+from ..learners import notears
+from ..learners.registry import LEARNERS, Learner, names
 from ..metrics import count_accuracy
 from ..simulate import simulate
 
@@ -52,21 +50,15 @@ _TEXT = {"method": str, "graph": str, "options": str}  # read back as text, neve
 _SETTING = ("graph", "edges_per_node", "options")  # what CSVs of earlier versions lack
 _RESERVED = ("epsilon", "delta", "rng", "local")
 _BLAS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-# name -> (learner, private?, default options, runs on the pooled data?)
-_REGISTRY = {
-    "fed-bnsl": (fed_bnsl, False, {}, False),
-    "fed-sparse-bnsl": (fed_sparse_bnsl, False, {}, False),
-    "dp-fed-bnsl": (dp_fed_bnsl, True, {"clip_norm": 10.0}, False),
-    "dp-fed-sparse-bnsl": (dp_fed_sparse_bnsl, True, {"feature_bound": 30.0}, False),
-    "notears": (notears, False, {}, True),
-    "notears-average": (notears_average, False, {}, False),
-}
-METHODS = tuple(_REGISTRY)
-# the private learners' pre-data steps (validation and calibration), given d and the options
-# (independent of d and n_k for the covariance baseline: one call per ε is enough)
-_PLANS = {"dp-fed-bnsl": lambda ds, nks, **kw: plan_covariance(**kw),
-          "dp-fed-sparse-bnsl": lambda ds, nks, **kw: [plan_sparse(d, n_k=(n,), **kw)
-                                                       for d in ds for n in nks]}
+#: The learners a sweep runs: the linear family's, except the oracles (the sweep simulates linear
+#: SEMs). Their settings come from the learner registry (defaults, then simulation settings).
+METHODS = tuple(n for n in names(family="linear") if not LEARNERS[n].oracle)
+
+
+def _entry(method: str) -> Learner:
+    return LEARNERS[method]
+
+
 # the first ten fields are the key (KEY); ``kwargs`` is the options dict that ``options`` encodes
 _Task = namedtuple("_Task", "method epsilon delta d P n_k seed graph edges options kwargs")
 
@@ -116,8 +108,9 @@ def _check_options(method_options) -> dict[str, dict]:
         if not isinstance(opts, Mapping):
             raise TypeError(f"`method_options[{method!r}]` must be a dict; got {opts!r}")
         allowed = set()
-        for fn in (_REGISTRY[method][0], notears) if method == "notears-average" else (
-                _REGISTRY[method][0],):  # notears-average forwards its **kwargs to notears
+        fn0 = _entry(method).function
+        forwards = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn0).parameters.values())
+        for fn in (fn0, notears) if forwards else (fn0,):  # baselines forward **kwargs to notears
             allowed |= {p.name for p in inspect.signature(fn).parameters.values()
                         if p.kind is p.KEYWORD_ONLY and p.name not in _RESERVED}
         for name in opts:
@@ -139,17 +132,17 @@ def _check_options(method_options) -> dict[str, dict]:
 
 def _run_task(task: _Task) -> dict:
     """Simulate the data of ``task``, run its learner, return its row (runs in worker processes)."""
-    learner, private, _, pooled = _REGISTRY[task.method]
+    entry = _entry(task.method)
     s0 = min(task.edges * task.d, task.d * (task.d - 1) // 2)
     sim = simulate(task.d, task.P * task.n_k, participants=task.P, s0=s0, graph_type=task.graph,
                    rng=task.seed)
     kwargs = dict(task.kwargs)
-    if private:
+    if entry.private:
         tag = zlib.crc32(repr(_key(*task)[:6]).encode())
         kwargs.update(epsilon=task.epsilon, delta=task.delta, rng=np.random.default_rng(
             np.random.SeedSequence(task.seed, spawn_key=(0x5EE9, tag))))
     start = time.perf_counter()
-    result = learner(sim.X if pooled else sim.participants, **kwargs)
+    result = entry.function(sim.X if entry.stacked else sim.participants, **kwargs)
     seconds = time.perf_counter() - start
     acc = count_accuracy(sim.B_true, result.W)
     comm = math.nan if result.transcript is None else result.transcript.total_mb
@@ -277,7 +270,7 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     methods = list(dict.fromkeys(check_choice(m, "methods", METHODS) for m in methods))
     eps = list(dict.fromkeys(check_epsilon(e, "epsilons")
                              for e in ([epsilons] if np.ndim(epsilons) == 0 else epsilons)))
-    if not eps and any(_REGISTRY[m][1] for m in methods):
+    if not eps and any(_entry(m).private for m in methods):
         raise ValueError("`epsilons` must not be empty when a private method is requested "
                          "(the non-private methods give the ε = ∞ reference)")
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
@@ -291,16 +284,20 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     path = None if csv is None else Path(csv)
     existing = None if path is None else _read_csv(path)
 
-    kwargs = {m: {**_REGISTRY[m][2], **options.get(m, {})} for m in methods}
+    kwargs = {m: {**_entry(m).defaults, **_entry(m).simulation, **options.get(m, {})}
+              for m in methods}
     texts = {m: _options_text(kw) for m, kw in kwargs.items()}
     for m in methods:  # every private setting is validated and calibrated before any run
-        if m in _PLANS:
+        plan = _entry(m).plan
+        if plan is not None:
             for e in eps:
-                _PLANS[m](ds, nks, epsilon=e, delta=delta, **kwargs[m])
+                for dd in ds:
+                    for nk in nks:
+                        plan(dd, (nk,), epsilon=e, delta=delta, **kwargs[m])
     tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m],
                    kwargs[m])
              for s in seed_list for dd in ds for P in Ps for nk in nks for m in methods
-             for e in (eps if _REGISTRY[m][1] else [math.inf])]
+             for e in (eps if _entry(m).private else [math.inf])]
     done = set() if existing is None else set(map(_key, *existing[list(KEY)].T.to_numpy()))
     todo = [t for t in tasks if _key(*t) not in done]
     rows: dict[tuple, dict] = {}

@@ -1,6 +1,6 @@
 """Pieces shared by the consensus-ADMM learners: the penalty schedule and the server's W-step.
 
-Server problem (seed 000 eq. 3; seed 001 eq. 5 with ``lambda1 = 0``):
+Server problem (Fed-BNSL problem (3); Fed-Sparse-BNSL eq. (5) with ``lambda1 = 0``):
 
     min_W  λ‖W‖₁ + α h(W) + ρ₁/2 h(W)² + Σ_k ⟨β_k, B_k − W⟩ + ρ₂/2 Σ_k ‖B_k − W‖_F²
 
@@ -60,7 +60,7 @@ class PenaltySchedule:
     """Penalties ρ₁, ρ₂ growing geometrically (×γ₁, ×γ₂) each round while below ``rho_max``.
 
     ``rho(t)`` gives the pair in force during round ``t`` (0-based); the multiplier updates of round
-    ``t`` use these values, before they grow (seed 000 Alg. 1).
+    ``t`` use these values, before they grow (Fed-BNSL, Ng & Zhang, Alg. 1).
     """
 
     rho1: float
@@ -151,7 +151,7 @@ def solve_server(W0: np.ndarray, p: ServerProblem, *, free: np.ndarray | None = 
 
 def gradient_steps(eta: float, steps: int) -> Callable:
     """A server solver taking ``steps`` gradient steps of size ``eta`` on the smooth objective
-    (the alternative to L-BFGS-B for the ℓ1-free server problem of seed 001).
+    (the alternative to L-BFGS-B for the ℓ1-free server problem of Fed-Sparse-BNSL).
 
     A step that lands where the objective overflows (exp(W∘W) beyond float range, which a large
     ``eta`` or ρ₁ can cause) is halved until it does not; without this the overflowed point would

@@ -1,4 +1,4 @@
-"""The local model of DS-FCD / AS-FCD (seed 003): loss, hand-written gradient, Adam.
+"""The local model of DS-FCD / AS-FCD: loss, hand-written gradient, Adam.
 
 A participant's parameters are one flat vector ``θ = [U | Φ]``: the graph logits ``U`` (d×d, first
 ``d²`` entries, row-major) and the mechanism parameters ``Φ`` (the rest). Two mechanisms:
@@ -10,8 +10,8 @@ A participant's parameters are one flat vector ``θ = [U | Φ]``: the graph logi
 
       L = 1/(2n) Σ_i Σ_j (x_ij − x̂_ij)² + λ Σ_ab M_ab + α h(M) + ρ/2 h(M)²
 
-* ``"linear"`` (Sec. 5, Table 1; spec §3.2): the model is one weighted matrix ``W = U`` (diagonal
-  0) and ``Φ`` is empty::
+* ``"linear"`` (Sec. 5, Table 1; the details follow the authors' code): the model is one weighted
+  matrix ``W = U`` (diagonal 0) and ``Φ`` is empty::
 
       L = 1/(2n) ‖X − XW‖²_F + λ Σ_ab |W_ab| + α h(W) + ρ/2 h(W)²
 

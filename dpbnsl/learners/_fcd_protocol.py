@@ -1,4 +1,4 @@
-"""The federated protocol of DS-FCD / AS-FCD (seed 003): Algorithm 2 (sub-problem solver with
+"""The federated protocol of DS-FCD / AS-FCD: Algorithm 2 (sub-problem solver with
 ``it_in`` local Adam steps and an aggregation every ``it_fl`` steps) inside the augmented-Lagrangian
 outer loop (Algorithm 1, or the MCSL-style schedule of the authors' code).
 

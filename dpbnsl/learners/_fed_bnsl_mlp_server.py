@@ -1,4 +1,4 @@
-"""NOTEARS-MLP-ADMM's two steps: the participant's θ_k-step and the server's θ-step (seed 000 §1.9).
+"""NOTEARS-MLP-ADMM's two steps: the participant's θ_k-step and the server's θ-step (Fed-BNSL §5.2).
 
 Participant k (data X_k, dual β_k, penalty ρ₂), warm-started from its previous θ_k:
 

@@ -1,6 +1,6 @@
-"""FedDBN's server step (seed 002 problem 4, eq. 5): the global (W, A) update and the dual updates.
+"""FedDBN's server step (FedDBN problem 4, eq. 5): the global (W, A) update and the dual updates.
 
-Up to constants, problem (4) separates into (spec §2.4)
+Up to constants, problem (4) separates into
 
     W-part:  min_W  λ_W‖W‖₁ + α h(W) + ρ₁/2 h(W)² + Σ_k ⟨β_k, B_k − W⟩ + ρ₂/2 Σ_k ‖B_k − W‖²
     A-part:  min_A  λ_A‖A‖₁ + Kρ₂/2 ‖A − U‖²,   U = mean_k(D_k + γ_k/ρ₂)
@@ -8,7 +8,8 @@ Up to constants, problem (4) separates into (spec §2.4)
 The W-part is the consensus-ADMM server problem of ``_admm`` (L-BFGS-B on W = W⁺ − W⁻, diag(W) = 0,
 warm-started); the A-part is solved exactly by element-wise soft-thresholding,
 ``A = sign(U) ∘ max(|U| − λ_A/(Kρ₂), 0)``. The server keeps mirror copies of the duals β_k, γ_k
-(spec §2.2 option (a)): their updates use only what the participants upload and what it sends.
+(docs/decisions.md, 'FedDBN: ADMM steps, dual mirrors and defaults'): their updates use only what
+the participants upload and what it sends.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""FedPC's baselines (seed 004 §5.1), all built on PC run separately on each participant.
+"""FedPC's baselines (FedPC §4.1.3), all built on PC run separately on each participant.
 
 - PC-All: PC on the pooled data (not federated; the reference a central curator would get).
 - PC-Avg: the metrics of the participants' own PC graphs, averaged (:func:`pc_avg_scores`).

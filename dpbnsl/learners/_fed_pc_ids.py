@@ -1,4 +1,4 @@
-"""FedPC's variable-ID mapping (seed 004 §7): variables travel as IDs, never as names.
+"""FedPC's variable-ID mapping (FedPC §3.3): variables travel as IDs, never as names.
 
 Each participant sorts its own column names alphabetically (Python string order, i.e. character
 by character on Unicode code points; the sort is stable) and numbers them ``0, 1, ...`` in that

@@ -1,4 +1,4 @@
-"""FedOrien (seed 004 §2.3): consistent separating sets across participants.
+"""FedOrien (FedPC §3.2.2): consistent separating sets across participants.
 
 1. Server: for every non-adjacent pair ``{i, j}`` (i < j) of the final skeleton ``S*`` with a common
    neighbour, the candidate set ``C = (ne(i) ∪ ne(j)) \\ {i, j}`` (``candidates="union"``, reference

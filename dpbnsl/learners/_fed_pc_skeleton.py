@@ -1,4 +1,4 @@
-"""FedSkele (seed 004 §2.2): layer-wise skeleton learning with voting at the server.
+"""FedSkele (FedPC §3.2.1): layer-wise skeleton learning with voting at the server.
 
 Round ℓ (= layer ℓ, 0-based):
 
@@ -37,7 +37,7 @@ TERMINATIONS = ("neighbours", "client-degree")
 def min_votes(n_participants: int, ratio: float = 0.3, rule: str = "paper") -> int:
     """Votes an edge needs to stay in the aggregated skeleton.
 
-    ``rule="paper"``: strictly more than ``ratio · N`` (seed 004: "more than 30% of clients").
+    ``rule="paper"``: strictly more than ``ratio · N`` (FedPC §3.2.1: "more than 30% of clients").
     ``rule="code"``: at least ``round(ratio · N)`` rounded half away from zero (the reference
     MATLAB code), but never fewer than 1. ``ratio · N`` is computed exactly in decimal (the ratio's
     shortest repr), so ``0.3 · 10`` is exactly 3. With ratio 0.3 the rules differ only when

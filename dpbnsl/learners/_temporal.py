@@ -1,8 +1,9 @@
 """Pieces shared by the time-series learners (DYNOTEARS, FedDBN): input checks, the stacked Gram
 matrix of the lagged design, thresholding of the lag weights and their accuracy.
 
-Stacked notation (seed 002 §2.3): with ``X_t`` (n × d) the current slice, ``Z`` (n × p·d) the lags
-and ``Ẑ = [X_t | Z]`` (n × (p+1)·d), the least-squares loss of ``Θ = [W; A]`` is
+Stacked notation (FedDBN §3 and §7.4 write the same in blocks): with ``X_t`` (n × d) the current
+slice, ``Z`` (n × p·d) the lags and ``Ẑ = [X_t | Z]`` (n × (p+1)·d), the least-squares loss of
+``Θ = [W; A]`` is
 
     ℓ(Θ) = 1/(2c) ‖X_t − ẐΘ‖²_F = ½ tr(S) − ⟨G[:, :d], Θ⟩ + ½ ⟨Θ, GΘ⟩,   ∇ℓ = GΘ − G[:, :d]
 

@@ -1,4 +1,4 @@
-"""Baselines of seed 000: run NOTEARS on each participant alone, then combine the local graphs.
+"""Baselines of Fed-BNSL: run NOTEARS on each participant alone, then combine the local graphs.
 
 - NOTEARS-Voting (Na & Yang 2010): keep an edge found by more than half of the participants. The
   result may be cyclic; the paper applies no cycle repair (``acyclic=True`` offers one).
@@ -103,7 +103,7 @@ def notears_voting(
     min_votes : int, optional
         Votes an edge needs; default ``P // 2 + 1`` (strictly more than half).
     acyclic : bool, default False
-        Remove the weakest edges (by |mean weight|) until acyclic. Off by default, as in seed 000,
+        Remove the weakest edges (by |mean weight|) until acyclic. Off by default, as in Ng & Zhang,
         so the result may contain cycles.
     **notears_kwargs
         Passed to :func:`notears_local` when fitting.

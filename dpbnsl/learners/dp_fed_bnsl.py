@@ -29,7 +29,7 @@ from ._admm import PenaltySchedule, check_hyperparameters
 from ..mechanisms import check_neighbouring
 from ._result import LearnResult
 from .smoothness import private_mean
-from .fed_bnsl import _Participant, make_server
+from .fed_bnsl import CovarianceParticipant, make_server
 from .scale_checks import check_declared_centre, check_row_norm
 
 __all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance", "fit_covariances",
@@ -254,7 +254,7 @@ def fit_covariances(released, hyper: dict):
                                hyper["rho_max"])
     server = make_server(P, d, schedule, lambda1=hyper["lambda1"], h_tol=hyper["h_tol"],
                          gap_tol=hyper["gap_tol"])
-    _, transcript = run_rounds([_Participant(S, schedule) for S in released], server,
+    _, transcript = run_rounds([CovarianceParticipant(S, schedule) for S in released], server,
                                rounds=hyper["max_rounds"])
     W = threshold_to_dag(threshold_weights(server.W, threshold=hyper["threshold"]))
     return W, server, transcript

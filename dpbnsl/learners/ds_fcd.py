@@ -1,4 +1,4 @@
-"""DS-FCD and AS-FCD (seed 003, "Federated Causal Discovery with Additive Noise Models").
+"""DS-FCD and AS-FCD ("Federated Causal Discovery with Additive Noise Models").
 
 Every participant fits the same two-level model to its own data: graph logits ``U`` (d×d) turned
 into a soft adjacency by the Gumbel-sigmoid ``M = σ((U + g¹ − g⁰)/τ)`` (diagonal 0), and one MLP per
@@ -35,7 +35,7 @@ SCHEDULES = ("mcsl", "printed")
 ACYCLICITY = ("exp-sq", "exp")
 DTYPES = ("float32", "float64")
 
-# Table 6 (nonlinear) and spec §3.2 (linear variant, the authors' code)
+# Table 6 (nonlinear) and the authors' code (linear variant)
 _COMMON = {
     "mlp": dict(lambda1=0.01, h_tol=1e-10, rho_max=1e14, it_max=25, it_in=1000, it_fl=200,
                 lr=3e-2, threshold=0.5),

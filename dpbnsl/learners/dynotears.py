@@ -2,7 +2,7 @@
 
     min_{W, A}  1/(2n) ‖X_t − X_t W − Z A‖²_F + λ_W ‖W‖₁ + λ_A ‖A‖₁   s.t.  h(W) = 0
 
-(seed 002 eq. 2), with ``X_t`` (n × d) the current slice, ``Z = [X_{t−1} | … | X_{t−p}]`` (n × p·d),
+(FedDBN eq. 2), with ``X_t`` (n × d) the current slice, ``Z = [X_{t−1} | … | X_{t−p}]`` (n × p·d),
 ``W`` (d × d) the intra-slice DAG, ``A = [A_1; …; A_p]`` (p·d × d) the lag weights and
 ``h(W) = tr(exp(W∘W)) − d``. Solved like NOTEARS by the augmented Lagrangian
 ``ℓ + λ‖·‖₁ + ρ/2 h² + α h`` (ρ ×10 until h has shrunk to a quarter, then α += ρh), each

@@ -1,4 +1,4 @@
-"""Baselines of seed 002: DYNOTEARS on each participant alone (combined by averaging or by an oracle
+"""Baselines of FedDBN: DYNOTEARS on each participant alone (combined by averaging or by an oracle
 choice), and DYNOTEARS on the pooled data.
 
 - DYNOTEARS-Ave: average the participants' raw W and A, then threshold each. The paper applies no
@@ -77,7 +77,7 @@ def dynotears_average(
     acyclic: bool = False,
     **dynotears_kwargs,
 ) -> LearnResult:
-    """DYNOTEARS-Ave: average the participants' W and A, then threshold each (seed 002 "Ave").
+    """DYNOTEARS-Ave: average the participants' W and A, then threshold each (FedDBN's "Ave").
 
     Parameters
     ----------
@@ -89,9 +89,9 @@ def dynotears_average(
         Applied to the averaged matrices.
     average : {"raw", "thresholded"}, default "raw"
         Average the participants' raw estimates, or their thresholded ones (the paper leaves this
-        open, spec T3).
+        open; docs/decisions.md, 'FedDBN baselines: DYNOTEARS-Ave, -Best and -All').
     acyclic : bool, default False
-        Remove the weakest edges of W until it is a DAG. Off by default, as in seed 002, so the
+        Remove the weakest edges of W until it is a DAG. Off by default, as in FedDBN, so the
         result may contain cycles.
     **dynotears_kwargs
         Passed to :func:`dynotears_local` when fitting (e.g. ``lag``).

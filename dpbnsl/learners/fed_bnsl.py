@@ -1,4 +1,4 @@
-"""Fed-BNSL (Ng & Zhang 2022, seed 000): NOTEARS split across participants by consensus ADMM.
+"""Fed-BNSL (Ng & Zhang 2022): NOTEARS split across participants by consensus ADMM.
 
 Round t, with penalties (ρ₁, ρ₂) of the schedule:
 
@@ -42,7 +42,7 @@ def local_statistics(
     return out
 
 
-class _Participant:
+class CovarianceParticipant:
     """Participant k's side: keeps S_k's eigendecomposition, its dual β_k and its last B_k."""
 
     def __init__(self, S: np.ndarray, schedule: PenaltySchedule) -> None:
@@ -134,7 +134,7 @@ def fed_bnsl(
                                params["gamma2"], params["rho_max"])
     stats = local_statistics(arrays, normalize=params["normalize"], center=params["center"])
     start = time.perf_counter()
-    clients = [_Participant(S, schedule) for S in stats]
+    clients = [CovarianceParticipant(S, schedule) for S in stats]
     server = make_server(len(arrays), arrays[0].shape[1], schedule, lambda1=params["lambda1"],
                      h_tol=params["h_tol"], gap_tol=params["gap_tol"])
     _, transcript = run_rounds(clients, server, rounds=params["max_rounds"])

@@ -1,4 +1,4 @@
-"""NOTEARS-MLP-ADMM (Ng & Zhang 2022, seed 000 §5/§6.4): NOTEARS-MLP split across participants.
+"""NOTEARS-MLP-ADMM (Ng & Zhang 2022, §5/§6.4): NOTEARS-MLP split across participants.
 
 The consensus variable is the *whole* parameter vector θ of the d node networks (layout in
 :mod:`dpbnsl.learners._mlp`); ℓ1, ℓ2 and the acyclicity constraint sit on the server's θ:

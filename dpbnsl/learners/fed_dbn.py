@@ -1,9 +1,9 @@
-"""FedDBN ("2Dbn", Chen, Ma & Yue 2024, seed 002): DYNOTEARS split across participants by ADMM.
+"""FedDBN ("2Dbn", Chen, Ma & Yue 2024): DYNOTEARS split across participants by ADMM.
 
 Participant k holds time series; its lagged design is ``X_t^k`` (n_k × d) and
 ``Z_k = [X_{t−1} | … | X_{t−p}]`` (n_k × p·d), ``Ẑ_k = [X_t^k | Z_k]``. Round t (Algorithm 1):
 
-1. participant k (closed form, spec §2.3, stacked form; dense ((p+1)d × d) upload):
+1. participant k (the closed form of FedDBN §7.4, in stacked form; dense ((p+1)d × d) upload):
        Θ_k = [B_k; D_k] = (G_k + ρ₂I)⁻¹ (G_k[:, :d] − [β_k; γ_k] + ρ₂[W; A]),  G_k = Ẑ_kᵀẐ_k / c_k
    where ``G_k[:, :d] = Ẑ_kᵀX_t^k / c_k`` and ``c_k = n_k`` (``normalize="local"``, the paper's
    §7.4) or the total n (``"global"``: the local losses then sum to DYNOTEARS' loss).

@@ -1,4 +1,4 @@
-"""FedPC (Huang, Guo, Yu, Cao & Liang, seed 004): the PC algorithm across participants.
+"""FedPC (Huang, Guo, Yu, Cao & Liang 2022): the PC algorithm across participants.
 
 Participants share skeletons and (separating set, p-value) pairs, never data or statistics:
 

@@ -1,7 +1,9 @@
-"""Fed-Sparse-BNSL (seed 001): consensus ADMM with the ℓ1 penalty on the local matrices, local steps
-by K iterations of PGCD (warm-started), a smooth server step, and sparse messages both ways.
+"""Fed-Sparse-BNSL (Fassy El Fehri et al.): consensus ADMM with the ℓ1 penalty on the local
+matrices, local steps by K iterations of PGCD (warm-started), a smooth server step, and sparse
+messages both ways.
 
-Round t (DECISIONS §2), penalties (ρ₁, ρ₂) fixed by default:
+Round t (docs/decisions.md, 'Fed-Sparse-BNSL: the local problem and the ADMM round'), penalties
+(ρ₁, ρ₂) fixed by default:
 
 1. participant k: β_k += ρ₂(B_k − W) (the previous round's dual update), then K PGCD iterations on
    1/(2n_k)‖X_k − X_kB‖² + ⟨β_k, B − W⟩ + ρ₂/2‖B − W‖² + λ‖B‖₁ from the previous B_k; upload the
@@ -33,7 +35,7 @@ from .pgcd import new_state, run_iterations
 
 __all__ = ["fed_sparse_bnsl", "run_sparse_admm", "sparse_hyperparameters"]
 
-class _Participant:
+class SparseParticipant:
     """Participant k: its data, dual β_k and local matrix B_k; the local step is K (DP-)PGCD
     iterations warm-started from B_k. The PGCD state (residual, clipped data gradient) is kept
     across rounds while ρ₂ is unchanged, so a round starts in O(d²) instead of O(n_k·d²)."""
@@ -73,7 +75,7 @@ def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max,
     (default 0)."""
     P, d = len(arrays), arrays[0].shape[1]
     schedule = PenaltySchedule(rho1, rho2, gamma1, gamma2, rho_max)
-    clients = [_Participant(X, m, schedule, lambda1=lambda1, local_iters=local_iters,
+    clients = [SparseParticipant(X, m, schedule, lambda1=lambda1, local_iters=local_iters,
                             noise=None if noises is None else noises[k],
                             rng=None if rngs is None else rngs[k],
                             ledger=None if ledgers is None else ledgers[k], init=init)

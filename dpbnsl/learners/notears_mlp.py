@@ -1,5 +1,5 @@
 """NOTEARS-MLP (Zheng et al. 2020): nonlinear structure learning with one small network per node,
-and the seed-000 baselines built on it (NOTEARS-MLP-Voting and the oracle NOTEARS-MLP-Best).
+and the Fed-BNSL paper's baselines built on it (NOTEARS-MLP-Voting and the oracle NOTEARS-MLP-Best).
 
     min_θ  1/(2n) ‖X − f_θ(X)‖² + λ1 ‖W1‖₁ + λ2/2 ‖(W1, W2)‖²   s.t.  h(θ) = tr(exp A(θ)) − d = 0
 

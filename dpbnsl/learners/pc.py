@@ -8,7 +8,7 @@
    stop when no adjacent pair has ``|adj(i) \\ {j}| ≥ ℓ`` (or at ``max_cond_size``).
 2. V-structures: each unshielded triple ``i − k − j`` (i, j non-adjacent) becomes ``i → k ← j`` iff
    ``k ∉ sepset(i, j)``.
-3. Meek's rules R1–R3 until nothing changes (:func:`dpbnsl.graphs._apply_meek`), giving a CPDAG.
+3. Meek's rules R1–R3 until nothing changes (:func:`dpbnsl.graphs.apply_meek`), giving a CPDAG.
 4. A DAG in the class: Dor & Tarsi's (1992) consistent extension of the PDAG (:func:`pdag_to_dag`).
 """
 
@@ -21,7 +21,7 @@ import pandas as pd
 
 from .._validation import as_float_matrix, check_choice, check_int
 from ..citests import CITest, check_alpha, make_ci_test, subsets
-from ..graphs import _apply_meek, threshold_to_dag
+from ..graphs import apply_meek, threshold_to_dag
 from ._result import LearnResult
 
 __all__ = ["pc", "pc_skeleton", "skeleton_level", "orient_pdag", "pdag_to_dag",
@@ -155,7 +155,7 @@ def orient_pdag(adj: np.ndarray, sepsets: dict, *, conflict: str = "first",
                 found.append((i, int(k), j))
                 conflicts += _set_arrow(directed, undirected, i, k)
                 conflicts += _set_arrow(directed, undirected, j, k)
-    _apply_meek(directed, undirected)
+    apply_meek(directed, undirected)
     return directed, undirected, found, conflicts
 
 

@@ -1,4 +1,5 @@
-"""Personalisation (seed 001 §2.13, DECISIONS §2): refit a learned DAG's weights per participant.
+"""Personalisation: refit a learned DAG's weights per participant (Fed-Sparse-BNSL §6.1 and
+Fig. 2; docs/decisions.md, 'Personalisation').
 
 After the federation has agreed on a structure ``supp(W)``, participant k keeps that support and
 refits the weights of each node j on its parents pa(j) = {i : W[i, j] ≠ 0} by ordinary least squares

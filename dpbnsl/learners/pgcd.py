@@ -1,6 +1,7 @@
 """PGCD and DP-PGCD: proximal greedy coordinate descent on participant k's local problem.
 
-Local problem (seed 001 eq. 4; DECISIONS §2), over the off-diagonal entries of B (diagonal 0):
+Local problem (Fed-Sparse-BNSL eq. (4); docs/decisions.md, 'Fed-Sparse-BNSL: the local problem
+and the ADMM round'), over the off-diagonal entries of B (diagonal 0):
 
     f_k(B) = 1/(2n_k) ‖X_k − X_k B‖² + ⟨β_k, B − W⟩ + ρ₂/2 ‖B − W‖²  +  λ‖B‖₁
 
@@ -118,7 +119,7 @@ def clipped_products(X: np.ndarray, r: np.ndarray, bounds: np.ndarray, *,
     return buf
 
 
-class _State:
+class PGCDState:
     """Residual, gradient and scores of the current B, updated one column at a time.
 
     The data part of the gradient (``Gd``, clipped when private) depends only on X and B, so it
@@ -275,7 +276,7 @@ def pgcd(
     return PGCDResult(state.B, selected, delta_s, state.changes)
 
 
-def score_sensitivity(state: _State) -> float:
+def score_sensitivity(state: PGCDState) -> float:
     """Δ_s of the scores of a private state (see :func:`clip_score_sensitivity`)."""
     return _score_sensitivity(state.C_a, state.M, state.n)
 
@@ -293,13 +294,13 @@ def _score_sensitivity(C_a: np.ndarray, M: np.ndarray, n: int) -> float:
     return 2.0 * float(np.max(C_a / np.sqrt(M))) / n
 
 
-def new_state(X, B, W, beta, *, M, lambda1, rho2, noise) -> _State:
+def new_state(X, B, W, beta, *, M, lambda1, rho2, noise) -> PGCDState:
     """The O(n_k·d²) start of a (DP-)PGCD run on validated arrays (B is updated in place)."""
     C_a = clip_bounds(M, noise.clip, noise.scheme) if noise is not None else None
-    return _State(X, B, W, beta, M, lambda1, rho2, C_a)
+    return PGCDState(X, B, W, beta, M, lambda1, rho2, C_a)
 
 
-def run_iterations(state: _State, iters: int, *, noise, rng, ledger, label="dp-pgcd") -> np.ndarray:
+def run_iterations(state: PGCDState, iters: int, *, noise, rng, ledger, label="dp-pgcd") -> np.ndarray:
     """``iters`` (DP-)PGCD iterations on ``state``, O(n_k·d) each; returns the selected flat
     indices. Private releases go through the mechanisms and are recorded in ``ledger``."""
     n, d = state.n, state.d

@@ -6,8 +6,9 @@ must not be computed from the raw data. Three paths:
 - :func:`public_smoothness`: the caller declares public bounds x_ia² ≤ X_a; m_a := X_a (an upper
   bound on the mean, so steps are conservative). No privacy cost. The bounds must be public: from
   the measurement's known range, never computed from the data.
-- :func:`private_smoothness`: seed 001 Theorem D.1: clip x_ia² to [0, X_a], release the d means
-  with Gaussian noise (sensitivity X_a/n_k each under replace-one), floor at a small positive value.
+- :func:`private_smoothness`: Fed-Sparse-BNSL Theorem D.1: clip x_ia² to [0, X_a], release the d
+  means with Gaussian noise (sensitivity X_a/n_k each under replace-one), floor at a small
+  positive value.
 - an array of constants the caller declares public (passed straight to the learner).
 
 :func:`private_mean` releases the column means (entries or rows clipped) for private centring.

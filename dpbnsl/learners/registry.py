@@ -1,0 +1,294 @@
+"""The learner registry: one entry per structure learner, read by the command line, the sweeps,
+the attacks and the contract tests.
+
+An entry says what the learner is (``family``, ``private``, whether it pools the rows or needs
+the true graph), what its messages let an attacker read (``messages``), and how the tools run it:
+``defaults`` (settings every tool passes unless told otherwise), ``simulation`` (public settings
+for simulated data, e.g. a feature bound at the simulator's scale), ``quick`` (settings for a seconds-long run on small data: tests and examples),
+``cli_options`` (the ``dpbnsl learn`` options it reads; any other non-default option is refused)
+and ``cli_kwargs`` (those options as keyword arguments). Private learners also give ``plan``, their
+pre-data validation and calibration, so that a sweep refuses a bad setting before any run.
+
+Adding a learner is one :class:`Learner` in :data:`LEARNERS` (plus its own module)::
+
+    "my-learner": Learner(
+        "my-learner", my_learner, family="linear", private=False,
+        cli_options=("lambda1", "threshold"), cli_kwargs=_linear_kwargs,
+        quick={"max_iter": 5}),
+
+after which ``dpbnsl learn --method my-learner``, ``sweep(methods=["my-learner"], …)`` and the
+contract tests (``tests/test_learners.py``) run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+import numpy as np
+
+from .baselines import notears_average, notears_best, notears_voting
+from .ds_fcd import as_fcd, ds_fcd
+from .dp_fed_bnsl import dp_fed_bnsl, plan as _plan_covariance
+from .dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan as _plan_sparse
+from .dynotears import dynotears
+from .dynotears_baselines import dynotears_all, dynotears_average, dynotears_best
+from .fed_bnsl import fed_bnsl
+from .fed_bnsl_mlp import fed_bnsl_mlp
+from .fed_dbn import fed_dbn
+from .fed_pc import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_best
+from .fed_sparse_bnsl import fed_sparse_bnsl
+from .notears import notears
+from .notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_voting
+from .pc import pc
+
+__all__ = ["Learner", "LEARNERS", "learner", "names"]
+
+Family = Literal["linear", "nonlinear", "temporal", "constraint"]
+KwargsFromArgs = Callable[[argparse.Namespace], dict]
+
+
+def _frozen(mapping: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One structure learner as the package's tools see it (see the module docstring).
+
+    ``function(data, **kwargs)`` returns a :class:`~dpbnsl.learners.LearnResult`; ``data`` is the
+    list of participants, or their stacked rows when ``pooled`` (a centralised reference; a
+    time-series learner pools the participants' series without stacking them). ``oracle``
+    learners also take ``B_true`` (the true graph). ``defaults`` are passed by every tool;
+    ``simulation`` only on simulated data (public bounds at the simulator's scale: sweeps and
+    tests), never by the command line, where such settings are the user's. ``dag``: the output is promised
+    acyclic. ``messages``: ``"dense"`` (Fed-BNSL's consensus-ADMM messages, which reveal each
+    participant's covariance), ``"sparse"`` (Fed-Sparse-BNSL's sparse messages) or None (not
+    attackable by :mod:`dpbnsl.attacks`).
+    """
+
+    name: str
+    function: Callable[..., Any]
+    family: Family
+    private: bool = False
+    pooled: bool = False
+    oracle: bool = False
+    dag: bool = True
+    messages: Literal["dense", "sparse"] | None = None
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    simulation: Mapping[str, Any] = field(default_factory=dict)
+    quick: Mapping[str, Any] = field(default_factory=dict)
+    cli_options: tuple[str, ...] = ()
+    cli_kwargs: KwargsFromArgs = field(default=lambda args: {})
+    plan: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("defaults", "simulation", "quick"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def stacked(self) -> bool:
+        """Whether :meth:`run` stacks the participants' rows into one array."""
+        return self.pooled and self.family != "temporal"
+
+    def run(self, participants, *, B_true=None, **kwargs):
+        """Run on a list of participants' arrays or DataFrames (stacked first when
+        :attr:`stacked`), with ``defaults`` updated by ``kwargs``; ``B_true`` is required by
+        oracles, refused by the others."""
+        if self.oracle and B_true is None:
+            raise ValueError(f"{self.name} is an oracle: it needs `B_true` (the true graph)")
+        if B_true is not None and not self.oracle:
+            raise TypeError(f"{self.name} is not an oracle: it does not take `B_true`")
+        data = _stack(participants) if self.stacked else list(participants)
+        extra = {"B_true": B_true} if self.oracle else {}
+        return self.function(data, **{**self.defaults, **kwargs}, **extra)
+
+
+def _stack(participants):
+    """The participants' rows stacked (DataFrames keep their columns)."""
+    import pandas as pd
+
+    parts = list(participants)
+    if parts and all(isinstance(p, pd.DataFrame) for p in parts):
+        return pd.concat(parts, ignore_index=True)
+    return np.vstack([np.asarray(p, dtype=float) for p in parts])
+
+
+# --- `dpbnsl learn` options as keyword arguments (None = the learner's own default) ------------
+
+def _given(args, *names, rename: Mapping[str, str] | None = None) -> dict:
+    rename = rename or {}
+    return {rename.get(n, n): getattr(args, n) for n in names if getattr(args, n) is not None}
+
+
+_LINEAR = ("lambda1", "threshold")
+
+
+def _linear_kwargs(args) -> dict:
+    return _given(args, *_LINEAR)
+
+
+def _fed_bnsl_kwargs(args) -> dict:
+    return _given(args, *_LINEAR, "max_rounds")
+
+
+def _sparse_kwargs(args) -> dict:
+    return _given(args, *_LINEAR, "rounds", "local_iters")
+
+
+_PRIVATE = ("epsilon", "delta", "centre", "seed")
+_DP_SPARSE = ("clip", "clip_scheme", "calibration", "smoothness", "feature_bound", "warm_start",
+              "warm_share", "warm_clip_norm")
+
+
+def _dp_sparse_kwargs(args) -> dict:
+    return _given(args, *_LINEAR, "rounds", "local_iters", *_PRIVATE, *_DP_SPARSE,
+                  rename={"seed": "rng"})
+
+
+def _dp_covariance_kwargs(args) -> dict:
+    return _given(args, *_LINEAR, "max_rounds", *_PRIVATE, "clip_norm", "gaussian",
+                  rename={"seed": "rng", "gaussian": "calibration"})
+
+
+_CI = ("alpha", "ci_test")
+
+
+def _ci_kwargs(args) -> dict:
+    return _given(args, *_CI, rename={"ci_test": "test"})
+
+
+_MLP = ("lambda1", "threshold", "seed", "ftol")
+
+
+def _mlp_kwargs(args) -> dict:
+    out = _given(args, "lambda1", "threshold", "seed", rename={"seed": "rng"})
+    if getattr(args, "ftol", None) is not None:
+        out["solver_options"] = {"ftol": args.ftol}
+    return out
+
+
+def _mlp_rounds_kwargs(args) -> dict:
+    return {**_mlp_kwargs(args), **_given(args, "max_rounds")}
+
+
+_DBN = ("lag", "lambda_w", "lambda_a", "threshold")
+
+
+def _dbn_kwargs(args) -> dict:
+    out = _given(args, "lag", "lambda_w", "lambda_a")
+    if getattr(args, "threshold", None) is not None:
+        out.update(threshold_w=args.threshold, threshold_a=args.threshold)
+    return out
+
+
+def _dbn_rounds_kwargs(args) -> dict:
+    return {**_dbn_kwargs(args), **_given(args, "max_rounds")}
+
+
+_FCD = ("lambda1", "seed", "it_in", "it_fl", "participants_per_round")
+
+
+def _fcd_kwargs(args) -> dict:  # unset: the paper's Table 6/7 value for this d
+    return _given(args, *_FCD, rename={"seed": "rng"})
+
+
+def _plan_sparse_learner(d, n_k, **options):
+    return _plan_sparse(d, n_k=n_k, **options)
+
+
+def _plan_covariance_learner(d, n_k, **options):  # independent of d and n_k
+    return _plan_covariance(**options)
+
+
+# --- the registry ---------------------------------------------------------------------------------
+
+#: ℓ1 weight of the local NOTEARS fits of the baselines (the Fed-BNSL authors' default).
+_BASELINE_LAMBDA = {"lambda1": 0.01}
+_MLP_QUICK = {"max_iter": 3, "solver_options": {"ftol": 1e-6}, "rng": 0}
+_DBN_QUICK = {"lag": 1, "max_iter": 5}
+_FCD_QUICK = {"it_in": 40, "it_fl": 20, "it_max": 2, "rho_max": 1.0, "hidden": 4, "layers": 2,
+              "rng": 0}
+
+_ENTRIES = (
+    # linear, score-based
+    Learner("notears", notears, "linear", pooled=True, cli_options=_LINEAR,
+            cli_kwargs=_linear_kwargs),
+    Learner("fed-bnsl", fed_bnsl, "linear", messages="dense",
+            cli_options=_LINEAR + ("max_rounds",), cli_kwargs=_fed_bnsl_kwargs),
+    Learner("notears-voting", notears_voting, "linear", dag=False, defaults=_BASELINE_LAMBDA,
+            cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
+    Learner("notears-average", notears_average, "linear", defaults=_BASELINE_LAMBDA,
+            cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
+    Learner("notears-best", notears_best, "linear", oracle=True, defaults=_BASELINE_LAMBDA,
+            cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
+    Learner("fed-sparse-bnsl", fed_sparse_bnsl, "linear", messages="sparse",
+            quick={"rounds": 20}, cli_options=_LINEAR + ("rounds", "local_iters"),
+            cli_kwargs=_sparse_kwargs),
+    Learner("dp-fed-sparse-bnsl", dp_fed_sparse_bnsl, "linear", private=True, messages="sparse",
+            simulation={"feature_bound": 30.0},
+            quick={"epsilon": 5.0, "delta": 1e-5, "rounds": 5, "feature_bound": 50.0},
+            cli_options=_LINEAR + ("rounds", "local_iters") + _PRIVATE + _DP_SPARSE,
+            cli_kwargs=_dp_sparse_kwargs, plan=_plan_sparse_learner),
+    Learner("dp-fed-bnsl", dp_fed_bnsl, "linear", private=True, messages="dense",
+            quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
+            cli_options=_LINEAR + ("max_rounds",) + _PRIVATE + ("clip_norm", "gaussian"),
+            cli_kwargs=_dp_covariance_kwargs, plan=_plan_covariance_learner),
+    # constraint-based
+    Learner("pc", pc, "constraint", pooled=True, cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner("fed-pc", fed_pc, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner("pc-all", pc_all, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner("pc-best", pc_best, "constraint", oracle=True, cli_options=_CI,
+            cli_kwargs=_ci_kwargs),
+    Learner("fed-pc-simple-i", fed_pc_simple_i, "constraint", cli_options=_CI,
+            cli_kwargs=_ci_kwargs),
+    Learner("fed-pc-simple-ii", fed_pc_simple_ii, "constraint", cli_options=_CI,
+            cli_kwargs=_ci_kwargs),
+    # nonlinear
+    Learner("notears-mlp", notears_mlp, "nonlinear", pooled=True, quick=_MLP_QUICK,
+            cli_options=_MLP, cli_kwargs=_mlp_kwargs),
+    Learner("fed-bnsl-mlp", fed_bnsl_mlp, "nonlinear",
+            quick={"max_rounds": 5, "solver_options": {"ftol": 1e-6}, "rng": 0},
+            cli_options=_MLP + ("max_rounds",), cli_kwargs=_mlp_rounds_kwargs),
+    Learner("notears-mlp-voting", notears_mlp_voting, "nonlinear", dag=False, quick=_MLP_QUICK,
+            cli_options=_MLP, cli_kwargs=_mlp_kwargs),
+    Learner("notears-mlp-best", notears_mlp_best, "nonlinear", oracle=True, quick=_MLP_QUICK,
+            cli_options=_MLP, cli_kwargs=_mlp_kwargs),
+    Learner("ds-fcd", ds_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD,
+            cli_kwargs=_fcd_kwargs),
+    Learner("as-fcd", as_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD,
+            cli_kwargs=_fcd_kwargs),
+    # time series (each participant's rows are one series, in time order)
+    Learner("dynotears", dynotears, "temporal", pooled=True, quick=_DBN_QUICK,
+            cli_options=_DBN, cli_kwargs=_dbn_kwargs),
+    Learner("fed-dbn", fed_dbn, "temporal", quick={"lag": 1, "max_rounds": 30},
+            cli_options=_DBN + ("max_rounds",), cli_kwargs=_dbn_rounds_kwargs),
+    Learner("dynotears-average", dynotears_average, "temporal",
+            quick={**_DBN_QUICK, "acyclic": True}, cli_options=_DBN, cli_kwargs=_dbn_kwargs),
+    Learner("dynotears-best", dynotears_best, "temporal", oracle=True, quick=_DBN_QUICK,
+            cli_options=_DBN, cli_kwargs=_dbn_kwargs),
+    Learner("dynotears-all", dynotears_all, "temporal", quick=_DBN_QUICK, cli_options=_DBN,
+            cli_kwargs=_dbn_kwargs),
+)
+
+#: Every learner by name, in the order the command line lists them.
+LEARNERS: Mapping[str, Learner] = MappingProxyType({x.name: x for x in _ENTRIES})
+
+
+def learner(name: str) -> Learner:
+    """The registry entry called ``name`` (a clear error naming the choices otherwise)."""
+    if not isinstance(name, str) or name not in LEARNERS:
+        raise ValueError(f"unknown learner {name!r}; choose one of {', '.join(LEARNERS)}")
+    return LEARNERS[name]
+
+
+def names(*, family: str | None = None, private: bool | None = None,
+          messages: str | None = None) -> tuple[str, ...]:
+    """The names of the learners matching every given criterion, in registry order."""
+    return tuple(x.name for x in _ENTRIES
+                 if (family is None or x.family == family)
+                 and (private is None or x.private == private)
+                 and (messages is None or x.messages == messages))
