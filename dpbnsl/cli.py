@@ -222,9 +222,9 @@ def _report(args, participants, truth, result) -> int:
     W = result.to_frame()
     print(f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
           f"{result.n_edges} edges" + (f", {len(result.history)} rounds" if len(result.history) else ""))
-    if "A" in result.info:
+    if result.lagged is not None:
         print(f"lagged edges (lag {result.info.get('lag', args.lag)}): "
-              f"{int(np.count_nonzero(result.info['A']))}")
+              f"{int(np.count_nonzero(result.lagged))}")
     warm = result.info.get("warm_start")
     if warm:
         print(f"warm start: {warm['edges']} edges from one private covariance release per "
@@ -242,9 +242,9 @@ def _report(args, participants, truth, result) -> int:
             print(f"shd_cpdag={shd_cpdag(truth.to_numpy(dtype=float), result.W)}")
     if args.out is not None:
         files = [(args.out, lambda tmp: W.to_csv(tmp))]
-        if "A" in result.info:  # time series: the lagged weights too
+        if result.lagged is not None:  # time series: the lagged weights too
             lagged = args.out.with_suffix(".lagged.csv")
-            A = pd.DataFrame(np.asarray(result.info["A"]), index=list(result.info["A_index"]),
+            A = pd.DataFrame(np.asarray(result.lagged), index=list(result.lagged_index),
                              columns=W.columns)
             files.append((lagged, lambda tmp: A.to_csv(tmp)))
         write_files(files)

@@ -10,11 +10,15 @@ import numpy as np
 import pandas as pd
 
 from .._validation import readonly_copy
+from ..accounting.ledger import PrivacyLedger
 from ..accounting.summary import PrivacySummary
 from ..federation import Transcript
 from ..graphs import is_dag
 
 __all__ = ["LearnResult"]
+
+# typed field -> the info key the learners also fill
+_FROM_INFO = {"lagged": "A", "lagged_index": "A_index", "cpdag": "cpdag", "votes": "votes"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,8 +39,9 @@ class LearnResult:
         Variable names, when the input carried them.
     transcript : Transcript or None
         Every message that crossed the wire (federated learners only).
-    ledger : object or None
-        The privacy ledger (private learners only).
+    ledger : tuple of PrivacyLedger or None
+        One privacy ledger per participant (private learners only): every release made from
+        that participant's data.
     params : mapping
         The hyperparameters the learner ran with.
     info : mapping
@@ -45,6 +50,18 @@ class LearnResult:
         What a private run guarantees: (ε, δ) per participant, the neighbouring relation, the
         accountant that certifies it and what was taken as public (None for non-private runs).
         ``str(result.privacy)`` is the one-line statement.
+    lagged : array of shape (p·d, d) or None
+        Time-series learners: the thresholded lagged weights A (row ``i·d + a`` is variable a at
+        lag i + 1); read-only.
+    lagged_index : tuple of str or None
+        The row labels of ``lagged``, ``"<name>(t-i)"``.
+    cpdag : array of shape (d, d) or None
+        Constraint-based learners: the learned equivalence class (``W`` is one DAG in it).
+    votes : array of shape (d, d) or None
+        Voting baselines: how many participants' fits hold each edge.
+
+    The typed fields are filled from the learners' ``info`` entries of the same meaning
+    (``"A"``, ``"A_index"``, ``"cpdag"``, ``"votes"``) when not given, so both spellings agree.
     """
 
     method: str
@@ -53,14 +70,28 @@ class LearnResult:
     history: pd.DataFrame
     columns: tuple[str, ...] | None = None
     transcript: Transcript | None = None
-    ledger: Any = None
+    ledger: tuple[PrivacyLedger, ...] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     info: Mapping[str, Any] = field(default_factory=dict)
     privacy: PrivacySummary | None = None
+    lagged: np.ndarray | None = None
+    lagged_index: tuple[str, ...] | None = None
+    cpdag: np.ndarray | None = None
+    votes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "W", readonly_copy(self.W))
         object.__setattr__(self, "W_raw", readonly_copy(self.W_raw))
+        if self.ledger is not None:
+            object.__setattr__(self, "ledger", tuple(self.ledger))
+        for name, key in _FROM_INFO.items():
+            value = getattr(self, name)
+            if value is None and key in self.info:
+                value = self.info[key]
+            if value is not None:
+                value = (tuple(str(v) for v in value) if name == "lagged_index"
+                         else readonly_copy(np.asarray(value)))
+            object.__setattr__(self, name, value)
 
     @property
     def adjacency(self) -> np.ndarray:
