@@ -17,17 +17,17 @@ The target line uses the first call. BLAS is pinned to one thread.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from dpbnsl.blas import single_thread
 
-import numpy as np  # noqa: E402
+single_thread()
 
-from dpbnsl.audits.bounds import clopper_pearson_bound  # noqa: E402
-from dpbnsl.audits.games import run_game  # noqa: E402
-from dpbnsl.mechanisms import gaussian_mechanism  # noqa: E402
+import numpy as np
+
+from dpbnsl.audits.bounds import clopper_pearson_bound
+from dpbnsl.audits.games import run_game
+from dpbnsl.mechanisms import gaussian_mechanism
 
 
 def _best(fn, repeats: int):

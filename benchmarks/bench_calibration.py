@@ -38,19 +38,19 @@ if __name__ == "__main__" and "numpy" not in sys.modules:
         for _v in _BLAS_VARS:
             os.environ[_v] = "1"
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import functools  # noqa: E402
-import importlib  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
+import argparse
+import contextlib
+import functools
+import importlib
+import math
+import platform
+import statistics
+import time
 
-import numpy as np  # noqa: E402
-import scipy  # noqa: E402
+import numpy as np
+import scipy
 
-from dpbnsl.accounting import ORDERS, calibrate_dp_pgcd  # noqa: E402
+from dpbnsl.accounting import ORDERS, calibrate_dp_pgcd
 
 calibrate_module = importlib.import_module("dpbnsl.accounting.calibrate_pgcd")
 compose_module = importlib.import_module("dpbnsl.accounting.compose")
@@ -108,7 +108,7 @@ def timed_call(fn, *args, **kwargs):
 
 def table(header, rows) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
+    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 

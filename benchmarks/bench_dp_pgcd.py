@@ -1,6 +1,6 @@
 """DP-PGCD local iterations per second: the incremental solver against a naive full recomputation.
 
-For each (d, n_k) the script runs K iterations of ``dpbnsl.learners.pgcd`` (O(n_k·d) per iteration
+For each (d, n_k) the script runs K iterations of ``dpbnsl.learners.linear.pgcd`` (O(n_k·d) per iteration
 after an O(n_k·d²) start) and of ``_pgcd_naive.naive_dp_pgcd`` (O(n_k·d²) per iteration), both with
 the same noise, and prints iterations per second (start-up excluded for the incremental solver by
 timing two run lengths) and the ratio. Issue target: ≥ 5,000 iterations/s at d = 200, n_k = 200 on
@@ -16,17 +16,17 @@ BLAS is pinned to one thread.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from dpbnsl.blas import single_thread
 
-import numpy as np  # noqa: E402
+single_thread()
 
-from dpbnsl.accounting import PrivacyLedger  # noqa: E402
-from dpbnsl.learners._pgcd_naive import naive_dp_pgcd  # noqa: E402
-from dpbnsl.learners.pgcd import PGCDNoise, pgcd  # noqa: E402
+import numpy as np
+
+from dpbnsl.accounting import PrivacyLedger
+from dpbnsl.learners.linear._pgcd_naive import naive_dp_pgcd
+from dpbnsl.learners.linear.pgcd import PGCDNoise, pgcd
 
 
 def _time(fn) -> float:

@@ -16,17 +16,17 @@ gain of the batched (node, unit, sample) layout, the unmasked first-layer produc
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from dpbnsl.blas import single_thread
 
-import numpy as np  # noqa: E402
+single_thread()
 
-from dpbnsl.learners._fcd_model import SLOPE, Model, acyclicity_value  # noqa: E402
-from dpbnsl.learners._fcd_protocol import FCDConfig, _Federation  # noqa: E402
-from dpbnsl.learners.ds_fcd import fcd_defaults  # noqa: E402
+import numpy as np
+
+from dpbnsl.learners.nonlinear._fcd_model import SLOPE, Model, acyclicity_value
+from dpbnsl.learners.nonlinear._fcd_protocol import FCDConfig, _Federation
+from dpbnsl.learners.nonlinear.ds_fcd import fcd_defaults
 
 
 def config(d: int, dtype: str = "float32") -> FCDConfig:

@@ -1,4 +1,4 @@
-"""Benchmark Fed-BNSL (``dpbnsl.learners.fed_bnsl``): where the time of a run goes.
+"""Benchmark Fed-BNSL (``dpbnsl.learners.linear.fed_bnsl``): where the time of a run goes.
 
 Run from the repository root::
 
@@ -78,26 +78,26 @@ if __name__ == "__main__" and "numpy" not in sys.modules:
         for _v in _BLAS_VARS:
             os.environ[_v] = str(_bt)
 
-import contextlib  # noqa: E402
-import functools  # noqa: E402
-import importlib  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from collections import defaultdict  # noqa: E402
+import contextlib
+import functools
+import importlib
+import platform
+import statistics
+import subprocess
+import time
+from collections import defaultdict
 
-import numpy as np  # noqa: E402
-import scipy  # noqa: E402
+import numpy as np
+import scipy
 
-from dpbnsl.graphs import acyclicity  # noqa: E402
-from dpbnsl.learners.fed_bnsl import fed_bnsl, local_statistics  # noqa: E402
-from dpbnsl.simulate import simulate  # noqa: E402
+from dpbnsl.graphs import acyclicity
+from dpbnsl.learners.linear.fed_bnsl import fed_bnsl, local_statistics
+from dpbnsl.simulation import simulate
 
-# The modules whose functions get wrapped (``dpbnsl.learners.fed_bnsl`` as an attribute of
+# The modules whose functions get wrapped (``dpbnsl.learners.linear.fed_bnsl`` as an attribute of
 # ``dpbnsl.learners`` is the function, not the module, hence import_module).
-admm = importlib.import_module("dpbnsl.learners._admm")
-fed_module = importlib.import_module("dpbnsl.learners.fed_bnsl")
+admm = importlib.import_module("dpbnsl.learners.admm")
+fed_module = importlib.import_module("dpbnsl.learners.linear.fed_bnsl")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -217,8 +217,8 @@ _CHILD = r"""
 import json, sys, time
 import numpy as np
 from dpbnsl.graphs import acyclicity
-from dpbnsl.learners.fed_bnsl import fed_bnsl
-from dpbnsl.simulate import simulate, simulate_dag, simulate_weights
+from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
+from dpbnsl.simulation import simulate, simulate_dag, simulate_weights
 out = {}
 for d in map(int, sys.argv[1].split(",")):
     W = simulate_weights(simulate_dag(d, s0=d, rng=0), rng=0)
@@ -381,7 +381,7 @@ def main(argv=None) -> int:
             return P * args.n_per_participant
         return 3 * d
 
-    print("Fed-BNSL benchmark (dpbnsl.learners.fed_bnsl, default parameters)")
+    print("Fed-BNSL benchmark (dpbnsl.learners.linear.fed_bnsl, default parameters)")
     print(f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs; python {platform.python_version()}, "
           f"numpy {np.__version__}, scipy {scipy.__version__}")
     print(f"data: simulate(d, n, participants={P}) — ER, s0 = d, Gaussian; n = "
@@ -392,7 +392,8 @@ def main(argv=None) -> int:
     print(f"BLAS threads: {blas or 'library default (OpenBLAS: one per CPU)'}; "
           f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("measured: wall time of fed_bnsl; per round, the participants' local steps (sum over P,")
-    print("  sequential in-process) and the server step, timed by wrappers around CovarianceParticipant.__call__")
+    print("  sequential in-process) and the server step, timed by wrappers around "
+          "CovarianceParticipant.__call__")
     print("  and _Server.__call__; server objective evaluations counted by wrapping _admm._objective;")
     print("  micro-benchmarks of the local step (eigh+products vs solve) and of one acyclicity() call.")
     notes = []

@@ -1,4 +1,4 @@
-"""Benchmark FedDBN (``dpbnsl.learners.fed_dbn``): seconds per round, and where they go.
+"""Benchmark FedDBN (``dpbnsl.learners.temporal.fed_dbn``): seconds per round, and where they go.
 
 Run from the repository root::
 
@@ -28,25 +28,26 @@ from __future__ import annotations
 
 import os
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")  # before numpy loads: small matrices, shared cores
+from dpbnsl.blas import blas_threads, single_thread
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import importlib  # noqa: E402
-import platform  # noqa: E402
-import time  # noqa: E402
-import timeit  # noqa: E402
-from collections import defaultdict  # noqa: E402
+single_thread()
 
-import numpy as np  # noqa: E402
+import argparse
+import contextlib
+import importlib
+import platform
+import time
+import timeit
+from collections import defaultdict
 
-from dpbnsl.learners._temporal import design_gram  # noqa: E402
-from dpbnsl.simulate_temporal import simulate_temporal  # noqa: E402
+import numpy as np
 
-admm = importlib.import_module("dpbnsl.learners._admm")
-fed = importlib.import_module("dpbnsl.learners.fed_dbn")
-srv = importlib.import_module("dpbnsl.learners._fed_dbn_server")
+from dpbnsl.learners.temporal._temporal import design_gram
+from dpbnsl.simulation.temporal import simulate_temporal
+
+admm = importlib.import_module("dpbnsl.learners.admm")
+fed = importlib.import_module("dpbnsl.learners.temporal.fed_dbn")
+srv = importlib.import_module("dpbnsl.learners.temporal._fed_dbn_server")
 
 
 @contextlib.contextmanager
@@ -86,8 +87,8 @@ def local_step_micro(G: np.ndarray, d: int, rng: np.random.Generator) -> tuple[f
     C, duals, Theta = G[:, :d], rng.standard_normal((q, d)), rng.standard_normal((q, d))
     evals, U = np.linalg.eigh(G)
     eye = np.eye(q)
-    eig = lambda: fed.local_step(U, evals, C, duals, Theta, 1.0)  # noqa: E731
-    solve = lambda: np.linalg.solve(G + eye, C - duals + Theta)  # noqa: E731
+    eig = lambda: fed.local_step(U, evals, C, duals, Theta, 1.0)
+    solve = lambda: np.linalg.solve(G + eye, C - duals + Theta)
     np.testing.assert_allclose(eig(), solve(), rtol=1e-6, atol=1e-8)
     reps = 2000
     return (min(timeit.repeat(eig, number=reps, repeat=3)) / reps,
@@ -126,7 +127,7 @@ def main() -> None:
     a = ap.parse_args()
     print(f"FedDBN benchmark: K = {a.participants}, n = {a.n}, lag = {a.lag}, seed {a.seed}; "
           f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"BLAS threads {os.environ.get('OPENBLAS_NUM_THREADS')}; load average "
+          f"BLAS threads {blas_threads()}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     head = ["d", "rounds", "s/run", "s/round", "local", "server", "evals/rnd", "ms/eval",
             "eig µs", "solve µs", "MB", "converged"]

@@ -1,4 +1,4 @@
-"""Benchmark FedPC (``dpbnsl.learners.fed_pc``): seconds per run as the dimension grows.
+"""Benchmark FedPC (``dpbnsl.learners.constraint.fed_pc``): seconds per run as the dimension grows.
 
 Run from the repository root::
 
@@ -32,16 +32,17 @@ import os
 import statistics
 import time
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")  # small matrices: threads only cost time (bench_fed_bnsl.py)
+from dpbnsl.blas import blas_threads, single_thread
 
-import numpy as np  # noqa: E402
+single_thread()
 
-from dpbnsl.learners.fed_pc import fed_pc, pc_all  # noqa: E402
-from dpbnsl.metrics import skeleton_scores  # noqa: E402
-from dpbnsl.partition import split  # noqa: E402
-from dpbnsl.simulate import simulate  # noqa: E402
-from dpbnsl.simulate_discrete import simulate_discrete  # noqa: E402
+import numpy as np
+
+from dpbnsl.learners.constraint.fed_pc import fed_pc, pc_all
+from dpbnsl.metrics import skeleton_scores
+from dpbnsl.partition import split
+from dpbnsl.simulation import simulate
+from dpbnsl.simulation.discrete import simulate_discrete
 
 
 def case(d: int, n: int, P: int, seed: int, test: str) -> dict:
@@ -77,7 +78,7 @@ def main() -> int:
     head = ["d", "s/run", "skeleton s", "orient s", "layers", "tests", "µs/test", "MB",
             "PC-All s", "ratio", "skel F1"]
     print(f"FedPC, {a.test}, n = {a.n}, P = {a.participants}, seeds = {a.seeds}, "
-          f"BLAS threads = {os.environ.get('OPENBLAS_NUM_THREADS')}")
+          f"BLAS threads = {blas_threads()}")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     start = time.perf_counter()

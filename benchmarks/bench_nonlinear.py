@@ -26,12 +26,13 @@ import platform
 import sys
 from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from dpbnsl.blas import blas_threads, single_thread
+
+single_thread()
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_ds_fcd  # noqa: E402
-import bench_nonlinear_mlp  # noqa: E402
+import bench_ds_fcd
+import bench_nonlinear_mlp
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="DS-FCD: time one real round (200 steps) besides the extrapolation")
     a = p.parse_args(argv)
     print(f"# Python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
+          f"{os.getloadavg()[0]:.2f}, BLAS threads {blas_threads()}")
     if a.only in (None, "admm"):
         print("\n## NOTEARS-MLP-ADMM (fed_bnsl_mlp)\n", flush=True)
         bench_nonlinear_mlp.main(["--dims", a.dims, "--rounds", str(a.rounds)])

@@ -1,4 +1,4 @@
-"""Benchmark NOTEARS-MLP-ADMM (``dpbnsl.learners.fed_bnsl_mlp``): time per round and per local step.
+"""Benchmark NOTEARS-MLP-ADMM (``dpbnsl.learners.nonlinear.fed_bnsl_mlp``): time per round and per local step.
 
 Run from the repository root::
 
@@ -29,19 +29,19 @@ BLAS threads are pinned to 1 unless already set (small matrices; see bench_fed_b
 from __future__ import annotations
 
 import argparse
-import os
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+from dpbnsl.blas import single_thread
 
-import time  # noqa: E402
+single_thread()
 
-import numpy as np  # noqa: E402
+import time
 
-from dpbnsl.learners import _fed_bnsl_mlp_server as srv  # noqa: E402
-from dpbnsl.learners._mlp import MLPLayout, acyclicity, init_params, squared_loss  # noqa: E402
-from dpbnsl.learners.fed_bnsl_mlp import fed_bnsl_mlp  # noqa: E402
-from dpbnsl.simulate_nonlinear import simulate_nonlinear  # noqa: E402
+import numpy as np
+
+from dpbnsl.learners.nonlinear import _fed_bnsl_mlp_server as srv
+from dpbnsl.learners.nonlinear._mlp import MLPLayout, acyclicity, init_params, squared_loss
+from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+from dpbnsl.simulation.nonlinear import simulate_nonlinear
 
 
 def _median_ms(f, repeat: int) -> float:

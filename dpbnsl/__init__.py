@@ -27,7 +27,7 @@ from .metrics import (
     skeleton_scores,
     v_structure_recall,
 )
-from .simulate import (
+from .simulation import (
     simulate,
     simulate_dag,
     simulate_heterogeneous,

@@ -1,22 +1,17 @@
-"""The ``dpbnsl`` console script: pin BLAS to one thread (unless the user chose otherwise) before
-numpy is imported, then run the CLI.
-
-The learners make thousands of BLAS calls on small matrices; multithreaded OpenBLAS gains nothing
-on them and, when another process holds a core, becomes orders of magnitude slower. The library
-itself never changes the environment; only this command-line entry point does.
-"""
+"""The ``dpbnsl`` console script: one BLAS thread (unless the user chose a count in the
+environment), then the CLI. See :mod:`dpbnsl.blas` for why; the library itself never changes the
+thread settings on import."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 
 def main() -> int:
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
+    from .blas import single_thread
     from .cli import main as cli_main
 
+    single_thread()
     return cli_main()
 
 

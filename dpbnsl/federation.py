@@ -37,7 +37,7 @@ SERVER = "server"
 FLOAT_BYTES = 8
 INDEX_BYTES = 4
 
-Party = Union[int, Literal["server"]]
+Party = Union[int, Literal["server"]]  # noqa: UP007 (a runtime alias: `|` needs Python 3.10 types)
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,7 +77,7 @@ class Sparse:
         object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
 
     @classmethod
-    def from_dense(cls, a: np.ndarray) -> "Sparse":
+    def from_dense(cls, a: np.ndarray) -> Sparse:
         """Keep the non-zero entries of ``a``."""
         a = np.asarray(a, dtype=float)
         flat = a.ravel()
@@ -98,7 +98,7 @@ class Sparse:
         return out.reshape(self.shape)
 
 
-Payload = Union[Dense, Sparse]
+Payload = Union[Dense, Sparse]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class Transcript(Sequence):
         participant: int | None = None,
         direction: Literal["up", "down"] | None = None,
         kind: str | None = None,
-    ) -> "Transcript":
+    ) -> Transcript:
         """Messages matching every given criterion, in their original order."""
         if direction is not None:
             check_choice(direction, "direction", ("up", "down"))
@@ -188,16 +188,16 @@ class Transcript(Sequence):
             ]
         )
 
-    def by_round(self, t: int) -> "Transcript":
+    def by_round(self, t: int) -> Transcript:
         return self.filter(round=t)
 
-    def by_participant(self, k: int) -> "Transcript":
+    def by_participant(self, k: int) -> Transcript:
         return self.filter(participant=k)
 
-    def uploads(self) -> "Transcript":
+    def uploads(self) -> Transcript:
         return self.filter(direction="up")
 
-    def downloads(self) -> "Transcript":
+    def downloads(self) -> Transcript:
         return self.filter(direction="down")
 
     def payloads(self, **criteria) -> np.ndarray:

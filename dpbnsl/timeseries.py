@@ -1,6 +1,6 @@
 """Time series as regression data: realisations, the lagged SVAR design and contiguous splits.
 
-Used by the temporal learners (DYNOTEARS, FedDBN) and by :mod:`dpbnsl.simulate_temporal`. A series
+Used by the temporal learners (DYNOTEARS, FedDBN) and by :mod:`dpbnsl.simulation.temporal`. A series
 holds samples in rows in time order; "realisations" are independent series of the same variables,
 which are stacked but never joined across a boundary.
 """

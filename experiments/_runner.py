@@ -1,29 +1,26 @@
 """Shared plumbing of the experiment scripts: resumable runs appended to a CSV, and summaries.
 
-Import it before numpy, pandas or dpbnsl: it pins BLAS to one thread, which OpenBLAS reads only
-when it loads (every script here does so). Each task is a tuple of keyword arguments; a task whose
+Importing it limits BLAS to one thread (:func:`dpbnsl.blas.single_thread`, in the worker processes
+too). Each task is a tuple of keyword arguments; a task whose
 key is already in the CSV is skipped, so a long sweep can be stopped and resumed. Tasks run in
 ``jobs`` processes.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-# the learners make many small BLAS calls, which multithreaded BLAS only slows down
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-if "numpy" in sys.modules:  # the limit is read once, when numpy loads OpenBLAS
-    print("_runner: numpy was imported before _runner; BLAS may run multithreaded",
-          file=sys.stderr)
+import numpy as np
+import pandas as pd
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from dpbnsl.blas import single_thread
+
+# the learners make many small BLAS calls, which multithreaded BLAS only slows down: one thread
+# here and in every worker process (threadpoolctl: effective whenever it is called)
+single_thread()
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -37,7 +34,7 @@ def run_tasks(run_one: Callable[..., list[dict]], tasks: Sequence[dict], csv: Pa
     if todo:
         csv.parent.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=single_thread) as pool:
             for task, rows in zip(todo, pool.map(_call, [(run_one, t) for t in todo])):
                 pd.DataFrame(rows).to_csv(csv, mode="a", index=False, header=not csv.is_file())
                 print(f"# {task} done after {time.perf_counter() - start:.0f} s", flush=True)

@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-# first: _runner pins BLAS to one thread, which works only before numpy loads
-from _runner import RESULTS, print_table, run_tasks
-
 import pandas as pd
+
+# _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
+from _runner import RESULTS, print_table, run_tasks
 
 from dpbnsl import dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, simulate
 from dpbnsl.attacks import attack_report, population_covariance, roc_auc, tpr_at_fpr

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-# first: _runner pins BLAS to one thread, which works only before numpy loads
+# _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
 import _runner  # noqa: F401
 
 from dpbnsl.accounting import calibrate_dp_pgcd

@@ -2,7 +2,7 @@
 public-defaults rule, on tuning seeds only (the curves in docs/results use other seeds).
 
 DP-PGCD clips each per-sample gradient coordinate x_ia·r_ib at C_a = c·√M_a; the schemes differ in
-how the global bound C becomes c (``dpbnsl.learners.pgcd.clip_bounds``):
+how the global bound C becomes c (``dpbnsl.learners.linear.pgcd.clip_bounds``):
 
 - ``coordinates``: c = C/√((d−1)Σ_a M_a), the DP-CD normalisation over all d(d−1) coordinates;
 - ``parents``: c = C/√(Σ_a M_a), over the d distinct smoothness constants;
@@ -41,6 +41,7 @@ import warnings
 from pathlib import Path
 
 from _runner import RESULTS, run_tasks
+
 from dpbnsl import count_accuracy, dp_fed_sparse_bnsl, fed_sparse_bnsl, simulate
 
 CSV = RESULTS / "clipping_study.csv"
@@ -116,7 +117,6 @@ def tasks(phase: str, seeds: int, feature_bound: float) -> list[dict]:
 
 def report(csv: Path) -> None:
     import pandas as pd
-
     from _runner import mean_spread, print_table
 
     df = pd.read_csv(csv)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from _runner import RESULTS, mean_spread, print_table, run_tasks
+
 from dpbnsl import count_accuracy, dp_fed_sparse_bnsl, fed_sparse_bnsl, simulate
 
 TABLE5 = {1.0: (10, 10, 10), 5.0: (5, 100, 20), 50.0: (5, 100, 50)}  # ε: (C, T, K)

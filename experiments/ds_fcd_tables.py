@@ -2,9 +2,9 @@
 
 Setting (paper §5.1 and App. C.1): one ER DAG with s0 = 2d = 20 edges, 10 participants × 600 rows.
 ``iid`` — one GP additive-noise SEM (RBF kernel, unit noise; GP draws by random Fourier features
-above 2000 rows, see :func:`dpbnsl.simulate_nonlinear.simulate_nonlinear_sem`), 6000 rows split in 10
+above 2000 rows, see :func:`dpbnsl.simulation.nonlinear.simulate_nonlinear_sem`), 6000 rows split in 10
 shards (Table 2). ``noniid`` — each participant linear (p = ½) or one of GP / GP-add / MLP / MIM,
-noise std 0.8 or 1 (Table 3, :func:`dpbnsl.simulate_nonlinear.simulate_noniid`).
+noise std 0.8 or 1 (Table 3, :func:`dpbnsl.simulation.nonlinear.simulate_noniid`).
 
 Methods: DS-FCD and AS-FCD (AS on IID only) with Table 6/7 defaults unless ``--it-in``/``--it-fl``
 shorten the sub-problems; "Sep": NOTEARS-MLP fitted on each participant's 600 rows alone, metrics
@@ -24,15 +24,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _runner import mean_spread, print_table, run_tasks  # noqa: E402
+import numpy as np
+import pandas as pd
+from _runner import mean_spread, print_table, run_tasks
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from dpbnsl.learners.ds_fcd import as_fcd, ds_fcd  # noqa: E402
-from dpbnsl.learners.notears_mlp import notears_mlp  # noqa: E402
-from dpbnsl.metrics import count_accuracy  # noqa: E402
-from dpbnsl.simulate_nonlinear import simulate_noniid, simulate_nonlinear  # noqa: E402
+from dpbnsl.learners.nonlinear.ds_fcd import as_fcd, ds_fcd
+from dpbnsl.learners.nonlinear.notears_mlp import notears_mlp
+from dpbnsl.metrics import count_accuracy
+from dpbnsl.simulation.nonlinear import simulate_noniid, simulate_nonlinear
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "results"
 PAPER = {("iid", "ds-fcd"): "2.4 ± 2.0 / 0.86", ("iid", "as-fcd"): "1.8 ± 2.0 / 0.89",
@@ -75,7 +74,8 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (setting, method, it_in, it_fl), g in frame.groupby(["setting", "method", "it_in",
                                                              "it_fl"], sort=False):
-        rows.append({"setting": setting, "method": method, "it_in/it_fl": f"{it_in}/{it_fl}" if it_in else "—",
+        rows.append({"setting": setting, "method": method,
+                     "it_in/it_fl": f"{it_in}/{it_fl}" if it_in else "—",
                      "seeds": len(g), "SHD": mean_spread(g["shd"], "std"),
                      "TPR": mean_spread(g["tpr"], "std"), "FDR": f"{g['fdr'].mean():.2f}",
                      "paper SHD / TPR": PAPER.get((setting, method), "—"),

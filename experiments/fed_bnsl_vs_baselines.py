@@ -21,10 +21,10 @@ import argparse
 import time
 from pathlib import Path
 
-# first: _runner pins BLAS to one thread, which works only before numpy loads
-from _runner import RESULTS, mean_spread, print_table, run_tasks
-
 import pandas as pd
+
+# _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
+from _runner import RESULTS, mean_spread, print_table, run_tasks
 
 from dpbnsl import count_accuracy, fed_bnsl, simulate
 from dpbnsl.learners import notears_average, notears_best, notears_local, notears_voting

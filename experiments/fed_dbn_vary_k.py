@@ -1,7 +1,7 @@
 """FedDBN §4.2 (Figs. 3, 4, 10): FedDBN against DYNOTEARS-Ave, -Best (oracle) and -All as the
 number of participants K grows at a fixed total sample size.
 
-Setting: SVAR(1) from :func:`dpbnsl.simulate_temporal.simulate_temporal` with the paper's §7.2
+Setting: SVAR(1) from :func:`dpbnsl.simulation.temporal.simulate_temporal` with the paper's §7.2
 generator (ER intra-slice DAG of mean degree 4, lag edges Bernoulli(1/d) incl. self-lags, weights
 uniform on ±[0.3, 0.5], N(0, 1) noise, burn-in 200, stationary draws only), n = 512 design rows in
 total split into K contiguous segments (n/K rows each; one extra leading row per segment serves as
@@ -38,21 +38,21 @@ import argparse
 import time
 from pathlib import Path
 
-# first: _runner pins BLAS to one thread, which works only before numpy loads
-from _runner import mean_spread, print_table, run_tasks
-
 import pandas as pd
 
+# _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
+from _runner import mean_spread, print_table, run_tasks
+
 from dpbnsl import count_accuracy
-from dpbnsl.metrics import lag_accuracy
-from dpbnsl.learners.dynotears_baselines import (
+from dpbnsl.learners.temporal.dynotears_baselines import (
     dynotears_all,
     dynotears_average,
     dynotears_best,
     dynotears_local,
 )
-from dpbnsl.learners.fed_dbn import fed_dbn
-from dpbnsl.simulate_temporal import simulate_temporal
+from dpbnsl.learners.temporal.fed_dbn import fed_dbn
+from dpbnsl.metrics import lag_accuracy
+from dpbnsl.simulation.temporal import simulate_temporal
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "results"
 METHODS = ("FedDBN", "FedDBN (oracle λ)", "Ave", "Ave-thr", "Best (oracle)", "All")
@@ -102,7 +102,7 @@ def run_one(d: int, K: int, seed: int, n: int, lam_fed: float, lam_dyn: float,
 
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
-    std = lambda x: mean_spread(x, "std")  # noqa: E731
+    std = lambda x: mean_spread(x, "std")
     out = (df.groupby(["d", "K", "method"], sort=False)
              .agg(W_TPR=("W_tpr", std), W_SHD=("W_shd", std), A_TPR=("A_tpr", std),
                   A_SHD=("A_shd", std), seconds=("seconds", "mean"), seeds=("seed", "count"))

@@ -22,9 +22,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-# first: _runner pins BLAS to one thread, which works only before numpy loads
+# _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
 import _runner  # noqa: F401
-
 import pandas as pd
 
 from dpbnsl.audits import summarize, sweep

@@ -26,15 +26,15 @@ import argparse
 import time
 from pathlib import Path
 
-# first: _runner pins BLAS to one thread, which works only before numpy loads
-from _runner import mean_spread, print_table, run_tasks
-
 import pandas as pd
 
+# _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
+from _runner import mean_spread, print_table, run_tasks
+
 from dpbnsl import count_accuracy
-from dpbnsl.learners.fed_bnsl_mlp import fed_bnsl_mlp
-from dpbnsl.learners.notears_mlp import notears_mlp_best, notears_mlp_local, notears_mlp_voting
-from dpbnsl.simulate_nonlinear import simulate_nonlinear
+from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+from dpbnsl.learners.nonlinear.notears_mlp import notears_mlp_best, notears_mlp_local, notears_mlp_voting
+from dpbnsl.simulation.nonlinear import simulate_nonlinear
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "results"
 METHODS = ("ADMM (ρ=0.1/P)", "ADMM (ρ=0.1, authors)", "Voting", "Best (oracle)")

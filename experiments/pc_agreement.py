@@ -35,9 +35,8 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-# first: _runner pins BLAS to one thread, which works only before numpy loads
+# _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
 import _runner  # noqa: F401
-
 import numpy as np
 import pandas as pd
 
@@ -47,7 +46,7 @@ OUT = ROOT / "docs" / "results"
 
 
 def _ours(X, test, alpha):
-    from dpbnsl.learners.pc import pc
+    from dpbnsl.learners.constraint.pc import pc
 
     return pc(X, alpha=alpha, test=test, variant="stable", min_samples_per_cell=0)
 
@@ -77,7 +76,7 @@ def _theirs(X, test, alpha):
 def _pvalue_gap(X, test, seed, n_draws=300):
     from causallearn.utils.cit import CIT
 
-    from dpbnsl.citests import make_ci_test
+    from dpbnsl.learners.constraint.citests import make_ci_test
 
     ours = make_ci_test(X, test=test, min_samples_per_cell=0)
     theirs = CIT(X, "fisherz" if test == "fisher-z" else "gsq")
@@ -92,8 +91,8 @@ def _pvalue_gap(X, test, seed, n_draws=300):
 
 def _datasets(seeds):
     from dpbnsl.datasets import load_sachs
-    from dpbnsl.simulate import simulate
-    from dpbnsl.simulate_discrete import simulate_discrete
+    from dpbnsl.simulation import simulate
+    from dpbnsl.simulation.discrete import simulate_discrete
 
     try:
         sachs, _ = load_sachs(SHARED / "sachs")
@@ -142,7 +141,7 @@ def main() -> int:
         apply_meek(directed, undirected)  # our Meek R1-R3 on causal-learn's collider PDAG
         skel_o, skel_t = ours.info["skeleton"] != 0, (cpdag | cpdag.T) != 0
         iu = np.triu_indices(X.shape[1], 1)
-        status = lambda C: (C != 0).astype(int) + 2 * (C.T != 0).astype(int)  # noqa: E731
+        status = lambda C: (C != 0).astype(int) + 2 * (C.T != 0).astype(int)
         rows.append(dict(data=name, test=test, n=X.shape[0], d=X.shape[1],
                          edges_ours=int(skel_o[iu].sum()), edges_cl=int(skel_t[iu].sum()),
                          skeleton_diff=int((skel_o != skel_t)[iu].sum()),

@@ -3,7 +3,7 @@ heterogeneous data.
 
 A shared ER DAG (d = 20, 20 edges); participant weights N(w_ij, τ²) around the global ones
 (τ = 0.3); 10 participants × 500 rows. Fed-Sparse-BNSL learns W; each participant then refits the
-weights of supp(W) on its own data (:func:`dpbnsl.learners.personalize`). Prints, per participant,
+weights of supp(W) on its own data (:func:`dpbnsl.learners.linear.personalize`). Prints, per participant,
 the median NMSE over the seeds with and without personalisation. Results:
 ``experiments/results/personalisation.csv`` (resumable).
 
@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from _runner import RESULTS, print_table, run_tasks
+
 from dpbnsl import fed_sparse_bnsl, simulate_dag, simulate_heterogeneous, simulate_weights
 from dpbnsl.learners import personalize, personalized_nmse
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from _runner import RESULTS, mean_spread, print_table, run_tasks
+
 from dpbnsl import count_accuracy, fed_bnsl, fed_sparse_bnsl, simulate
 
 CONFIGS = {

@@ -3,21 +3,16 @@
 The learners call BLAS on small matrices (d ≤ 100) thousands of times. Multithreaded OpenBLAS is no
 faster there and, when another process holds a core, becomes orders of magnitude slower (a 10×10
 matrix exponential: ~8 ms instead of ~0.02 ms on a loaded 2-core machine). The suite therefore runs
-BLAS single-threaded unless the caller chose otherwise; this must happen before numpy is imported.
+BLAS single-threaded unless the caller chose otherwise (:func:`dpbnsl.blas.single_thread`).
 """
 
-import os
-import sys
+import signal
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-if "numpy" in sys.modules:  # pragma: no cover - only if a plugin imported numpy first
-    print("conftest: numpy was imported before the BLAS thread limit could apply", file=sys.stderr)
+import pytest
 
+from dpbnsl.blas import single_thread
 
-import signal  # noqa: E402
-
-import pytest  # noqa: E402
+single_thread()
 
 
 @pytest.fixture

@@ -9,19 +9,17 @@ import numpy as np
 import pytest
 
 import dpbnsl.attacks.covariance
-from dpbnsl.attacks.covariance import (covariance_error, reconstruct_covariance,
-                                       reconstruct_covariances)
+from dpbnsl.attacks.covariance import covariance_error, reconstruct_covariance, reconstruct_covariances
 from dpbnsl.attacks.inference import reconstruct_record, roc_auc
-from dpbnsl.attacks.report import (attack_report, population_covariance, protocol_statistic,
-                                   server_covariances)
+from dpbnsl.attacks.report import attack_report, population_covariance, protocol_statistic, server_covariances
 from dpbnsl.cli import main
 from dpbnsl.federation import Message, Transcript
-from dpbnsl.learners.dp_fed_bnsl import dp_fed_bnsl
-from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from dpbnsl.learners.fed_bnsl import fed_bnsl
-from dpbnsl.learners.fed_sparse_bnsl import fed_sparse_bnsl
+from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
+from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
+from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.scores import center
-from dpbnsl.simulate import simulate
+from dpbnsl.simulation import simulate
 
 
 def _schedule(result):
@@ -194,7 +192,7 @@ def test_server_covariances_sparse_needs_prior_and_report_validation():
     with pytest.raises(ValueError, match="`prior`"):
         server_covariances(r)
     est = server_covariances(r, prior=np.eye(6))
-    for k, C in enumerate(est):
+    for C in est:
         assert np.linalg.eigvalsh(C)[0] >= -1e-12
         assert C.shape == (6, 6)
     assert np.allclose(protocol_statistic(r, data.participants[0]),

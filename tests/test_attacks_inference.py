@@ -24,7 +24,7 @@ from dpbnsl.attacks.inference import (
     roc_auc,
     tpr_at_fpr,
 )
-from dpbnsl.simulate import simulate_dag, simulate_linear_sem, simulate_weights
+from dpbnsl.simulation import simulate_dag, simulate_linear_sem, simulate_weights
 
 SCORES = ("lr", "quadratic", "residual")
 

@@ -8,14 +8,17 @@ import importlib
 import numpy as np
 import pytest
 
-from dpbnsl.attacks.sparse import (SparseGramReconstruction, reconstruct_gram_sparse,
-                                   reconstruct_gram_sparse_from_result)
+from dpbnsl.attacks.sparse import (
+    SparseGramReconstruction,
+    reconstruct_gram_sparse,
+    reconstruct_gram_sparse_from_result,
+)
 from dpbnsl.federation import SERVER, Message, Sparse, Transcript
 from dpbnsl.learners import dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl
 from dpbnsl.scores import center
-from dpbnsl.simulate import simulate
+from dpbnsl.simulation import simulate
 
-fsb = importlib.import_module("dpbnsl.learners.fed_sparse_bnsl")
+fsb = importlib.import_module("dpbnsl.learners.linear.fed_sparse_bnsl")
 
 D, P = 10, 3
 

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from dpbnsl.audits.audit import audit
+from dpbnsl.audits.verdict import audit
 from dpbnsl.cli import main
 
 
@@ -53,4 +53,4 @@ def test_cli_audit(capsys):
 
 def test_doctests():
     # the package re-exports the function `audit`, which shadows the module attribute
-    assert doctest.testmod(importlib.import_module("dpbnsl.audits.audit")).failed == 0
+    assert doctest.testmod(importlib.import_module("dpbnsl.audits.verdict")).failed == 0

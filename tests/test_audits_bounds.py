@@ -26,8 +26,16 @@ import scipy.special
 import scipy.stats
 
 from dpbnsl.accounting.calibrate import calibrate_gaussian
-from dpbnsl.audits.bounds import (GDP_LABEL, EpsilonEstimate, EpsilonLowerBound, OneRunBound,
-                                  clopper_pearson_bound, gdp_epsilon, gdp_estimate, one_run_bound)
+from dpbnsl.audits.bounds import (
+    GDP_LABEL,
+    EpsilonEstimate,
+    EpsilonLowerBound,
+    OneRunBound,
+    clopper_pearson_bound,
+    gdp_epsilon,
+    gdp_estimate,
+    one_run_bound,
+)
 
 DELTA = 1e-5
 

@@ -33,10 +33,10 @@ from dpbnsl.audits.games import (
     selection_game,
     smoothness_game,
 )
-from dpbnsl.learners.dp_fed_bnsl import release_covariance
-from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from dpbnsl.learners.pgcd import PGCDNoise, clip_bounds, new_state, pgcd, score_sensitivity
-from dpbnsl.learners.smoothness import private_smoothness
+from dpbnsl.learners.linear.dp_fed_bnsl import release_covariance
+from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from dpbnsl.learners.linear.pgcd import PGCDNoise, clip_bounds, new_state, pgcd, score_sensitivity
+from dpbnsl.learners.linear.smoothness import private_smoothness
 
 DELTA = 1e-5
 CHEAP = ("gaussian-step", "selection", "covariance", "smoothness")

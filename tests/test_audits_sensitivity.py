@@ -22,10 +22,15 @@ from scipy import stats
 
 from dpbnsl.audits._sensitivity_base import Spec, run_check
 from dpbnsl.audits.games import BROKEN
-from dpbnsl.audits.samplers import (check_gaussian_sampler, check_selection_sampler, pooled_chi2,
-                                    softmax)
-from dpbnsl.audits.sensitivity import (BROKEN_CHECKS, CHECKS, RTOL, SensitivityCheck,
-                                       check_covariance, check_sensitivity)
+from dpbnsl.audits.samplers import check_gaussian_sampler, check_selection_sampler, pooled_chi2, softmax
+from dpbnsl.audits.sensitivity import (
+    BROKEN_CHECKS,
+    CHECKS,
+    RTOL,
+    SensitivityCheck,
+    check_covariance,
+    check_sensitivity,
+)
 from dpbnsl.mechanisms import gaussian_mechanism
 
 SEED = 2024

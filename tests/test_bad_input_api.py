@@ -10,18 +10,29 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from dp_accounting import (ComposedDpEvent, GaussianDpEvent, LaplaceDpEvent, SelfComposedDpEvent,
-                           UnsupportedEventError)
+from dp_accounting import (
+    ComposedDpEvent,
+    GaussianDpEvent,
+    LaplaceDpEvent,
+    SelfComposedDpEvent,
+    UnsupportedEventError,
+)
 
 import dpbnsl
-from dpbnsl.accounting import (PrivacyLedger, calibrate_dp_pgcd, calibrate_gaussian,
-                               calibrate_smoothness, epsilon_to_rho, rho_to_epsilon)
-from dpbnsl.audits.audit import audit
+from dpbnsl.accounting import (
+    PrivacyLedger,
+    calibrate_dp_pgcd,
+    calibrate_gaussian,
+    calibrate_smoothness,
+    epsilon_to_rho,
+    rho_to_epsilon,
+)
 from dpbnsl.audits.tradeoff import sweep
-from dpbnsl.learners import (dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, notears,
-                             personalize)
-from dpbnsl.learners.dp_fed_sparse_bnsl import default_schedule, plan as plan_sparse
-from dpbnsl.learners.pgcd import PGCDNoise
+from dpbnsl.audits.verdict import audit
+from dpbnsl.learners import dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl, notears, personalize
+from dpbnsl.learners.linear.dp_fed_sparse_bnsl import default_schedule
+from dpbnsl.learners.linear.dp_fed_sparse_bnsl import plan as plan_sparse
+from dpbnsl.learners.linear.pgcd import PGCDNoise
 from dpbnsl.mechanisms import clip_rows, gaussian_mechanism
 
 _RNG = np.random.default_rng(0)

@@ -378,7 +378,7 @@ def test_warnings_are_one_line_each(files, tmp_path, capsys):
 def test_write_files_is_all_or_nothing_and_keeps_permissions(tmp_path):
     """Replacing two files where the second move fails restores the first; a replaced file keeps
     its mode; a new file gets the umask's."""
-    from dpbnsl import _cli_files
+    from dpbnsl.cli import files as _cli_files
 
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     a.write_text("old a")

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from dpbnsl.citests import CITest, FisherZ, GSquare, check_alpha, make_ci_test
-from dpbnsl.simulate_discrete import (DiscreteBN, random_discrete_bn, read_bif,
-                                      simulate_discrete)
+from dpbnsl.learners.constraint.citests import CITest, FisherZ, GSquare, check_alpha, make_ci_test
+from dpbnsl.simulation.discrete import DiscreteBN, random_discrete_bn, read_bif, simulate_discrete
 
 # ----------------------------------------------------------------------------- Fisher-z
 

@@ -11,12 +11,12 @@ import pytest
 from dp_accounting import GaussianDpEvent
 
 from dpbnsl.accounting import (
-    format_up,
     BoundedRangeDpEvent,
     PrivacyLedger,
     calibrate_dp_pgcd,
     calibrate_dp_pgcd_laplace,
     calibrate_smoothness,
+    format_up,
     rho_to_epsilon,
 )
 from dpbnsl.cli import main

@@ -80,7 +80,8 @@ def test_ds_fcd_runs_with_a_short_schedule_and_refuses_foreign_options(sim_dir, 
 @pytest.fixture(scope="module")
 def series_dir(tmp_path_factory):
     import numpy as np
-    from dpbnsl.simulate_temporal import simulate_temporal
+
+    from dpbnsl.simulation.temporal import simulate_temporal
     out = tmp_path_factory.mktemp("ts")
     sim = simulate_temporal(5, 600, participants=3, lag=1, rng=0)
     names = [f"X{i}" for i in range(5)]

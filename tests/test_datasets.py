@@ -39,7 +39,8 @@ def test_sachs_shape_columns_and_truth(sachs):
     data, truth = sachs
     assert data.shape == (7466, 11)
     assert list(data.columns) == PROTEINS
-    assert all(data.dtypes == float) and np.isfinite(data.to_numpy()).all()
+    assert all(data.dtypes == float)  # noqa: E721 (dtype equality, not a type check)
+    assert np.isfinite(data.to_numpy()).all()
     assert list(truth.index) == PROTEINS and list(truth.columns) == PROTEINS
     assert set(np.unique(truth.to_numpy())) == {0, 1}
     assert int(truth.to_numpy().sum()) == 18  # the cdt edge list has 18 distinct edges

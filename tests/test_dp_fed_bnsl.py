@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from dpbnsl.accounting import calibrate_gaussian
 from dpbnsl.learners import fed_bnsl
-from dpbnsl.learners.dp_fed_bnsl import covariance_sensitivity, dp_fed_bnsl, release_covariance
+from dpbnsl.learners.linear.dp_fed_bnsl import covariance_sensitivity, dp_fed_bnsl, release_covariance
 from dpbnsl.mechanisms import clip_rows
-from dpbnsl.simulate import simulate
+from dpbnsl.simulation import simulate
 
 DELTA = 1e-5
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from dpbnsl.accounting import PrivacyLedger
-from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan
-from dpbnsl.learners.smoothness import private_mean, private_smoothness
-from dpbnsl.simulate import simulate
+from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan
+from dpbnsl.learners.linear.smoothness import private_mean, private_smoothness
+from dpbnsl.simulation import simulate
 
 # the modules (their names are shadowed by the functions that dpbnsl.learners re-exports)
-fsb = importlib.import_module("dpbnsl.learners.fed_sparse_bnsl")
-dpm = importlib.import_module("dpbnsl.learners.dp_fed_sparse_bnsl")
+fsb = importlib.import_module("dpbnsl.learners.linear.fed_sparse_bnsl")
+dpm = importlib.import_module("dpbnsl.learners.linear.dp_fed_sparse_bnsl")
 
 D, P = 6, 3
 
@@ -205,7 +205,7 @@ def test_default_schedule_reads_public_quantities_only():
     """T·K = ⌊m*²ρ⌋ with m* = 0.45·n_k/ln(d(d−1)), within [10, 5000], in up to 50 rounds; more
     budget or more rows give more steps, more coordinates fewer; too small a budget warns."""
     from dpbnsl.accounting import epsilon_to_rho
-    from dpbnsl.learners.dp_fed_sparse_bnsl import SNR_KAPPA, default_schedule
+    from dpbnsl.learners.linear.dp_fed_sparse_bnsl import SNR_KAPPA, default_schedule
 
     rho = 0.9 * epsilon_to_rho(5.0, 1e-5, conversion="bun-steinke")
     T, K = default_schedule(d=20, n_k=1000, rho=rho)

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from dpbnsl import count_accuracy, is_dag
-from dpbnsl.learners._fcd_model import Adam, Model, Workspace, acyclicity_value
-from dpbnsl.learners.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
-from dpbnsl.simulate import simulate
+from dpbnsl.learners.nonlinear._fcd_model import Adam, Model, Workspace, acyclicity_value
+from dpbnsl.learners.nonlinear.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
+from dpbnsl.simulation import simulate
 
 # small and fast: tiny MLPs, short sub-problems
 FAST = dict(it_in=40, it_fl=20, it_max=2, rho_max=1.0, hidden=4, layers=2)
@@ -258,7 +258,7 @@ def test_printed_schedule_grows_rho_only_between_solves(parts):
 def _scripted(monkeypatch, hs, initial=np.inf):
     """Replace the sub-problem solver by a script of ``E h`` values (``initial`` is the h of the
     starting point); return the (ρ, α) at which each solve was asked for."""
-    from dpbnsl.learners import _fcd_protocol
+    from dpbnsl.learners.nonlinear import _fcd_protocol
 
     script, trace, last = iter(hs), [], [initial]
 

@@ -9,19 +9,19 @@ import scipy.optimize
 
 from dpbnsl import count_accuracy, is_dag
 from dpbnsl.federation import run_rounds
-from dpbnsl.learners._admm import PenaltySchedule
-from dpbnsl.learners._fed_dbn_server import FedDBNServer, soft_threshold, solve_lag_step
-from dpbnsl.learners._temporal import design_gram, stacked_loss
-from dpbnsl.metrics import lag_accuracy
-from dpbnsl.learners.dynotears import _smooth, _split_objective, dynotears, lag_frame
-from dpbnsl.learners.dynotears_baselines import (
+from dpbnsl.learners.admm import PenaltySchedule
+from dpbnsl.learners.temporal._fed_dbn_server import FedDBNServer, soft_threshold, solve_lag_step
+from dpbnsl.learners.temporal._temporal import design_gram, stacked_loss
+from dpbnsl.learners.temporal.dynotears import _smooth, _split_objective, dynotears, lag_frame
+from dpbnsl.learners.temporal.dynotears_baselines import (
     dynotears_all,
     dynotears_average,
     dynotears_best,
     dynotears_local,
 )
-from dpbnsl.learners.fed_dbn import _Participant, fed_dbn, local_step
-from dpbnsl.simulate_temporal import simulate_temporal
+from dpbnsl.learners.temporal.fed_dbn import _Participant, fed_dbn, local_step
+from dpbnsl.metrics import lag_accuracy
+from dpbnsl.simulation.temporal import simulate_temporal
 from dpbnsl.timeseries import lagged_design
 
 
@@ -346,7 +346,7 @@ CONTRACT = {
 
 @pytest.mark.parametrize("name", sorted(CONTRACT))
 def test_learner_contract(name):
-    from dpbnsl.simulate import simulate
+    from dpbnsl.simulation import simulate
 
     data = simulate(6, 300, participants=3, rng=7)
     names = [f"v{i}" for i in range(6)]
@@ -367,12 +367,11 @@ def test_learner_contract(name):
 
 def test_doctests():
     import doctest
-
     from importlib import import_module  # the package re-exports functions of the same names
 
-    dyn_module = import_module("dpbnsl.learners.dynotears")
-    fed_module = import_module("dpbnsl.learners.fed_dbn")
-    sim_module = import_module("dpbnsl.simulate_temporal")
+    dyn_module = import_module("dpbnsl.learners.temporal.dynotears")
+    fed_module = import_module("dpbnsl.learners.temporal.fed_dbn")
+    sim_module = import_module("dpbnsl.simulation.temporal")
     ts_module = import_module("dpbnsl.timeseries")
 
     for module in (sim_module, ts_module, fed_module, dyn_module):

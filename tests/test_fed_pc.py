@@ -8,18 +8,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpbnsl.citests import FisherZ
 from dpbnsl.federation import Dense
-from dpbnsl.learners._fed_pc_skeleton import SkeletonServer
-from dpbnsl.learners._result import LearnResult
-from dpbnsl.learners.fed_pc import (LocalPC, alphabetical_ids, fed_pc, fed_pc_simple_i,
-                                    fed_pc_simple_ii, min_votes, pc_all, pc_avg_scores, pc_best,
-                                    pc_local)
-from dpbnsl.learners.pc import pc
+from dpbnsl.learners.constraint._fed_pc_skeleton import SkeletonServer
+from dpbnsl.learners.constraint.citests import FisherZ
+from dpbnsl.learners.constraint.fed_pc import (
+    LocalPC,
+    alphabetical_ids,
+    fed_pc,
+    fed_pc_simple_i,
+    fed_pc_simple_ii,
+    min_votes,
+    pc_all,
+    pc_avg_scores,
+    pc_best,
+    pc_local,
+)
+from dpbnsl.learners.constraint.pc import pc
+from dpbnsl.learners.result import LearnResult
 from dpbnsl.metrics import count_accuracy, skeleton_scores
 from dpbnsl.partition import split
-from dpbnsl.simulate import simulate
-from dpbnsl.simulate_discrete import simulate_discrete
+from dpbnsl.simulation import simulate
+from dpbnsl.simulation.discrete import simulate_discrete
 
 FEDPC_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fedpc"
 

@@ -10,15 +10,15 @@ from dpbnsl import count_accuracy, is_dag
 from dpbnsl.learners import (
     LearnResult,
     fed_bnsl,
+    fed_sparse_bnsl,
     notears,
     notears_average,
     notears_best,
     notears_local,
     notears_voting,
 )
-from dpbnsl.learners import dp_fed_bnsl, dp_fed_sparse_bnsl, fed_sparse_bnsl
 from dpbnsl.learners.registry import LEARNERS as REGISTRY
-from dpbnsl.simulate import simulate
+from dpbnsl.simulation import simulate
 
 D, N, P = 6, 300, 3
 
@@ -283,7 +283,7 @@ def test_voting_keeps_majority_edges(data):
 def test_voting_can_return_a_cycle_and_repair_it():
     """Three participants whose local graphs are a→b, b→c, c→a (each found twice) vote a cycle."""
     rng = np.random.default_rng(0)
-    from dpbnsl.learners.baselines import LocalFits
+    from dpbnsl.learners.combiners import LocalFits
 
     def fake(W):
         return LearnResult("notears", W, W, pd.DataFrame())
@@ -381,7 +381,7 @@ def test_gradient_server_backs_off_instead_of_stalling_at_an_overflow():
     # With ρ₁ = 1e6 a step of size 1 from this W overshoots so far that exp(W∘W) overflows. The old
     # solver then saw a zero gradient and returned the overflowed point; it must now return a
     # finite point no worse than the start.
-    from dpbnsl.learners._admm import ServerProblem, _objective, gradient_steps
+    from dpbnsl.learners.admm import ServerProblem, _objective, gradient_steps
 
     d = 4
     W0 = np.triu(np.full((d, d), 0.8), 1) + np.tril(np.full((d, d), 0.5), -1)

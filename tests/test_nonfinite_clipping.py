@@ -12,13 +12,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from dpbnsl.learners import dp_fed_bnsl, dp_fed_sparse_bnsl
-from dpbnsl.learners.pgcd import PGCDState, clip_bounds, clip_score_sensitivity, clipped_products
+from dpbnsl.learners.linear.pgcd import PGCDState, clip_bounds, clip_score_sensitivity, clipped_products
 from dpbnsl.mechanisms import clip, clip_rows, row_norms
-from dpbnsl.simulate import simulate
+from dpbnsl.simulation import simulate
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
 ANY = st.floats(allow_nan=True, allow_infinity=True, width=64)

@@ -8,9 +8,10 @@ import pytest
 
 from dpbnsl import count_accuracy, is_dag
 from dpbnsl.federation import SERVER, Dense
-from dpbnsl.learners._admm import PenaltySchedule
-from dpbnsl.learners._fed_bnsl_mlp_server import MLPParticipant, server_objective
-from dpbnsl.learners._mlp import (
+from dpbnsl.learners.admm import PenaltySchedule
+from dpbnsl.learners.combiners import notears_local
+from dpbnsl.learners.nonlinear._fed_bnsl_mlp_server import MLPParticipant, server_objective
+from dpbnsl.learners.nonlinear._mlp import (
     MLPLayout,
     acyclicity,
     adjacency,
@@ -18,16 +19,15 @@ from dpbnsl.learners._mlp import (
     l2_penalty,
     squared_loss,
 )
-from dpbnsl.learners.baselines import notears_local
-from dpbnsl.learners.fed_bnsl_mlp import fed_bnsl_mlp
-from dpbnsl.learners.notears_mlp import (
+from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+from dpbnsl.learners.nonlinear.notears_mlp import (
     al_objective,
     notears_mlp,
     notears_mlp_best,
     notears_mlp_local,
     notears_mlp_voting,
 )
-from dpbnsl.simulate_nonlinear import simulate_nonlinear
+from dpbnsl.simulation.nonlinear import simulate_nonlinear
 
 LAYOUT = MLPLayout(4, 3)
 FAST = {"ftol": 1e-6}  # looser L-BFGS-B tolerance than scipy's default 2.2e-9: ~5x faster fits
@@ -340,7 +340,7 @@ def test_baseline_argument_errors(small, fits):
 def test_baseline_arguments_are_checked_before_any_fit(small, monkeypatch):
     from importlib import import_module
 
-    module = import_module("dpbnsl.learners.notears_mlp")  # the package re-exports a same-named function
+    module = import_module("dpbnsl.learners.nonlinear.notears_mlp")  # the package re-exports a same-named function
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fitted before validating")
@@ -357,10 +357,9 @@ def test_baseline_arguments_are_checked_before_any_fit(small, monkeypatch):
 
 def test_doctests():
     import doctest
-
     from importlib import import_module  # the package re-exports functions of the same names
 
-    for module in (import_module("dpbnsl.learners.notears_mlp"),
-                   import_module("dpbnsl.learners.fed_bnsl_mlp")):
+    for module in (import_module("dpbnsl.learners.nonlinear.notears_mlp"),
+                   import_module("dpbnsl.learners.nonlinear.fed_bnsl_mlp")):
         failed, attempted = doctest.testmod(module, verbose=False)
         assert attempted > 0 and failed == 0

@@ -16,14 +16,18 @@ import scipy.optimize
 
 from dpbnsl.federation import Dense, run_rounds
 from dpbnsl.learners import LearnResult
-from dpbnsl.learners._admm import PenaltySchedule
-from dpbnsl.learners._fed_bnsl_mlp_server import MLPParticipant, MLPServer, server_objective
-from dpbnsl.learners._mlp import MLPLayout, acyclicity, init_params, squared_loss
-from dpbnsl.learners.baselines import LocalFits, notears_voting
-from dpbnsl.learners.fed_bnsl_mlp import fed_bnsl_mlp
-from dpbnsl.learners.notears_mlp import (al_objective, notears_mlp, notears_mlp_best,
-                                         notears_mlp_voting)
-from dpbnsl.simulate_nonlinear import simulate_nonlinear
+from dpbnsl.learners.admm import PenaltySchedule
+from dpbnsl.learners.combiners import LocalFits, notears_voting
+from dpbnsl.learners.nonlinear._fed_bnsl_mlp_server import MLPParticipant, MLPServer, server_objective
+from dpbnsl.learners.nonlinear._mlp import MLPLayout, acyclicity, init_params, squared_loss
+from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+from dpbnsl.learners.nonlinear.notears_mlp import (
+    al_objective,
+    notears_mlp,
+    notears_mlp_best,
+    notears_mlp_voting,
+)
+from dpbnsl.simulation.nonlinear import simulate_nonlinear
 
 LAYOUT = MLPLayout(3, 2)
 FAST = {"ftol": 1e-6}  # looser L-BFGS-B tolerance than scipy's default 2.2e-9: ~5x faster fits

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpbnsl.citests import FisherZ
 from dpbnsl.graphs import apply_meek, dag_to_cpdag, is_dag
-from dpbnsl.learners.pc import orient_pdag, pc, pc_skeleton, pdag_to_dag
-from dpbnsl.simulate import simulate, simulate_dag, simulate_linear_sem
-from dpbnsl.simulate_discrete import random_discrete_bn
+from dpbnsl.learners.constraint.citests import FisherZ
+from dpbnsl.learners.constraint.pc import orient_pdag, pc, pc_skeleton, pdag_to_dag
+from dpbnsl.simulation import simulate, simulate_dag, simulate_linear_sem
+from dpbnsl.simulation.discrete import random_discrete_bn
 
 
 def _adj(d, edges):

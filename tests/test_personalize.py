@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from dpbnsl.learners import fed_bnsl
-from dpbnsl.learners.personalize import Personalized, personalize, personalized_nmse
+from dpbnsl.learners.linear.personalize import Personalized, personalize, personalized_nmse
 from dpbnsl.metrics import nmse
-from dpbnsl.simulate import simulate_dag, simulate_heterogeneous, simulate_weights
+from dpbnsl.simulation import simulate_dag, simulate_heterogeneous, simulate_weights
 
 D, P, N = 8, 6, 1500
 

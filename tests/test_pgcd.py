@@ -11,9 +11,15 @@ from dp_accounting import GaussianDpEvent
 from scipy import stats
 
 from dpbnsl.accounting import PrivacyLedger
-from dpbnsl.learners._pgcd_naive import naive_dp_pgcd
-from dpbnsl.learners.pgcd import (CLIP_SCHEMES, PGCDNoise, PGCDState, clip_bounds,
-                                  clip_score_sensitivity, pgcd)
+from dpbnsl.learners.linear._pgcd_naive import naive_dp_pgcd
+from dpbnsl.learners.linear.pgcd import (
+    CLIP_SCHEMES,
+    PGCDNoise,
+    PGCDState,
+    clip_bounds,
+    clip_score_sensitivity,
+    pgcd,
+)
 from dpbnsl.mechanisms import (
     BoundedRangeDpEvent,
     ColumnwiseExponentialMechanism,

@@ -20,7 +20,7 @@ from dpbnsl.cli import main
 from dpbnsl.learners import dp_fed_bnsl, dp_fed_sparse_bnsl, fed_bnsl
 from dpbnsl.learners.registry import Learner
 from dpbnsl.mechanisms import clip_rows
-from dpbnsl.simulate import simulate
+from dpbnsl.simulation import simulate
 
 P, D, N_K = 3, 4, 3000
 

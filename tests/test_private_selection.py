@@ -7,12 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from dpbnsl.accounting import compose_epsilon
-from dpbnsl.learners.private_selection import residual_loss, select_dp_fed_sparse_bnsl
-from dpbnsl.simulate import simulate
+from dpbnsl.learners.linear.private_selection import residual_loss, select_dp_fed_sparse_bnsl
+from dpbnsl.simulation import simulate
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
 

@@ -9,9 +9,13 @@ import numpy as np
 import pytest
 
 from dpbnsl.learners import DataScaleWarning, dp_fed_bnsl, dp_fed_sparse_bnsl
-from dpbnsl.learners.scale_checks import (CLIP_WARNING_SHARE, check_declared_centre,
-                                          check_feature_bound, check_row_norm)
-from dpbnsl.simulate import simulate
+from dpbnsl.learners.linear.scale_checks import (
+    CLIP_WARNING_SHARE,
+    check_declared_centre,
+    check_feature_bound,
+    check_row_norm,
+)
+from dpbnsl.simulation import simulate
 
 
 def _scale_warnings(record) -> list[str]:

@@ -1,4 +1,4 @@
-"""Tests for dpbnsl.simulate: graphs, weights, SEM sampling, heterogeneity, splitting."""
+"""Tests for dpbnsl.simulation: graphs, weights, SEM sampling, heterogeneity, splitting."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpbnsl.graphs import is_dag
-from dpbnsl.simulate import (
+from dpbnsl.simulation import (
     HeterogeneousData,
     SimulatedData,
     simulate,
@@ -316,7 +316,7 @@ def test_split_uneven_respects_min_size(P, min_size, extra, seed):
 
 def test_split_uneven_is_random_and_reproducible():
     X = np.zeros((200, 1))
-    sizes = lambda seed: [p.shape[0] for p in split(X, 4, uneven=True, rng=seed)]  # noqa: E731
+    sizes = lambda seed: [p.shape[0] for p in split(X, 4, uneven=True, rng=seed)]
     assert sizes(0) == sizes(0) and sizes(0) != sizes(1)
 
 
@@ -403,12 +403,12 @@ def test_simulate_validation():
 def test_every_simulator_family_is_importable_from_simulate():
     import importlib
 
-    sim = importlib.import_module("dpbnsl.simulate")
+    sim = importlib.import_module("dpbnsl.simulation")
     for module, names in {
-        "dpbnsl.simulate_nonlinear": ("simulate_nonlinear", "simulate_nonlinear_sem",
+        "dpbnsl.simulation.nonlinear": ("simulate_nonlinear", "simulate_nonlinear_sem",
                                       "simulate_noniid", "uneven_sizes"),
-        "dpbnsl.simulate_discrete": ("simulate_discrete", "random_discrete_bn"),
-        "dpbnsl.simulate_temporal": ("simulate_temporal",),
+        "dpbnsl.simulation.discrete": ("simulate_discrete", "random_discrete_bn"),
+        "dpbnsl.simulation.temporal": ("simulate_temporal",),
     }.items():
         family = importlib.import_module(module)
         for name in names:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbnsl.simulate import simulate_dag
-from dpbnsl.simulate_nonlinear import (
+from dpbnsl.simulation import simulate_dag
+from dpbnsl.simulation.nonlinear import (
     NONLINEAR_KINDS,
     NonIIDData,
     NonlinearData,
@@ -15,9 +15,9 @@ from dpbnsl.simulate_nonlinear import (
     _gp_rff,
     _mechanism,
     _signed_uniform,
+    simulate_noniid,
     simulate_nonlinear,
     simulate_nonlinear_sem,
-    simulate_noniid,
     uneven_sizes,
 )
 
@@ -93,7 +93,7 @@ def test_gp_draws_have_the_rbf_covariance(draw):
 
 
 def test_gp_auto_uses_random_features_above_2000_rows_and_is_fast(monkeypatch):
-    import dpbnsl.simulate_nonlinear as sn
+    import dpbnsl.simulation.nonlinear as sn
 
     def no_exact(Z, rng):
         raise AssertionError("exact GP draw used")
@@ -259,7 +259,7 @@ def test_uneven_sizes_validation(args, kwargs, match):
 def test_doctests():
     import doctest
 
-    import dpbnsl.simulate_nonlinear
+    import dpbnsl.simulation.nonlinear
 
-    failed, attempted = doctest.testmod(dpbnsl.simulate_nonlinear, verbose=False)
+    failed, attempted = doctest.testmod(dpbnsl.simulation.nonlinear, verbose=False)
     assert attempted > 0 and failed == 0

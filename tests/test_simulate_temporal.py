@@ -1,4 +1,4 @@
-"""The SVAR(p) simulator of the FedDBN setting (dpbnsl.simulate_temporal) and dpbnsl.timeseries."""
+"""The SVAR(p) simulator of the FedDBN setting (dpbnsl.simulation.temporal) and dpbnsl.timeseries."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dpbnsl import is_dag
-from dpbnsl.simulate_temporal import (
+from dpbnsl.simulation.temporal import (
     TemporalData,
     companion_radius,
     simulate_svar,

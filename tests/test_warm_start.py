@@ -12,14 +12,18 @@ import numpy as np
 import pytest
 
 from dpbnsl.accounting import compose_epsilon
-from dpbnsl.learners.dp_fed_bnsl import covariance_sensitivity, release_covariance
-from dpbnsl.learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan
-from dpbnsl.learners.warm_start import (WARM_START_MAX_D, covariance_warm_start,
-                                        default_warm_share, warm_start_applies)
+from dpbnsl.learners.linear.dp_fed_bnsl import covariance_sensitivity, release_covariance
+from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan
+from dpbnsl.learners.linear.warm_start import (
+    WARM_START_MAX_D,
+    covariance_warm_start,
+    default_warm_share,
+    warm_start_applies,
+)
 from dpbnsl.metrics import count_accuracy
-from dpbnsl.simulate import simulate
+from dpbnsl.simulation import simulate
 
-ws = importlib.import_module("dpbnsl.learners.warm_start")
+ws = importlib.import_module("dpbnsl.learners.linear.warm_start")
 DELTA = 1e-5
 
 

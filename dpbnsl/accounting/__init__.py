@@ -39,6 +39,7 @@ from .zcdp import (
     pure_dp_rho,
     rho_to_epsilon,
 )
+
 __all__ = [
     "BoundedRangeDpEvent", "BudgetExceededError", "BudgetSplit", "LaplaceScales", "LedgerEntry",
     "NoiseScales", "ORDERS", "PrivacyLedger", "PrivacySummary", "UnsupportedEventError",

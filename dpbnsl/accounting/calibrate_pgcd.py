@@ -14,9 +14,9 @@ from typing import Literal
 from dp_accounting import GaussianDpEvent
 
 from .._validation import check_choice, check_int, check_real
-from .calibrate import round_up, check_target
-from .compose import LedgerEntry, compose_epsilon, event_rho
 from ..mechanisms import BoundedRangeDpEvent
+from .calibrate import check_target, round_up
+from .compose import LedgerEntry, compose_epsilon, event_rho
 from .zcdp import epsilon_to_rho
 
 __all__ = [
@@ -120,7 +120,7 @@ def calibrate_dp_pgcd(
                       lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), d, "zcdp") <= e)
     m = paper
     if method == "tight":
-        eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), d,  # noqa
+        eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), d,
                                               "rdp")
         hi, lo = paper, paper * 0.5
         # The paper's multiplier meets the target under "rdp" too (CKS ≤ Bun–Steinke and the exact
@@ -163,7 +163,7 @@ def calibrate_dp_pgcd_laplace(
     T = check_int(rounds, "rounds", low=1)
     K = check_int(local_iters, "local_iters", low=1)
     k = 2 * T * K
-    total = lambda e0: e0 * math.sqrt(2 * k * -math.log(d)) + k * e0 * math.expm1(e0)  # noqa
+    total = lambda e0: e0 * math.sqrt(2 * k * -math.log(d)) + k * e0 * math.expm1(e0)
     lo, hi = 0.0, e / k + 1.0
     while total(hi) <= e:
         hi *= 2.0

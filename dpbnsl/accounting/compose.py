@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 import dp_accounting
+import numpy as np
 from dp_accounting import GaussianDpEvent, ZCDpEvent
 from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
 from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS

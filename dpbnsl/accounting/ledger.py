@@ -15,8 +15,16 @@ from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfCo
 
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent
-from .compose import (ACCOUNTANTS, Accountant, LedgerEntry, UnsupportedEventError, merged,
-                      compose_epsilon, event_rho, flatten_event)
+from .compose import (
+    ACCOUNTANTS,
+    Accountant,
+    LedgerEntry,
+    UnsupportedEventError,
+    compose_epsilon,
+    event_rho,
+    flatten_event,
+    merged,
+)
 
 __all__ = [
     "BudgetExceededError",
@@ -158,7 +166,7 @@ class PrivacyLedger:
                                        for e in self._entries]})
 
     @classmethod
-    def from_json(cls, text: str) -> "PrivacyLedger":
+    def from_json(cls, text: str) -> PrivacyLedger:
         """The ledger written by :meth:`to_json`; anything else raises ``ValueError`` (or
         ``TypeError`` for a non-string) naming what is wrong."""
         if not isinstance(text, (str, bytes, bytearray)):

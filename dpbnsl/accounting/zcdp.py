@@ -106,7 +106,7 @@ def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") 
     bs = r + 2.0 * (math.sqrt(rL) if math.isfinite(rL) else math.sqrt(r) * math.sqrt(L))
     if conversion == "bun-steinke" or not math.isfinite(bs):
         return bs
-    f = lambda x: _cks_at(1.0 + math.exp(x), r, L)  # noqa: E731
+    f = lambda x: _cks_at(1.0 + math.exp(x), r, L)
     # the optimal α is about 1 + √(L/ρ): search ln(α − 1) around it
     centre = 0.5 * (math.log(max(L, 1e-300)) - math.log(r))
     try:
@@ -140,7 +140,7 @@ def epsilon_to_rho(epsilon: float, delta: float, *, conversion: Conversion = "ck
     # (√(ε + L) − √L)² without the cancellation of the difference at small ε
     rho = (e / (math.sqrt(e + L) + math.sqrt(L))) ** 2
     if conversion == "cks" and rho > 0.0:
-        g = lambda r: rho_to_epsilon(r, d, conversion="cks") - e  # noqa: E731
+        g = lambda r: rho_to_epsilon(r, d, conversion="cks") - e
         hi = rho
         while g(hi) < 0 and hi < 1e300:
             hi *= 2.0

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._validation import as_square_matrix, check_choice, check_int, check_real
 from ..federation import Transcript
-from ..learners._admm import PenaltySchedule
+from ..learners.admm import PenaltySchedule
 from ..learners.registry import names
 
 __all__ = ["CovarianceReconstruction", "CovarianceError", "reconstruct_covariance",

@@ -23,12 +23,11 @@ import numpy as np
 import pandas as pd
 
 from .._validation import as_generator, as_participants, as_square_matrix, check_real
+from ..learners.registry import names
 from ..scores import center
 from .covariance import DENSE_PROTOCOLS, reconstruct_covariances
-from .inference import (attribute_inference, membership_inference, reconstruct_record, roc_auc,
-                        tpr_at_fpr)
+from .inference import attribute_inference, membership_inference, reconstruct_record, roc_auc, tpr_at_fpr
 from .sparse import reconstruct_gram_sparse_from_result
-from ..learners.registry import names
 
 __all__ = ["ATTACKABLE", "AttackReport", "server_covariances", "attack_report",
            "population_covariance", "protocol_statistic"]

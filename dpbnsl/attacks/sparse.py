@@ -57,7 +57,7 @@ import numpy as np
 
 from .._validation import check_int, check_real
 from ..federation import Dense, Transcript
-from ..learners._admm import PenaltySchedule, check_hyperparameters
+from ..learners.admm import PenaltySchedule, check_hyperparameters
 from ..learners.registry import names
 
 __all__ = ["SparseGramReconstruction", "reconstruct_gram_sparse",
@@ -226,7 +226,7 @@ def reconstruct_gram_sparse(transcript: Transcript, *, lambda1: float, rho2: flo
 
     Examples
     --------
-    >>> from dpbnsl.simulate import simulate
+    >>> from dpbnsl.simulation import simulate
     >>> from dpbnsl.learners import fed_sparse_bnsl
     >>> data = simulate(6, 600, participants=2, rng=0)
     >>> r = fed_sparse_bnsl(data.participants, rounds=20, local_iters=1)

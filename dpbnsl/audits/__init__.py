@@ -4,7 +4,7 @@
   Gaussian-DP estimate;
 - :mod:`~dpbnsl.audits.games`: distinguishing games on worst-case neighbours, with broken variants
   (negative controls);
-- :mod:`~dpbnsl.audits.audit`: game → bound → verdict in one call;
+- :mod:`~dpbnsl.audits.verdict`: game → bound → verdict in one call;
 - :mod:`~dpbnsl.audits.sensitivity`: grey-box checks that every pre-noise quantity moves by at most
   its declared sensitivity on neighbouring datasets, with identical control flow;
 - :mod:`~dpbnsl.audits.samplers`: the selection and Gaussian samplers against their exact laws;
@@ -12,13 +12,20 @@
   and their plots (matplotlib, the ``plot`` extra, imported only when drawing).
 """
 
-from .audit import Audit, audit
-from .bounds import (EpsilonEstimate, EpsilonLowerBound, OneRunBound, clopper_pearson_bound,
-                     gdp_epsilon, gdp_estimate, one_run_bound)
+from .bounds import (
+                     EpsilonEstimate,
+                     EpsilonLowerBound,
+                     OneRunBound,
+                     clopper_pearson_bound,
+                     gdp_epsilon,
+                     gdp_estimate,
+                     one_run_bound,
+)
 from .games import BROKEN, GAMES, GameResult, run_game
 from .samplers import check_gaussian_sampler, check_selection_sampler
 from .sensitivity import CHECKS, SensitivityCheck, check_sensitivity
 from .tradeoff import SweepResult, summarize, sweep
+from .verdict import Audit, audit
 
 __all__ = ["Audit", "audit", "EpsilonEstimate", "EpsilonLowerBound", "OneRunBound",
            "clopper_pearson_bound", "gdp_epsilon", "gdp_estimate", "one_run_bound", "BROKEN",

@@ -30,13 +30,21 @@ from scipy.special import logsumexp
 
 from .._validation import as_generator, check_int, check_real
 from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_pgcd_entries
-from ..learners.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan as sparse_plan
-from ..learners.warm_start import covariance_warm_start
-from ..learners.fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
-from ..learners.pgcd import PGCDNoise, PGCDState, clip_bounds, new_state, run_iterations
-from ..learners.pgcd import clip_score_sensitivity, score_sensitivity
-from ..simulate import simulate
-from ._game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
+from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from ..learners.linear.dp_fed_sparse_bnsl import plan as sparse_plan
+from ..learners.linear.fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
+from ..learners.linear.pgcd import (
+    PGCDNoise,
+    PGCDState,
+    clip_bounds,
+    clip_score_sensitivity,
+    new_state,
+    run_iterations,
+    score_sensitivity,
+)
+from ..learners.linear.warm_start import covariance_warm_start
+from ..simulation import simulate
+from .game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
 __all__ = ["selection_game", "dp_pgcd_game", "dp_fed_sparse_bnsl_game", "pair_epsilon",
            "sparse_run"]
@@ -256,13 +264,13 @@ def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
                             rng=None) -> GameResult:
     """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
 
-    Data: :func:`~dpbnsl.simulate.simulate` (d nodes, n rows per participant, fixed seed 0). The
+    Data: :func:`~dpbnsl.simulation.simulate` (d nodes, n rows per participant, fixed seed 0). The
     canary is participant 0's first row; in D′ its entry p (the node with most children) is
     replaced by an extreme value (v²/n = 100·max(m + ρ₂)). Smoothness constants are declared
     public and equal to D's pooled raw means of x_ia²; the learner's defaults otherwise. The noise
     is calibrated once (:func:`~dpbnsl.accounting.calibrate_dp_pgcd`, "tight", as the learner
     does); each trial then runs the learner's protocol (:func:`sparse_run`, the same transcript as
-    :func:`~dpbnsl.learners.dp_fed_sparse_bnsl.dp_fed_sparse_bnsl` for the same ``rng``, without
+    :func:`~dpbnsl.learners.linear.dp_fed_sparse_bnsl.dp_fed_sparse_bnsl` for the same ``rng``, without
     re-calibrating and re-accounting per run). The claimed ε is the learner's reported RDP ε.
     Score: −Σ_t Σ_b |B^{(t)}_pb − W₀_pb| over participant 0's uploads (W₀ = 0 without the warm
     start), higher when row p is absent.

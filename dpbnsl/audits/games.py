@@ -35,15 +35,13 @@ import numpy as np
 from dp_accounting import GaussianDpEvent
 
 from .._validation import as_generator, check_int, check_real
-from ..accounting import LedgerEntry, PrivacyLedger, calibrate_gaussian, calibrate_smoothness
-from ..accounting import compose_epsilon
-from ..learners.dp_fed_bnsl import covariance_sensitivity, plan, release_covariance
-from ..learners.pgcd import PGCDNoise, clip_bounds, new_state
-from ..learners.smoothness import as_bounds, private_smoothness
+from ..accounting import LedgerEntry, PrivacyLedger, calibrate_gaussian, calibrate_smoothness, compose_epsilon
+from ..learners.linear.dp_fed_bnsl import covariance_sensitivity, plan, release_covariance
+from ..learners.linear.pgcd import PGCDNoise, clip_bounds, new_state
+from ..learners.linear.smoothness import as_bounds, private_smoothness
 from ..mechanisms import gaussian_mechanism
-from ._game_base import (BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target,
-                         check_trials)
 from ._pgcd_games import dp_fed_sparse_bnsl_game, dp_pgcd_game, selection_game
+from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
 __all__ = ["GameResult", "GAMES", "BROKEN", "run_game", "gaussian_step_game", "selection_game",
            "covariance_game", "smoothness_game", "dp_pgcd_game", "dp_fed_sparse_bnsl_game"]
@@ -134,7 +132,7 @@ def covariance_game(*, epsilon: float, delta: float, trials: int, broken: str | 
     The n − 1 shared rows have norm ≤ R/2; the canary row is 2R·e₀ in D and 2R·e₁ in D′, clipped
     to R·e₀ vs R·e₁, which attains the replace-one sensitivity √2R²/n of the upper triangle
     (orthogonal rows at the clip norm). The release runs the package's
-    :func:`~dpbnsl.learners.dp_fed_bnsl.release_covariance` steps: the pre-noise triangle comes
+    :func:`~dpbnsl.learners.linear.dp_fed_bnsl.release_covariance` steps: the pre-noise triangle comes
     from it (noise multiplier 0), the noise from :func:`~dpbnsl.mechanisms.gaussian_mechanism`
     with the learner's own calibration (analytic Gaussian, certified by the PLD accountant).
     Score: projection of the released triangle on the unit vector along e₀₀ − e₁₁, centred at
@@ -204,7 +202,7 @@ def smoothness_game(*, epsilon: float, delta: float, trials: int, broken: str | 
     (x_ia² = 4X_a, clipped to X_a), so every m_a moves by exactly its sensitivity X_a/n. Noise from
     :func:`~dpbnsl.accounting.calibrate_smoothness` ("tight": d releases of multiplier m compose
     exactly into one Gaussian of multiplier m/√d = the analytic (ε, δ) multiplier). Pre-noise
-    values come from :func:`~dpbnsl.learners.smoothness.private_smoothness` with the noise off;
+    values come from :func:`~dpbnsl.learners.linear.smoothness.private_smoothness` with the noise off;
     each constant is then released for all trials in one call, and floored as the package does.
     Score: Σ_a (m̃_a − m_a(D))/X_a, the likelihood-ratio direction.
 

@@ -14,8 +14,7 @@ A ``sampler`` callable replaces the package's sampler (negative controls, other 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 

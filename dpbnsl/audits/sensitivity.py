@@ -31,20 +31,19 @@ the check is not vacuous). :data:`BROKEN_CHECKS` lists the negative controls.
 from __future__ import annotations
 
 import math
-from types import MappingProxyType, SimpleNamespace
+from types import MappingProxyType
 
 import numpy as np
 
 from .._validation import check_int, check_real
 from ..accounting import PrivacyLedger
-from ..learners.dp_fed_bnsl import covariance_sensitivity, release_covariance
-from ..learners.pgcd import PGCDNoise, clip_bounds, new_state, run_iterations
-from ..learners.pgcd import clip_score_sensitivity
-from ..learners.smoothness import as_bounds, private_mean, private_smoothness
+from ..learners.linear.dp_fed_bnsl import covariance_sensitivity, release_covariance
+from ..learners.linear.pgcd import PGCDNoise, clip_bounds, clip_score_sensitivity, new_state, run_iterations
+from ..learners.linear.smoothness import as_bounds, private_mean, private_smoothness
 from ..mechanisms import clip_rows, gaussian_mechanism
-from ._game_base import EXCESS
 from ._pgcd_games import UnclippedState
 from ._sensitivity_base import BROKEN_CHECKS, RTOL, SensitivityCheck, Spec, check_inputs, run_check
+from .game_base import EXCESS
 
 __all__ = ["SensitivityCheck", "CHECKS", "BROKEN_CHECKS", "RTOL", "check_sensitivity",
            "check_pgcd_gradient", "check_pgcd_score", "check_smoothness", "check_covariance",
@@ -106,9 +105,9 @@ def check_pgcd_gradient(X=None, X_prime=None, *, pairs: int = 200, clip: float =
                         rng=None) -> SensitivityCheck:
     """DP-PGCD's clipped gradient g_ab, every off-diagonal coordinate, against Δ_g,ab = 2C_ab/n.
 
-    The pre-noise gradient is the one :func:`~dpbnsl.learners.pgcd.new_state` computes (the state
+    The pre-noise gradient is the one :func:`~dpbnsl.learners.linear.pgcd.new_state` computes (the state
     every DP-PGCD run starts from; B, W, β drawn per pair, public m_a = D's raw means); the noisy
-    run is ``local_iters`` iterations of :func:`~dpbnsl.learners.pgcd.run_iterations` (selection
+    run is ``local_iters`` iterations of :func:`~dpbnsl.learners.linear.pgcd.run_iterations` (selection
     and gradient release each), whose draws and ledger must agree on D and D′ (the selected
     coordinates may differ: they are the noisy output).
 
@@ -147,7 +146,7 @@ def check_smoothness(X=None, X_prime=None, *, pairs: int = 200, feature_bound=1.
                      rng=None) -> SensitivityCheck:
     """The private smoothness constants m_a (Fed-Sparse-BNSL Thm D.1), each against X_a/n.
 
-    :func:`~dpbnsl.learners.smoothness.private_smoothness` with multiplier 0 (pre-noise) and
+    :func:`~dpbnsl.learners.linear.smoothness.private_smoothness` with multiplier 0 (pre-noise) and
     ``multiplier`` (d releases). Its floor is post-processing: set to the smallest positive
     float, and released values at the floor are not compared. Boundary pair: x_ia² = 4X_a
     (clipped to X_a) against 0. ``feature_bound``: X_a (scalar or shape (d,)); ``broken``:
@@ -189,9 +188,9 @@ def check_covariance(X=None, X_prime=None, *, pairs: int = 200, clip_norm: float
                      multiplier: float = 2.0, broken: str | None = None,
                      rng=None) -> SensitivityCheck:
     """DP-Fed-BNSL's covariance release: the upper triangle of clip(X)ᵀclip(X)/n against √2R²/n
-    in ℓ2 (:func:`~dpbnsl.learners.dp_fed_bnsl.covariance_sensitivity`).
+    in ℓ2 (:func:`~dpbnsl.learners.linear.dp_fed_bnsl.covariance_sensitivity`).
 
-    :func:`~dpbnsl.learners.dp_fed_bnsl.release_covariance` (what :func:`dp_fed_bnsl` calls) with
+    :func:`~dpbnsl.learners.linear.dp_fed_bnsl.release_covariance` (what :func:`dp_fed_bnsl` calls) with
     multiplier 0 and ``multiplier``, no PSD projection. Boundary pair: 4R·e_a against 4R·e_b.
     ``clip_norm``: R; ``broken``: {None, "no-clipping", "data-dependent-noise"}; other parameters
     as in :func:`check_pgcd_gradient`.
@@ -228,7 +227,7 @@ def check_mean(X=None, X_prime=None, *, pairs: int = 200, row_norm: float = 1.0,
                multiplier: float = 2.0, broken: str | None = None,
                rng=None) -> SensitivityCheck:
     """The private mean of rows clipped to ‖x‖₂ ≤ R (DP-Fed-BNSL's private centring) against 2R/n
-    in ℓ2 (:func:`~dpbnsl.learners.smoothness.private_mean`, Privacy).
+    in ℓ2 (:func:`~dpbnsl.learners.linear.smoothness.private_mean`, Privacy).
 
     Boundary pair: 4R·u against −4R·u. ``row_norm``: R; ``broken``: {None, "no-clipping"}; other
     parameters as in :func:`check_pgcd_gradient`.

@@ -14,7 +14,6 @@ for the setting that produced it.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import math
@@ -33,10 +32,11 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_epsilon, check_int, check_real
+from ..blas import single_thread
 from ..learners import notears
 from ..learners.registry import LEARNERS, Learner, names
 from ..metrics import count_accuracy
-from ..simulate import simulate
+from ..simulation import simulate
 
 __all__ = ["COLUMNS", "KEY", "METRICS", "METHODS", "SweepResult", "summarize", "sweep"]
 
@@ -49,7 +49,6 @@ _DTYPES = {"epsilon": float, "delta": float, "d": int, "P": int, "n_k": int, "se
 _TEXT = {"method": str, "graph": str, "options": str}  # read back as text, never as numbers
 _SETTING = ("graph", "edges_per_node", "options")  # what CSVs of earlier versions lack
 _RESERVED = ("epsilon", "delta", "rng", "local")
-_BLAS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: The learners a sweep runs: the linear family's, except the oracles (the sweep simulates linear
 #: SEMs). Their settings come from the learner registry (defaults, then simulation settings).
 METHODS = tuple(n for n in names(family="linear") if not LEARNERS[n].oracle)
@@ -187,18 +186,6 @@ def _append(path: Path, row: dict) -> None:
         f.write(text)
 
 
-@contextlib.contextmanager
-def _single_threaded_blas():
-    """Workers started meanwhile inherit single-threaded BLAS settings (before importing numpy)."""
-    unset = [n for n in _BLAS if n not in os.environ]
-    os.environ.update({n: "1" for n in unset})
-    try:
-        yield
-    finally:
-        for n in unset:
-            os.environ.pop(n, None)
-
-
 def _progress(enabled: bool, total: int, skipped: int):
     start, done = time.perf_counter(), 0
 
@@ -316,8 +303,8 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
             record(_run_task(task))
     elif todo:
         ctx = multiprocessing.get_context("spawn")
-        with _single_threaded_blas(), ProcessPoolExecutor(max_workers=min(jobs, len(todo)),
-                                                          mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx,
+                                 initializer=single_thread) as pool:
             futures = [pool.submit(_run_task, t) for t in todo]
             try:
                 for future in as_completed(futures):

@@ -1,25 +1,33 @@
 """Structure learners: one algorithm per module, each returning a :class:`LearnResult`."""
 
-from ._result import LearnResult
-from .baselines import LocalFits, notears_average, notears_best, notears_local, notears_voting
-from .dp_fed_bnsl import dp_fed_bnsl
-from .dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from .fed_bnsl import fed_bnsl
-from .fed_sparse_bnsl import fed_sparse_bnsl
-from .personalize import Personalized, personalize, personalized_nmse
-from .pgcd import PGCDNoise, pgcd
-from .scale_checks import DataScaleWarning
-from .private_selection import select_dp_fed_sparse_bnsl
-from .notears import notears
-from .notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
-from .fed_bnsl_mlp import fed_bnsl_mlp
-from .dynotears import dynotears
-from .dynotears_baselines import dynotears_all, dynotears_average, dynotears_best, dynotears_local
-from .fed_dbn import fed_dbn
-from .ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
-from .pc import pc
-from .fed_pc import (LocalPC, fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_avg_scores,
-                     pc_best, pc_local)
+from .combiners import LocalFits, notears_average, notears_best, notears_local, notears_voting
+from .constraint.fed_pc import (
+                     LocalPC,
+                     fed_pc,
+                     fed_pc_simple_i,
+                     fed_pc_simple_ii,
+                     pc_all,
+                     pc_avg_scores,
+                     pc_best,
+                     pc_local,
+)
+from .constraint.pc import pc
+from .linear.dp_fed_bnsl import dp_fed_bnsl
+from .linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from .linear.fed_bnsl import fed_bnsl
+from .linear.fed_sparse_bnsl import fed_sparse_bnsl
+from .linear.notears import notears
+from .linear.personalize import Personalized, personalize, personalized_nmse
+from .linear.pgcd import PGCDNoise, pgcd
+from .linear.private_selection import select_dp_fed_sparse_bnsl
+from .linear.scale_checks import DataScaleWarning
+from .nonlinear.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
+from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
+from .result import LearnResult
+from .temporal.dynotears import dynotears
+from .temporal.dynotears_baselines import dynotears_all, dynotears_average, dynotears_best, dynotears_local
+from .temporal.fed_dbn import fed_dbn
 
 __all__ = [
     "LearnResult",

@@ -4,9 +4,10 @@ the attacks and the contract tests.
 An entry says what the learner is (``family``, ``private``, whether it pools the rows or needs
 the true graph), what its messages let an attacker read (``messages``), and how the tools run it:
 ``defaults`` (settings every tool passes unless told otherwise), ``simulation`` (public settings
-for simulated data, e.g. a feature bound at the simulator's scale), ``quick`` (settings for a seconds-long run on small data: tests and examples),
-``cli_options`` (the ``dpbnsl learn`` options it reads; any other non-default option is refused)
-and ``cli_kwargs`` (those options as keyword arguments). Private learners also give ``plan``, their
+for simulated data, e.g. a feature bound at the simulator's scale), ``quick`` (settings for a
+seconds-long run on small data: tests and examples), ``cli_options`` (the ``dpbnsl learn``
+options it reads; any other non-default option is refused) and ``cli_kwargs`` (those options as
+keyword arguments). Private learners also give ``plan``, their
 pre-data validation and calibration, so that a sweep refuses a bad setting before any run.
 
 Adding a learner is one :class:`Learner` in :data:`LEARNERS` (plus its own module)::
@@ -30,20 +31,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .baselines import notears_average, notears_best, notears_voting
-from .ds_fcd import as_fcd, ds_fcd
-from .dp_fed_bnsl import dp_fed_bnsl, plan as _plan_covariance
-from .dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan as _plan_sparse
-from .dynotears import dynotears
-from .dynotears_baselines import dynotears_all, dynotears_average, dynotears_best
-from .fed_bnsl import fed_bnsl
-from .fed_bnsl_mlp import fed_bnsl_mlp
-from .fed_dbn import fed_dbn
-from .fed_pc import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_best
-from .fed_sparse_bnsl import fed_sparse_bnsl
-from .notears import notears
-from .notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_voting
-from .pc import pc
+from .combiners import notears_average, notears_best, notears_voting
+from .constraint.fed_pc import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_best
+from .constraint.pc import pc
+from .linear.dp_fed_bnsl import dp_fed_bnsl
+from .linear.dp_fed_bnsl import plan as _plan_covariance
+from .linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from .linear.dp_fed_sparse_bnsl import plan as _plan_sparse
+from .linear.fed_bnsl import fed_bnsl
+from .linear.fed_sparse_bnsl import fed_sparse_bnsl
+from .linear.notears import notears
+from .nonlinear.ds_fcd import as_fcd, ds_fcd
+from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_voting
+from .temporal.dynotears import dynotears
+from .temporal.dynotears_baselines import dynotears_all, dynotears_average, dynotears_best
+from .temporal.fed_dbn import fed_dbn
 
 __all__ = ["Learner", "LEARNERS", "learner", "names"]
 

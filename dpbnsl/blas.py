@@ -1,0 +1,42 @@
+"""One BLAS thread for the learners' many small matrix products.
+
+The learners call BLAS thousands of times on matrices of at most a few hundred rows; a
+multithreaded BLAS gains nothing there and, on a machine whose other cores are busy, loses badly
+(each call waits for threads that are not scheduled). :func:`single_thread` limits the BLAS
+libraries numpy loaded to one thread, through threadpoolctl: it works whenever it is called,
+before or after numpy is imported. The library never calls it on import; the command line, the
+sweeps' worker processes, the experiment scripts and the test suite do.
+"""
+
+from __future__ import annotations
+
+import os
+
+from threadpoolctl import threadpool_limits
+
+__all__ = ["blas_threads", "single_thread", "user_chose_threads"]
+
+#: Environment variables by which a user chooses the BLAS thread count.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def user_chose_threads() -> bool:
+    """Whether the environment sets a BLAS thread count (then it is left alone)."""
+    return any(v in os.environ for v in THREAD_VARIABLES)
+
+
+def single_thread():
+    """Limit BLAS to one thread in this process from now on, unless the user chose a count in
+    the environment. Returns the threadpoolctl limiter (``.restore_original_limits()`` undoes
+    it), or None when the user's choice stands."""
+    if user_chose_threads():
+        return None
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def blas_threads() -> int:
+    """The largest thread count of the BLAS libraries loaded in this process (0 if none)."""
+    from threadpoolctl import threadpool_info
+
+    return max((int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"),
+               default=0)

@@ -1,0 +1,116 @@
+"""Pieces shared by the CLI modules: the user-error type, the help formatter, plain-text tables."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from ..learners.registry import names
+
+__all__ = ["CLIError", "PRIVATE", "formatter", "table", "warn", "seed_warning", "count",
+           "MAX_SEED", "refuse_unused", "refuse_no_noise", "print_privacy"]
+
+#: The private learners (they need --epsilon and accept the privacy options).
+PRIVATE = names(private=True)
+
+
+class CLIError(Exception):
+    """A user error found by the CLI itself (bad file, wrong combination of options)."""
+
+
+def refuse_unused(args, users: dict, method: str, what: str | None = None) -> None:
+    """Refuse every option the user gave (even at its default value) that ``method`` does not
+    read; ``users`` maps option dest to the methods that read it."""
+    for name, readers in users.items():
+        if name in args.given and method not in readers:
+            flag = "--" + name.replace("_", "-")
+            raise CLIError(f"{flag} does not apply to {what or '--method ' + method} (it is used "
+                           f"by {', '.join(readers)})")
+
+
+def refuse_no_noise(args) -> None:
+    """A private method with --epsilon inf would run without noise: name the non-private twin."""
+    eps = getattr(args, "epsilon", None)
+    if eps is not None and eps == float("inf"):
+        twin = {"dp-fed-bnsl": "fed-bnsl", "dp-fed-sparse-bnsl": "fed-sparse-bnsl"}
+        raise CLIError(f"--epsilon inf would switch the noise off: run --method "
+                       f"{twin.get(args.method, 'without privacy')} instead (ε must lie in "
+                       f"[1e-6, 100])")
+
+
+def print_privacy(result) -> None:
+    """The guarantee line of a private run, and the looser bounds labelled as such."""
+    if getattr(result, "privacy", None) is None:
+        return
+    print(f"privacy: {result.privacy}")
+    looser = result.privacy.describe_looser()
+    if looser:
+        print(f"  {looser}")
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr (the CLI's only way to warn: no Python warning text)."""
+    print(f"dpbnsl: warning: {message}", file=sys.stderr, flush=True)
+
+
+def seed_warning() -> None:
+    """The warning printed when a private run is given --seed."""
+    warn("--seed makes the privacy noise reproducible: this run is NOT private against anyone "
+         "who knows the seed (they can regenerate the noise and subtract it)")
+
+
+#: Seeds are non-negative integers below 2**63 (numpy's SeedSequence takes any, but a CLI seed
+#: beyond this is a typo).
+MAX_SEED = 2**63 - 1
+
+
+def count(low: int, high: int, what: str = "") -> Callable[[str], int]:
+    """An argparse ``type`` for an integer in [low, high]; the message names the allowed range."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be between {low} and {high:,}{what}; got {value:,}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Append ``(default: …)`` to every option that has a non-None default and no stated one
+    (flags such as ``--json`` excepted)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (action.default not in (None, argparse.SUPPRESS) and "default" not in text
+                and action.option_strings and action.nargs != 0):
+            text += " (default: %(default)s)"
+        return text
+
+
+def formatter(prog: str) -> argparse.HelpFormatter:
+    return _DefaultsFormatter(prog, max_help_position=32)
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]], *,
+          round_up: bool = False) -> str:
+    """Plain-text table: first column left-aligned, the others right-aligned; floats to 6 digits,
+    rounded to nearest, or up with ``round_up`` (privacy costs and noise multipliers: a value
+    copied from the table then never means less noise or less privacy loss than computed)."""
+    from ..accounting.summary import format_up
+
+    fmt = format_up if round_up else _num
+    cells = [list(header)] + [[fmt(v) if isinstance(v, float) else str(v) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in cells)

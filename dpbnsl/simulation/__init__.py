@@ -1,0 +1,43 @@
+"""Simulated data: every generator the package's experiments and tests use.
+
+- :mod:`~dpbnsl.simulation.linear`: random DAGs (Erdős–Rényi, scale-free), edge weights, linear
+  SEMs (homogeneous and heterogeneous), and splitting rows over participants;
+- :mod:`~dpbnsl.simulation.nonlinear`: nonlinear SEMs and DS-FCD's non-IID generator;
+- :mod:`~dpbnsl.simulation.discrete`: discrete Bayesian networks;
+- :mod:`~dpbnsl.simulation.temporal`: structural VAR time series (FedDBN).
+
+``W[i, j] != 0`` is the edge ``i -> j``. Every generator takes ``rng=`` (a seed or a numpy
+Generator) and is reproducible for a fixed seed.
+"""
+
+from .discrete import random_discrete_bn, simulate_discrete
+from .linear import (
+    HeterogeneousData,
+    SimulatedData,
+    simulate,
+    simulate_dag,
+    simulate_heterogeneous,
+    simulate_linear_sem,
+    simulate_weights,
+    split,
+)
+from .nonlinear import simulate_noniid, simulate_nonlinear, simulate_nonlinear_sem, uneven_sizes
+from .temporal import simulate_temporal
+
+__all__ = [
+    "HeterogeneousData",
+    "SimulatedData",
+    "random_discrete_bn",
+    "simulate",
+    "simulate_dag",
+    "simulate_discrete",
+    "simulate_heterogeneous",
+    "simulate_linear_sem",
+    "simulate_noniid",
+    "simulate_nonlinear",
+    "simulate_nonlinear_sem",
+    "simulate_temporal",
+    "simulate_weights",
+    "split",
+    "uneven_sizes",
+]
