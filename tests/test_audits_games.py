@@ -36,7 +36,7 @@ from dpbnsl.audits.games import (
 from dpbnsl.learners.linear.dp_fed_bnsl import release_covariance
 from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.linear.pgcd import PGCDNoise, clip_bounds, new_state, pgcd, score_sensitivity
-from dpbnsl.learners.linear.smoothness import private_smoothness
+from dpbnsl.mechanisms.moments import private_smoothness
 
 DELTA = 1e-5
 CHEAP = ("gaussian-step", "selection", "covariance", "smoothness")

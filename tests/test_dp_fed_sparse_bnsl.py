@@ -11,7 +11,7 @@ import pytest
 
 from dpbnsl.accounting import PrivacyLedger
 from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan
-from dpbnsl.learners.linear.smoothness import private_mean, private_smoothness
+from dpbnsl.mechanisms.moments import private_mean, private_smoothness
 from dpbnsl.simulation import simulate
 
 # the modules (their names are shadowed by the functions that dpbnsl.learners re-exports)

@@ -36,10 +36,10 @@ from dp_accounting import GaussianDpEvent
 
 from .._validation import as_generator, check_int, check_real
 from ..accounting import LedgerEntry, PrivacyLedger, calibrate_gaussian, calibrate_smoothness, compose_epsilon
-from ..learners.linear.dp_fed_bnsl import covariance_sensitivity, plan, release_covariance
-from ..learners.linear.pgcd import PGCDNoise, clip_bounds, new_state
-from ..learners.linear.smoothness import as_bounds, private_smoothness
-from ..mechanisms import gaussian_mechanism
+from ..learners.linear.dp_fed_bnsl import plan
+from ..learners.linear.pgcd import PGCDNoise, new_state
+from ..mechanisms import clip_bounds, covariance_sensitivity, gaussian_mechanism, release_covariance
+from ..mechanisms.moments import as_bounds, private_smoothness
 from ._pgcd_games import dp_fed_sparse_bnsl_game, dp_pgcd_game, selection_game
 from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
@@ -202,7 +202,7 @@ def smoothness_game(*, epsilon: float, delta: float, trials: int, broken: str | 
     (x_ia² = 4X_a, clipped to X_a), so every m_a moves by exactly its sensitivity X_a/n. Noise from
     :func:`~dpbnsl.accounting.calibrate_smoothness` ("tight": d releases of multiplier m compose
     exactly into one Gaussian of multiplier m/√d = the analytic (ε, δ) multiplier). Pre-noise
-    values come from :func:`~dpbnsl.learners.linear.smoothness.private_smoothness` with the noise off;
+    values come from :func:`~dpbnsl.mechanisms.moments.private_smoothness` with the noise off;
     each constant is then released for all trials in one call, and floored as the package does.
     Score: Σ_a (m̃_a − m_a(D))/X_a, the likelihood-ratio direction.
 

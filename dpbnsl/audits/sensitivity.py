@@ -37,10 +37,16 @@ import numpy as np
 
 from .._validation import check_int, check_real
 from ..accounting import PrivacyLedger
-from ..learners.linear.dp_fed_bnsl import covariance_sensitivity, release_covariance
-from ..learners.linear.pgcd import PGCDNoise, clip_bounds, clip_score_sensitivity, new_state, run_iterations
-from ..learners.linear.smoothness import as_bounds, private_mean, private_smoothness
-from ..mechanisms import clip_rows, gaussian_mechanism
+from ..learners.linear.pgcd import PGCDNoise, new_state, run_iterations
+from ..mechanisms import (
+    clip_bounds,
+    clip_rows,
+    clip_score_sensitivity,
+    covariance_sensitivity,
+    gaussian_mechanism,
+    release_covariance,
+)
+from ..mechanisms.moments import as_bounds, private_mean, private_smoothness
 from ._pgcd_games import UnclippedState
 from ._sensitivity_base import BROKEN_CHECKS, RTOL, SensitivityCheck, Spec, check_inputs, run_check
 from .game_base import EXCESS
@@ -146,7 +152,7 @@ def check_smoothness(X=None, X_prime=None, *, pairs: int = 200, feature_bound=1.
                      rng=None) -> SensitivityCheck:
     """The private smoothness constants m_a (Fed-Sparse-BNSL Thm D.1), each against X_a/n.
 
-    :func:`~dpbnsl.learners.linear.smoothness.private_smoothness` with multiplier 0 (pre-noise) and
+    :func:`~dpbnsl.mechanisms.moments.private_smoothness` with multiplier 0 (pre-noise) and
     ``multiplier`` (d releases). Its floor is post-processing: set to the smallest positive
     float, and released values at the floor are not compared. Boundary pair: x_ia² = 4X_a
     (clipped to X_a) against 0. ``feature_bound``: X_a (scalar or shape (d,)); ``broken``:
@@ -227,7 +233,7 @@ def check_mean(X=None, X_prime=None, *, pairs: int = 200, row_norm: float = 1.0,
                multiplier: float = 2.0, broken: str | None = None,
                rng=None) -> SensitivityCheck:
     """The private mean of rows clipped to ‖x‖₂ ≤ R (DP-Fed-BNSL's private centring) against 2R/n
-    in ℓ2 (:func:`~dpbnsl.learners.linear.smoothness.private_mean`, Privacy).
+    in ℓ2 (:func:`~dpbnsl.mechanisms.moments.private_mean`, Privacy).
 
     Boundary pair: 4R·u against −4R·u. ``row_norm``: R; ``broken``: {None, "no-clipping"}; other
     parameters as in :func:`check_pgcd_gradient`.

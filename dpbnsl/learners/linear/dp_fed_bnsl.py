@@ -31,44 +31,19 @@ from ...accounting import (
 from ...federation import run_rounds
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...mechanisms import CLIP_RANGE, check_neighbouring, clip_rows, gaussian_mechanism
+from ...mechanisms import CLIP_RANGE, check_neighbouring
+from ...mechanisms.covariance import covariance_sensitivity, release_covariance
+from ...mechanisms.moments import private_mean
 from ..admm import PenaltySchedule, check_hyperparameters
 from ..result import LearnResult
 from .fed_bnsl import CovarianceParticipant, make_server
 from .scale_checks import check_declared_centre, check_row_norm
-from .smoothness import private_mean
 
 __all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance", "fit_covariances",
            "plan", "CovariancePlan"]
 
 #: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
 ACCOUNTANT = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
-
-
-def covariance_sensitivity(n: int, *, clip_norm: float) -> float:
-    """ℓ2 replace-one sensitivity √2·R²/n of the upper triangle of XᵀX/n for rows with ‖x‖₂ ≤ R
-    (derivation: :func:`dp_fed_bnsl`, Privacy)."""
-    return math.sqrt(2.0) * clip_norm ** 2 / n
-
-
-def release_covariance(X: np.ndarray, *, clip_norm: float, multiplier: float,
-                       psd_floor: float | None, rng: np.random.Generator):
-    """Release ``S̃ = clip(X)ᵀclip(X)/n + E`` by one Gaussian release of its d(d+1)/2 upper-triangle
-    entries (σ = multiplier · :func:`covariance_sensitivity`), mirrored into the lower triangle, then
-    (post-processing) eigenvalues raised to ``psd_floor`` unless it is None. Returns (S̃, Release)."""
-    n, d = X.shape
-    Xc = clip_rows(X, norm=clip_norm)
-    iu = np.triu_indices(d)
-    release = gaussian_mechanism((Xc.T @ Xc / n)[iu], multiplier=multiplier, rng=rng,
-                                 sensitivity=covariance_sensitivity(n, clip_norm=clip_norm))
-    S = np.empty((d, d))
-    S[iu] = release.value
-    S.T[iu] = release.value
-    if psd_floor is not None:
-        evals, Q = np.linalg.eigh(S)
-        S = (Q * np.maximum(evals, psd_floor)) @ Q.T
-        S = (S + S.T) / 2.0  # exactly symmetric
-    return S, release
 
 
 def _entries(z_cov: float, z_mean: float | None) -> list[LedgerEntry]:

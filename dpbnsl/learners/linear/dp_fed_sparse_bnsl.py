@@ -32,11 +32,11 @@ from ...accounting import (
     summarize_privacy,
 )
 from ...mechanisms import CLIP_RANGE, check_neighbouring
+from ...mechanisms.moments import as_bounds, private_mean, private_smoothness, public_smoothness
 from ..result import LearnResult
 from .fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
 from .pgcd import CLIP_SCHEMES, PGCDNoise
 from .scale_checks import check_declared_centre, check_feature_bound
-from .smoothness import as_bounds, private_mean, private_smoothness, public_smoothness
 from .warm_start import LABEL as WARM_LABEL
 from .warm_start import covariance_warm_start, default_warm_share, warm_start_applies
 

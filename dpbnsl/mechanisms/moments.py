@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._validation import check_real
-from ...mechanisms import CLIP_RANGE, clip, clip_rows, gaussian_mechanism
+from .._validation import check_real
+from .releases import CLIP_RANGE, clip, clip_rows, gaussian_mechanism
 
 __all__ = ["public_smoothness", "private_smoothness", "private_mean", "as_bounds"]
 

@@ -26,7 +26,7 @@ import numpy as np
 from dp_accounting import GaussianDpEvent
 from dp_accounting.dp_event import DpEvent
 
-from ._validation import as_generator, check_real
+from .._validation import as_generator, check_real
 
 __all__ = [
     "Neighbouring",
