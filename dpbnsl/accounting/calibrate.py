@@ -62,7 +62,7 @@ def calibrate_gaussian(
     >>> round(calibrate_gaussian(1.0, 1e-5), 6)
     3.730632
     """
-    e, d = check_target(epsilon, delta)
+    e, dl = check_target(epsilon, delta)
     s = check_real(sensitivity, "sensitivity", low=0.0)
     check_choice(method, "method", ("analytic", "classic", "zcdp"))
     if s == 0.0:
@@ -71,16 +71,16 @@ def calibrate_gaussian(
         if e >= 1.0:
             raise ValueError(f"the classic Gaussian calibration holds only for ε < 1; `epsilon` = "
                              f"{epsilon!r} (use method='analytic')")
-        return s * math.sqrt(2.0 * (math.log(1.25) - math.log(d))) / e  # 1.25/δ may overflow
+        return s * math.sqrt(2.0 * (math.log(1.25) - math.log(dl))) / e  # 1.25/δ may overflow
     if method == "zcdp":
-        z = 1.0 / math.sqrt(2.0 * epsilon_to_rho(e, d, conversion="bun-steinke"))
-        return s * round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), d,
+        z = 1.0 / math.sqrt(2.0 * epsilon_to_rho(e, dl, conversion="bun-steinke"))
+        return s * round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), dl,
                                                          conversion="bun-steinke") <= e)
     # the double-precision δ(σ) below cancels to ~1e-12 relative, so start 1e-10 above the
     # root found by dp-accounting and step up until the check passes
-    z = float(dp_accounting.get_sigma_gaussian(e, d)) * (1.0 + 1e-10)
+    z = float(dp_accounting.get_sigma_gaussian(e, dl)) * (1.0 + 1e-10)
     step = 1e-10
-    while _gaussian_delta(z, e) > d:
+    while _gaussian_delta(z, e) > dl:
         z *= 1.0 + step
         step *= 2.0
     return s * z
@@ -136,12 +136,12 @@ def split_budget(epsilon: float, delta: float, shares: Mapping[str, float]) -> B
     >>> round(s.rho["dp-pgcd"] / s.rho_total, 2)
     0.75
     """
-    e, d = check_target(epsilon, delta)
+    e, dl = check_target(epsilon, delta)
     if not isinstance(shares, Mapping) or not shares:
         raise ValueError(f"`shares` must be a non-empty mapping of part name to weight; got {shares!r}")
     w = {str(k): check_real(v, f"shares[{k!r}]", low=0.0, low_open=True) for k, v in shares.items()}
     total = sum(w.values())
-    rho = epsilon_to_rho(e, d, conversion="bun-steinke")
+    rho = epsilon_to_rho(e, dl, conversion="bun-steinke")
     # shrink the parts by a few ulps so that their sum never rounds above ρ*
     shrink = 1.0 - 4.0 * len(w) * float(np.finfo(float).eps)
-    return BudgetSplit(e, d, rho, {k: rho * v / total * shrink for k, v in w.items()})
+    return BudgetSplit(e, dl, rho, {k: rho * v / total * shrink for k, v in w.items()})

@@ -96,7 +96,7 @@ def calibrate_dp_pgcd(
     >>> round(paper.gumbel_multiplier, 1), tight.gumbel_multiplier < 0.85 * paper.gumbel_multiplier
     (69.3, True)
     """
-    e, d = check_target(epsilon, delta)
+    e, dl = check_target(epsilon, delta)
     T = check_int(rounds, "rounds", low=1)
     K = check_int(local_iters, "local_iters", low=1)
     check_choice(method, "method", ("tight", "paper"))
@@ -110,17 +110,17 @@ def calibrate_dp_pgcd(
                             f"{type(x).__name__} {x!r}")
     rho_prior = sum(x.count * event_rho(x.event)[0] for x in prior)
     xi_prior = sum(x.count * event_rho(x.event)[1] for x in prior)
-    rho_left = epsilon_to_rho(e, d, conversion="bun-steinke") - rho_prior
+    rho_left = epsilon_to_rho(e, dl, conversion="bun-steinke") - rho_prior
     if xi_prior > 0 or rho_left <= 0:
         raise ValueError(f"the releases in `prior` (ρ = {rho_prior:.6g}) already spend the whole "
-                         f"budget ε = {e:g}, δ = {d:g}; nothing is left for DP-PGCD")
+                         f"budget ε = {e:g}, δ = {dl:g}; nothing is left for DP-PGCD")
     # The paper's multiplier, stepped up by ulps where the closed form lands just over the target,
     # is the answer for "paper" and the fallback (and upper end) for "tight".
     paper = round_up(math.sqrt(steps / rho_left),
-                      lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), d, "zcdp") <= e)
+                      lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), dl, "zcdp") <= e)
     m = paper
     if method == "tight":
-        eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), d,
+        eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), dl,
                                               "rdp")
         hi, lo = paper, paper * 0.5
         # The paper's multiplier meets the target under "rdp" too (CKS ≤ Bun–Steinke and the exact
@@ -134,8 +134,8 @@ def calibrate_dp_pgcd(
             m = hi
     entries = prior + dp_pgcd_entries(m, steps)
     return NoiseScales(method, T, K, m, m, 0.5 / (m * m),
-                       compose_epsilon(entries, d, "zcdp"), compose_epsilon(entries, d, "rdp"),
-                       e, d)
+                       compose_epsilon(entries, dl, "zcdp"), compose_epsilon(entries, dl, "rdp"),
+                       e, dl)
 
 
 @dataclass(frozen=True)
@@ -159,15 +159,15 @@ def calibrate_dp_pgcd_laplace(
     """Per-step ε₀ and Laplace multipliers of the Laplace-noise DP-PGCD (for comparison only): the
     largest ε₀ with ε₀√(2k ln(1/δ)) + kε₀(e^{ε₀} − 1) ≤ ε for k = 2TK (Dwork, Rothblum & Vadhan
     2010), found by bisection keeping the feasible end."""
-    e, d = check_target(epsilon, delta)
+    e, dl = check_target(epsilon, delta)
     T = check_int(rounds, "rounds", low=1)
     K = check_int(local_iters, "local_iters", low=1)
     k = 2 * T * K
-    total = lambda e0: e0 * math.sqrt(2 * k * -math.log(d)) + k * e0 * math.expm1(e0)
+    total = lambda e0: e0 * math.sqrt(2 * k * -math.log(dl)) + k * e0 * math.expm1(e0)
     lo, hi = 0.0, e / k + 1.0
     while total(hi) <= e:
         hi *= 2.0
     while hi - lo > 1e-15 + 1e-12 * lo:
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if total(mid) <= e else (lo, mid)
-    return LaplaceScales(T, K, lo, 2.0 / lo, 1.0 / lo, e, d)
+    return LaplaceScales(T, K, lo, 2.0 / lo, 1.0 / lo, e, dl)
