@@ -9,7 +9,7 @@ how the global bound C becomes c (``dpbnsl.learners.linear.pgcd.clip_bounds``):
 - ``relative``: c = C, a multiple of each parent's own scale (needs no normalisation).
 
 Every scheme has the same sensitivity proof (gradient 2C_a/n_k, score 2c/n_k) and is checked by
-the neighbouring-dataset tests of ``tests/test_pgcd.py``.
+the neighbouring-dataset tests of ``tests/learners/linear/test_pgcd.py``.
 
 Phases (``--phase``):
 

@@ -119,7 +119,7 @@ def notears_voting(
     --------
     >>> from dpbnsl.simulation import simulate
     >>> data = simulate(5, 300, participants=3, rng=0)
-    >>> notears_voting(data.participants).info["votes"].max() <= 3
+    >>> bool(notears_voting(data.participants).votes.max() <= 3)
     True
     """
     acyclic = check_bool(acyclic, "acyclic")

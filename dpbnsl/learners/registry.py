@@ -18,7 +18,7 @@ Adding a learner is one :class:`Learner` in :data:`LEARNERS` (plus its own modul
         quick={"max_iter": 5}),
 
 after which ``dpbnsl learn --method my-learner``, ``sweep(methods=["my-learner"], …)`` and the
-contract tests (``tests/test_learners.py``) run it.
+contract tests (``tests/contract/test_learners.py``) run it.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from dpbnsl.partition import split
 from dpbnsl.simulation import simulate
 from dpbnsl.simulation.discrete import simulate_discrete
 
-FEDPC_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fedpc"
+FEDPC_DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "fedpc"
 
 
 @pytest.fixture(scope="module")

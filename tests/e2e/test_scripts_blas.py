@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOADS_NUMPY = ("numpy", "pandas", "scipy", "matplotlib", "dpbnsl")
 SCRIPTS = sorted(p for folder in ("experiments", "benchmarks") for p in (ROOT / folder).glob("*.py")
                  if p.name != "_runner.py")

@@ -331,7 +331,7 @@ def test_lag_accuracy_counts_without_reversals():
 
 
 # --------------------------------------------------------------------------------------------------
-# the shared learner contract (the configuration proposed for tests/test_learners.py)
+# the shared learner contract (the configuration proposed for tests/contract/test_learners.py)
 # --------------------------------------------------------------------------------------------------
 
 FAST = dict(lag=1, max_iter=5)  # few dual updates keep the DYNOTEARS entries cheap
