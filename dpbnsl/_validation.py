@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -60,7 +60,8 @@ def as_generator(rng: Any, name: str = "rng") -> np.random.Generator:
         )
     if isinstance(rng, numbers.Integral) and rng < 0:
         raise ValueError(f"`{name}` seed must be non-negative; got {rng!r}")
-    return np.random.default_rng(rng)
+    # numbers.Integral (np.int64 and the like) is accepted at runtime; the stubs only name int.
+    return np.random.default_rng(cast("int | np.random.SeedSequence | None", rng))
 
 
 def check_choice(value: Any, name: str, allowed: Iterable[str]) -> str:

@@ -126,10 +126,11 @@ def load_sachs(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, pd.
                 f"{SACHS_TARGET_FILE}; missing {missing}. Or omit `path` and {_PIP_HINT}"
             )
     else:
-        directory = _cdt_resource_dir()
-        if directory is None:
+        found = _cdt_resource_dir()
+        if found is None:
             raise SachsNotFoundError(
                 f"The Sachs data were not found (no installed `cdt` ships them): {_PIP_HINT}, "
                 f"or {_PATH_HINT}"
             )
+        directory = found
     return _read_sachs(directory)

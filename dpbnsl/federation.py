@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal, Union, cast
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ __all__ = [
     "run_rounds",
 ]
 
-SERVER = "server"
+SERVER: Literal["server"] = "server"
 FLOAT_BYTES = 8
 INDEX_BYTES = 4
 
@@ -149,7 +149,7 @@ class Transcript(Sequence):
             raise TypeError(f"`message` must be a Message; got {type(message).__name__}")
         self._messages.append(message)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return Transcript(self._messages[i])
         return self._messages[i]
@@ -306,8 +306,8 @@ def run_rounds(
                 raise ValueError(
                     f"server reply holds {len(inbox)} payloads for {len(participants)} participants"
                 )
-        for k, payload in enumerate(inbox):
-            transcript.append(Message(t, SERVER, k, reply.kind, payload))
+        for k, sent in enumerate(inbox):  # the reply's payloads (never the round-0 None)
+            transcript.append(Message(t, SERVER, k, reply.kind, cast(Payload, sent)))
         t += 1
         if reply.stop:
             break

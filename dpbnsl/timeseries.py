@@ -34,6 +34,7 @@ def as_realisations(series, name: str = "series", *, where: str = ""
                          f"sequence")
     else:
         items = [series]
+    arrays: list[np.ndarray]
     arrays, columns = [], None
     for m, s in enumerate(items):
         label = where + (f" (realisation {m})" if len(items) > 1 else "")

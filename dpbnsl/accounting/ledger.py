@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any, cast
 
 import attr
 import pandas as pd
@@ -54,7 +55,7 @@ class PrivacyLedger:
 
     def __init__(self, *, budget: tuple[float, float] | None = None,
                  accountant: Accountant = "rdp") -> None:
-        self.accountant = check_choice(accountant, "accountant", ACCOUNTANTS)
+        self.accountant = cast(Accountant, check_choice(accountant, "accountant", ACCOUNTANTS))
         if budget is not None:
             if not (isinstance(budget, Sequence) and len(budget) == 2):
                 raise TypeError(f"`budget` must be a pair (epsilon, delta); got {budget!r}")
@@ -124,6 +125,7 @@ class PrivacyLedger:
         self._entries, self._index = entries, index
 
     def _check_budget(self, prospective: list[LedgerEntry], what: str) -> None:
+        assert self.budget is not None  # the callers check it first
         eps_budget, delta = self.budget
         eps = compose_epsilon(prospective, delta, self.accountant)
         if eps > eps_budget:
@@ -144,7 +146,7 @@ class PrivacyLedger:
 
     def summary(self) -> pd.DataFrame:
         """One row per label: event type and parameter, total count, ρ (zCDP)."""
-        rows = {}
+        rows: dict[tuple[str, str, Any], dict[str, Any]] = {}
         for e in self._entries:
             name = type(e.event).__name__
             param = {"GaussianDpEvent": "noise_multiplier", "ZCDpEvent": "rho",

@@ -93,7 +93,7 @@ def summarize_privacy(ledgers: Sequence, *, delta: float, target_epsilon: float,
     over participants), and the smallest of them as the guarantee. Ledgers with identical entries
     are composed once."""
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    distinct = []
+    distinct: list[Any] = []
     for ledger in ledgers:
         if not any(ledger.entries == seen.entries for seen in distinct):
             distinct.append(ledger)

@@ -25,7 +25,7 @@ level predicts (E‖E‖_F = σ·d for a symmetric release with N(0, σ²) entri
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -170,7 +170,8 @@ def reconstruct_covariance(
                                check_real(gamma2, "gamma2", low=1.0),
                                check_real(rho_max, "rho_max", low=0.0, low_open=True,
                                           allow_inf=True))
-    normalization = check_choice(normalization, "normalization", ("global", "local"))
+    normalization = cast(Literal["global", "local"],
+                         check_choice(normalization, "normalization", ("global", "local")))
     Bs, Ws = _rounds(transcript, participant)
     T = len(Bs)
     if round != "best":

@@ -18,6 +18,7 @@ uses the participants' data, which the attacks themselves never see.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -86,7 +87,8 @@ def server_covariances(result, *, prior=None) -> tuple[np.ndarray, ...]:
         recs = reconstruct_covariances(
             result.transcript, rho2=p["rho2"], gamma2=p["gamma2"], rho_max=p["rho_max"],
             normalization=p["normalize"], n_samples=result.info["n_samples"])
-        return tuple(r.covariance for r in recs)
+        # n_samples is given, so every reconstruction carries its covariance
+        return tuple(cast(np.ndarray, r.covariance) for r in recs)
     if prior is None:
         raise ValueError(f"`prior` (a population covariance) is required for {method}: the "
                          f"sparse attack recovers only some entries")

@@ -207,8 +207,8 @@ def dp_pgcd_game(*, epsilon: float, delta: float, trials: int, broken: str | Non
         out = np.empty(trials)
         for t in range(trials):
             if broken == "no-clipping":
-                state = UnclippedState(X, zero.copy(), zero, design.beta, M, 0.0, _RHO2,
-                                        clip_bounds(M, C))
+                state: PGCDState = UnclippedState(X, zero.copy(), zero, design.beta, M, 0.0, _RHO2,
+                                                  clip_bounds(M, C))
             else:
                 state = new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0,
                                   rho2=_RHO2, noise=pgcd_noise)
@@ -305,6 +305,7 @@ def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
         pl = sparse_plan(d, epsilon=e, delta=dl, rounds=hyper["rounds"],
                          local_iters=hyper["local_iters"], clip=C, smoothness=m0,
                          warm_start="covariance")
+        assert pl.m_warm is not None  # warm_start="covariance" always plans the warm start
         noise, warm = pl.noise, (pl.warm_clip_norm, pl.m_warm)
     else:
         noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"])

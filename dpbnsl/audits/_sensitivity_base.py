@@ -93,7 +93,9 @@ class Spec:
 def run_check(name: str, spec: Spec, X, X_prime, pairs: int, broken, rng) -> SensitivityCheck:
     """Compare pre-noise movements with ``spec.declared`` and noisy runs in the same random
     state, over the pairs of :func:`neighbours`."""
-    worst, by_kind, failures, count = None, {}, 0, 0
+    worst: tuple[float, float, float] | None = None
+    by_kind: dict[str, float] = {}
+    failures, count = 0, 0
     for kind, X0, X1 in neighbours(X, X_prime, pairs, spec.boundary, rng):
         ctx = spec.context(rng, kind)
         u0, u1 = spec.exact(X0, ctx), spec.exact(X1, ctx)
@@ -113,6 +115,7 @@ def run_check(name: str, spec: Spec, X, X_prime, pairs: int, broken, rng) -> Sen
             same = bool(np.all((np.abs((r1 - r0) - (u1 - u0)) <= tol)[keep]))
         failures += not same
         count += 1
+    assert worst is not None  # neighbours() yields at least one pair (pairs >= 1 is checked)
     ratio, observed, declared = worst
     flow = failures == 0
     return SensitivityCheck(name, declared, observed, ratio, count, ratio <= 1 + RTOL and flow,

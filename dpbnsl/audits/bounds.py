@@ -233,8 +233,8 @@ def clopper_pearson_bound(
             best = max(best, (float(pred[i]), float(cand[i]), g), key=lambda b: b[0])
         tests, n_tests, fp_rank = [(np.array([best[1]]), best[2])], 1, None
     elif rule == "fixed":
-        t = check_real(threshold, "threshold")
-        tests, n_tests, fp_rank = [(np.array([t]), g) for g in dirs], len(dirs), None
+        t_fixed = check_real(threshold, "threshold")
+        tests, n_tests, fp_rank = [(np.array([t_fixed]), g) for g in dirs], len(dirs), None
     else:
         ranks = _tail_ranks(n0, n_thr)
         tests = [(s0[n0 - 1 - ranks] if g else s0[ranks], g) for g in dirs]
@@ -250,11 +250,12 @@ def clopper_pearson_bound(
         row = (float(eps[i]), float(t[i]), g, fp[i], fn[i], float(fpr_ub[i]), float(fnr_ub[i]))
         if best_row is None or row[0] > best_row[0]:
             best_row = row
-    eps, t, g, fp, fn, fpr_ub, fnr_ub = best_row
+    assert best_row is not None  # tests is never empty (dirs has at least one direction)
+    eps_lb, thr, g, fp, fn, fpr_bound, fnr_bound = best_row
     return EpsilonLowerBound(
-        epsilon_lb=eps, delta=d, alpha=a, trials=(n0, n1), evaluation_trials=(s0.size, s1.size),
-        threshold=t, direction="greater" if g else "less", threshold_rule=rule, n_tests=n_tests,
-        fpr=int(fp) / s0.size, fnr=int(fn) / s1.size, fpr_ub=fpr_ub, fnr_ub=fnr_ub)
+        epsilon_lb=eps_lb, delta=d, alpha=a, trials=(n0, n1), evaluation_trials=(s0.size, s1.size),
+        threshold=thr, direction="greater" if g else "less", threshold_rule=rule, n_tests=n_tests,
+        fpr=int(fp) / s0.size, fnr=int(fn) / s1.size, fpr_ub=fpr_bound, fnr_ub=fnr_bound)
 
 
 def _gdp_delta(eps: float, mu: float) -> float:

@@ -30,6 +30,7 @@ compare both against the package's own path). :data:`BROKEN` lists the negative 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 from dp_accounting import GaussianDpEvent
@@ -253,7 +254,7 @@ def smoothness_game(*, epsilon: float, delta: float, trials: int, broken: str | 
 
 #: The games by name; each takes keyword-only ``epsilon``, ``delta``, ``trials``, ``broken``,
 #: ``rng`` (and game-specific design parameters) and returns a :class:`GameResult`.
-GAMES = {
+GAMES: dict[str, Callable[..., GameResult]] = {
     "gaussian-step": gaussian_step_game,
     "selection": selection_game,
     "covariance": covariance_game,

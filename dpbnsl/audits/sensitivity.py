@@ -31,6 +31,7 @@ the check is not vacuous). :data:`BROKEN_CHECKS` lists the negative controls.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 import numpy as np
@@ -266,7 +267,7 @@ def check_mean(X=None, X_prime=None, *, pairs: int = 200, row_norm: float = 1.0,
 
 #: The checks by name; each takes ``X``, ``X_prime`` and keyword-only ``pairs``, ``broken``,
 #: ``rng`` and the computation's parameters, and returns a :class:`SensitivityCheck`.
-CHECKS = MappingProxyType({
+CHECKS: Mapping[str, Callable[..., SensitivityCheck]] = MappingProxyType({
     "pgcd-gradient": check_pgcd_gradient,
     "pgcd-score": check_pgcd_score,
     "smoothness": check_smoothness,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from typing import Literal, cast
 
 from .._validation import check_int, check_real
 from ..learners.admm import MAX_COUNT
@@ -77,7 +78,8 @@ def run_noise(args) -> int:
 
     if args.smoothness_d is not None:
         check_int(args.smoothness_d, "smoothness_d", low=1)
-    methods = ("tight", "paper") if args.method == "all" else (args.method,)
+    methods: tuple[Literal["tight", "paper"], ...] = (
+        ("tight", "paper") if args.method == "all" else (args.method,))
     scales = {m: calibrate_dp_pgcd(args.epsilon, args.delta, rounds=args.rounds,
                                    local_iters=args.local_iters, method=m) for m in methods}
     rows = [{"method": m, "gumbel_multiplier": s.gumbel_multiplier,
@@ -85,6 +87,7 @@ def run_noise(args) -> int:
              "eps_zcdp": s.epsilon_zcdp, "eps_rdp": s.epsilon_rdp} for m, s in scales.items()]
     saving = (100.0 * (1.0 - scales["tight"].gaussian_multiplier / scales["paper"].gaussian_multiplier)
               if len(scales) == 2 else None)
+    smooth: dict[str, float] | None
     laplace = smooth = None
     if args.laplace:
         lap = calibrate_dp_pgcd_laplace(args.epsilon, args.delta, rounds=args.rounds,
@@ -133,12 +136,14 @@ def _account(args) -> int:
         if args.steps is not None or args.selection_scale is not None:
             raise CLIError("--steps and --selection-scale go with --sigma, not --rho")
         rho = check_real(args.rho, "rho", low=0.0)
-        eps = {c: rho_to_epsilon(rho, args.delta, conversion=c) for c in ("bun-steinke", "cks")}
+        # cast: older mypy releases infer `str` for c (no behaviour change)
+        eps_rho = {c: rho_to_epsilon(rho, args.delta, conversion=cast(Literal["bun-steinke", "cks"], c))
+                   for c in ("bun-steinke", "cks")}
         if args.json:
-            print(json.dumps({"rho": rho, "delta": args.delta, "epsilon": eps}))
+            print(json.dumps({"rho": rho, "delta": args.delta, "epsilon": eps_rho}))
             return 0
         print(f"ρ = {rho:g} zCDP at δ = {args.delta:g}")
-        print(_table(("conversion", "epsilon"), [[c, e] for c, e in eps.items()], round_up=True))
+        print(_table(("conversion", "epsilon"), [[c, e] for c, e in eps_rho.items()], round_up=True))
         return 0
 
     if args.steps is None:
@@ -150,7 +155,7 @@ def _account(args) -> int:
         scale = check_real(args.selection_scale, "selection_scale", low=0.0, low_open=True)
         ledger.record("select", BoundedRangeDpEvent(2.0 / scale), steps)
     ledger.record("gradient", GaussianDpEvent(sigma), steps)
-    eps: dict[str, float | None] = {a: ledger.epsilon(args.delta, accountant=a)
+    eps: dict[str, float | None] = {a: ledger.epsilon(args.delta, accountant=cast(Literal["zcdp", "rdp"], a))
                                     for a in ("zcdp", "rdp")}
     if args.selection_scale is not None:
         eps["pld"], pld_note = None, "n/a (Gaussian events only)"

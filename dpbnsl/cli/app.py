@@ -14,6 +14,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -53,7 +54,7 @@ METHODS = tuple(LEARNERS)
 class _Parser(argparse.ArgumentParser):
     """Argument errors become one line on stderr and exit status 2 (``--help`` shows the usage)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"dpbnsl: error: {message} (see `{self.prog} --help`)\n")
 
 

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from ..attacks.report import ATTACKABLE, attack_report, population_covariance
+from ..attacks.report import ATTACKABLE, AttackReport, attack_report, population_covariance
 from ..learners.admm import MAX_COUNT
 from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from ..learners.linear.fed_bnsl import fed_bnsl
 from ..learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
+from ..learners.result import LearnResult
 from ..scores import center
 from ..simulation import simulate
 from .common import (
@@ -85,12 +85,12 @@ _USERS = {"epsilon": PRIVATE, "delta": PRIVATE, "clip": ("dp-fed-sparse-bnsl",),
 _SIMULATED = ("d", "participants", "n_per_participant")
 
 
-def run_attack(args) -> tuple[object, pd.DataFrame]:
+def run_attack(args) -> tuple[LearnResult, AttackReport]:
     """Fit ``args.method`` on the participants and attack them; returns (result, report)."""
     private = args.method in PRIVATE
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
-    given = getattr(args, "given", set())
+    given: set[str] = getattr(args, "given", set())
     refuse_unused(argparse.Namespace(given=given), _USERS, args.method)
     refuse_no_noise(args)
     if args.data is not None:
@@ -138,6 +138,7 @@ def run_attack(args) -> tuple[object, pd.DataFrame]:
 
 def _attack(args) -> int:
     result, report = run_attack(args)
+    assert result.transcript is not None  # every attackable protocol is federated
     d = result.W.shape[0]
     print(f"{result.method}: {len(report.table) - 1} participants, d = {d}, "
           f"{len(result.history)} rounds, {result.transcript.total_mb:.3f} MB")

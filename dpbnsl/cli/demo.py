@@ -61,7 +61,7 @@ def _attack_table(report) -> None:
 def _demo(args) -> int:
     try:
         import matplotlib  # noqa: F401
-        outputs = ("curve.csv", "curve.png")
+        outputs: tuple[str, ...] = ("curve.csv", "curve.png")
     except ImportError:
         outputs = ("curve.csv",)
     check_output_dir(args.out, "--out", outputs, force=args.force)
@@ -79,6 +79,7 @@ def _demo(args) -> int:
 
     _section("Fed-BNSL: the server reconstructs every participant's covariance")
     fed = fed_bnsl(data.participants)
+    assert fed.transcript is not None  # a federated learner always has one
     acc = count_accuracy(data.B_true, fed.W)
     print(f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, "
           f"{fed.transcript.total_mb:.2f} MB over {len(fed.history)} rounds")
@@ -87,6 +88,7 @@ def _demo(args) -> int:
     _section(f"DP-Fed-Sparse-BNSL at ε = {eps:g}: the same attack fails")
     dp = dp_fed_sparse_bnsl(data.participants, epsilon=eps, delta=1e-5, feature_bound=30.0,
                             rng=noise_rng)
+    assert dp.transcript is not None  # a federated learner always has one
     acc = count_accuracy(data.B_true, dp.W)
     print(f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, "
           f"{dp.transcript.total_mb:.3f} MB")

@@ -205,13 +205,13 @@ def write_files(writers: Sequence[tuple[Path, Callable[[Path], object]]]) -> Non
                 p = p.parent
             path.parent.mkdir(parents=True, exist_ok=True)
             made.extend(reversed(missing))
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}",
-                                       dir=path.parent)  # same suffix: writers may go by it
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}",
+                                            dir=path.parent)  # same suffix: writers may go by it
             os.close(fd)
-            staged.append((Path(tmp), path))
+            staged.append((Path(tmp_name), path))
             mode = (os.stat(path).st_mode & 0o7777) if path.is_file() else 0o666 & ~_UMASK
-            os.chmod(tmp, mode)
-            writer(Path(tmp))
+            os.chmod(tmp_name, mode)
+            writer(Path(tmp_name))
         for tmp, path in staged:
             keep = None
             if path.exists():

@@ -67,8 +67,8 @@ def _simulate(args) -> int:
                     graph_type=args.graph_type, noise=args.noise, rng=args.seed)
     cols = [f"X{i}" for i in range(args.d)]
     frames = [pd.DataFrame(X, columns=cols) for X in data.participants]
-    files = [(args.out / n, lambda tmp, f=f: f.to_csv(tmp, index=False))
-             for n, f in zip(names, frames)]
+    files: list[tuple[Path, Callable[..., object]]] = [
+        (args.out / n, lambda tmp, f=f: f.to_csv(tmp, index=False)) for n, f in zip(names, frames)]
     files += [(args.out / "true_graph.csv",
                lambda tmp: pd.DataFrame(data.B_true, index=cols, columns=cols).to_csv(tmp)),
               (args.out / "true_weights.csv",

@@ -77,6 +77,7 @@ class DiscreteBN:
         object.__setattr__(self, "states", states)
         object.__setattr__(self, "parents", parents)
         object.__setattr__(self, "cpts", tuple(cpts))
+        self._order: tuple[int, ...]  # a declaration only (not a field): set just below
         object.__setattr__(self, "_order", tuple(order))
 
     @property

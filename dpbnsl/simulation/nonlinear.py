@@ -9,6 +9,7 @@ the DS-FCD paper (all four); see :func:`simulate_nonlinear_sem` for the formulas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy.special import expit
@@ -101,7 +102,8 @@ def _mechanism(kind: str, Z: np.ndarray, rng: np.random.Generator, gp_method: st
         return np.tanh(Z @ w1) + np.cos(Z @ w2) + np.sin(Z @ w3)
     if kind == "gp":
         return _gp(Z, rng, gp_method)
-    return sum(_gp(Z[:, [i]], rng, gp_method) for i in range(p))  # gp-add
+    # gp-add; p >= 1 (called for nodes with parents only), so the sum is an array, never 0
+    return cast(np.ndarray, sum(_gp(Z[:, [i]], rng, gp_method) for i in range(p)))
 
 
 def simulate_nonlinear_sem(

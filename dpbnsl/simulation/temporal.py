@@ -335,7 +335,8 @@ def simulate_temporal(
     if split == "segment":
         X = simulate_svar(W, A, n + P * lag, burn_in=burn_in, noise_scale=noise_scale, rng=data_rng)
         bounds = np.cumsum([0] + [s + lag for s in sizes])
-        series = tuple((X[a:b],) for a, b in zip(bounds[:-1], bounds[1:]))
+        series: tuple[tuple[np.ndarray, ...], ...] = tuple(
+            (X[a:b],) for a, b in zip(bounds[:-1], bounds[1:]))
     else:
         streams = iter(data_rng.spawn(P * M))
         series = tuple(

@@ -19,6 +19,7 @@ re-exported here.
 from __future__ import annotations
 
 import time
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -186,6 +187,7 @@ def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: 
                    for (i, j), Z in sepsets.items()}
         chosen = {tuple(sorted((order[i], order[j]))): v for (i, j), v in chosen.items()}
         vs = [(order[i], order[k], order[j]) for i, k, j in vs]
+        assert first_cols is not None  # set together with order
         columns = tuple(first_cols)
     params = dict(opts, test=test_name, ratio=ratio, vote_rule=vote_rule, termination=termination,
                   sepset_candidates=sepset_candidates, max_sepset_size=max_sepset_size,
@@ -195,7 +197,8 @@ def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: 
     info = dict(cpdag=cpdag, skeleton=skeleton, sepsets=sepsets, chosen=chosen, v_structures=vs,
                 conflicts=conflicts, forced=forced, min_votes=need, layers=layers,
                 ci_tests=tuple(ci.n_computed for ci in cis),
-                ids=alphabetical_ids(columns) if order is not None else None,
+                # with order, columns is participant 0's names (set above)
+                ids=alphabetical_ids(cast("tuple[str, ...]", columns)) if order is not None else None,
                 seconds=time.perf_counter() - t_start)
     return LearnResult("fed-pc", dag, cpdag, history, columns, transcript=transcript,
                        params=params, info=info)

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -92,6 +93,7 @@ def best_separating_set(ci: CITest, i: int, j: int, candidates, *, alpha: float,
     """
     cands = sorted(int(c) for c in candidates)
     top = len(cands) if max_size is None else min(max_size, len(cands))
+    best_value: Any  # a float whenever best is not None (they are set together)
     best, best_value = None, None
     for size in range(top + 1):
         for Z in subsets(cands, size):
@@ -193,7 +195,7 @@ def pdag_to_dag(directed: np.ndarray, undirected: np.ndarray, *,
     while alive.any():
         adjacent = (D | D.T | U) & alive[None, :]
         sinks = [x for x in np.flatnonzero(alive) if not (D[x] & alive).any()]
-        pick = next((x for x in sinks if all(
+        pick: int | np.integer | None = next((x for x in sinks if all(
             np.all(adjacent[y, adjacent[x]] | (np.flatnonzero(adjacent[x]) == y))
             for y in np.flatnonzero(U[x] & alive))), None)
         if pick is None:

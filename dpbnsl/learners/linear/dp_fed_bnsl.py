@@ -28,6 +28,7 @@ from ...accounting import (
     compose_epsilon,
     summarize_privacy,
 )
+from ...accounting.compose import Accountant
 from ...federation import run_rounds
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
@@ -43,7 +44,7 @@ __all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance", "fit_c
            "plan", "CovariancePlan"]
 
 #: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
-ACCOUNTANT = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
+ACCOUNTANT: dict[str, Accountant] = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
 
 
 def _entries(z_cov: float, z_mean: float | None) -> list[LedgerEntry]:

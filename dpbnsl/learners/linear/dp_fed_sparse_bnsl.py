@@ -207,12 +207,14 @@ def dp_fed_sparse_bnsl(
         if centre == "declared":
             check_declared_centre(X, participant=k, columns=columns)
         if centre == "private":
+            assert m_centre is not None  # plan() calibrates it whenever centre="private"
             X = X - private_mean(X, bound=bound, multiplier=m_centre, rng=g, ledger=ledger)
         if public_m is not None:
             m = public_m
         elif smoothness == "bounds":
             m = public_smoothness(bound, d)
-        else:
+        else:  # smoothness="private" without public constants: plan() calibrated m_smooth
+            assert m_smooth is not None
             m = private_smoothness(X, bound=bound, multiplier=m_smooth, rng=g, ledger=ledger)
         ready.append(X)
         ms.append(m)

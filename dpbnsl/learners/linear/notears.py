@@ -10,6 +10,7 @@ once, so each evaluation costs O(d³) (one matrix exponential) whatever n is.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -118,7 +119,7 @@ def notears(
     X = as_float_matrix(X, "X", min_cols=1)
     if X.shape[0] < 2:
         raise ValueError(f"`X` has {X.shape[0]} rows; at least 2 are required")
-    params = dict(
+    params: dict[str, Any] = dict(
         lambda1=check_real(lambda1, "lambda1", low=0.0),
         max_iter=check_int(max_iter, "max_iter", low=1),
         h_tol=check_real(h_tol, "h_tol", low=0.0),

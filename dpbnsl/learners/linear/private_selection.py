@@ -171,6 +171,7 @@ def select_dp_fed_sparse_bnsl(participants, *, epsilon: float, delta: float, can
     for j, (c, g) in enumerate(zip(cands, streams)):
         r = dp_fed_sparse_bnsl(arrays, epsilon=eps_run, delta=dl, feature_bound=feature_bound,
                                rng=g, **settings, **c)
+        assert r.ledger is not None and r.transcript is not None  # a private federated run has both
         for k, lg in enumerate(r.ledger):
             for x in lg.entries:
                 ledgers[k].record(f"candidate {j}/{x.label}", x.event, x.count)
@@ -199,6 +200,7 @@ def select_dp_fed_sparse_bnsl(participants, *, epsilon: float, delta: float, can
     best = int(table["score"].idxmin())
     table["chosen"] = table.index == best
     chosen = results[best]
+    assert chosen.privacy is not None  # dp_fed_sparse_bnsl always states its guarantee
     public = dict(chosen.privacy.public, candidates=len(cands), loss_bound=L,
                   epsilon_per_run=eps_run)
     privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e, neighbouring="replace-one",

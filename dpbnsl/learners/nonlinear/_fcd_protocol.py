@@ -14,11 +14,12 @@ participants communicated).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from ...federation import FLOAT_BYTES, SERVER, Dense, Message, Transcript
-from ._fcd_model import Adam, Model, Workspace, acyclicity_value
+from ._fcd_model import Adam, Model, Parts, Workspace, acyclicity_value
 
 __all__ = ["FCDConfig", "FCDRun", "run_fcd"]
 
@@ -85,7 +86,7 @@ class _Federation:
         self.alpha, self.rho = cfg.alpha_init, cfg.rho_init
         self.rounds = self.solves = self.outer = self.bytes_up = self.bytes_down = 0
         self.rows: list[dict] = []
-        self.last = [None] * self.P
+        self.last: list[Parts | None] = [None] * self.P
 
     # ------------------------------------------------------------------------ participants
     def local_step(self) -> None:
@@ -142,10 +143,11 @@ class _Federation:
     def _row(self, step, uploaded, up, down) -> dict:
         probs = self.model.mask(self.U, None, self.cfg.tau)
         edges = (np.abs(probs) > self.cfg.threshold).sum()      # before cycle repair
+        last = cast("list[Parts]", self.last)  # all set: aggregate() always follows local_step()
         return {"round": self.rounds, "outer": self.outer, "solve": self.solves, "step": step,
-                "loss": float(np.mean([p.total for p in self.last])),
-                "mse": float(np.mean([p.mse for p in self.last])),
-                "h_local": float(np.mean([p.h for p in self.last])),
+                "loss": float(np.mean([p.total for p in last])),
+                "mse": float(np.mean([p.mse for p in last])),
+                "h_local": float(np.mean([p.h for p in last])),
                 "h": acyclicity_value(probs, self.cfg.acyclicity)[0],
                 "rho": self.rho, "alpha": self.alpha, "edges": int(edges),
                 "uploaded": uploaded, "bytes_up": up, "bytes_down": down}

@@ -17,6 +17,7 @@ the resolved values are in ``LearnResult.params``.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,11 +68,11 @@ def fcd_defaults(d: int, mechanism: str = "mlp") -> dict:
     return out
 
 
-def _config(d, P, share_phi, kw) -> tuple[FCDConfig, float]:
+def _config(d, P, share_phi, kw) -> FCDConfig:
     mech = check_choice(kw["mechanism"], "mechanism", MECHANISMS)
     dflt = fcd_defaults(d, mech)
     v = {k: (dflt[k] if kw.get(k) is None else kw[k]) for k in dflt}
-    pos = dict(low=0.0, low_open=True)
+    pos: dict[str, Any] = dict(low=0.0, low_open=True)
     per_round = kw["participants_per_round"]
     per_round = P if per_round is None else check_int(per_round, "participants_per_round", low=1,
                                                       high=P)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,10 +61,10 @@ def check_solver_options(options) -> dict:
 
 def check_mlp_params(*, hidden, lambda1, lambda2, threshold, center, solver_options) -> dict:
     """Validate the hyperparameters NOTEARS-MLP and NOTEARS-MLP-ADMM share."""
-    out = dict(hidden=check_int(hidden, "hidden", low=1),
-               lambda1=check_real(lambda1, "lambda1", low=0.0),
-               lambda2=check_real(lambda2, "lambda2", low=0.0),
-               threshold=check_real(threshold, "threshold", low=0.0))
+    out: dict[str, Any] = dict(hidden=check_int(hidden, "hidden", low=1),
+                               lambda1=check_real(lambda1, "lambda1", low=0.0),
+                               lambda2=check_real(lambda2, "lambda2", low=0.0),
+                               threshold=check_real(threshold, "threshold", low=0.0))
     out["center"] = check_bool(center, "center")
     out["solver_options"] = check_solver_options(solver_options)
     return out

@@ -70,6 +70,7 @@ def as_temporal_participants(participants, lag: int, name: str = "participants"
                              f"has {d}")
         d = arrays[0].shape[1]
         parts.append(arrays)
+    assert d is not None  # participants is non-empty (checked above)
     if d < 1:
         raise ValueError(f"`{name}` must have at least one column; got 0")
     return parts, columns

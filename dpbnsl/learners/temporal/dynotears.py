@@ -14,6 +14,7 @@ the Gram matrix ``G = ẐᵀẐ / n`` of ``Ẑ = [X_t | Z]``, computed once (see
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -157,7 +158,7 @@ def dynotears(
     """
     lag = check_int(lag, "lag", low=1)
     arrays, columns = as_temporal_series(series, lag)
-    params = dict(
+    params: dict[str, Any] = dict(
         lag=lag,
         lambda_w=check_real(lambda_w, "lambda_w", low=0.0),
         lambda_a=check_real(lambda_a, "lambda_a", low=0.0),

@@ -151,7 +151,7 @@ def dynotears_all(participants, *, center: bool = True, **dynotears_kwargs) -> L
     center = check_bool(center, "center")
     lag = dynotears_kwargs.get("lag", 1)
     parts, columns = as_temporal_participants(participants, lag if isinstance(lag, int) else 1)
-    pooled = []
+    pooled: list[pd.DataFrame | np.ndarray] = []
     for arrays in parts:
         mean = np.vstack(arrays).mean(axis=0) if center else 0.0
         pooled.extend(pd.DataFrame(X - mean, columns=list(columns)) if columns else X - mean

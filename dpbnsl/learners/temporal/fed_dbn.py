@@ -17,7 +17,7 @@ Participant k holds time series; its lagged design is ``X_t^k`` (n_k × d) and
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -145,8 +145,8 @@ def fed_dbn(
     """
     lag = check_int(lag, "lag", low=1)
     parts, columns = as_temporal_participants(participants, lag)
-    params = dict(lag=lag, lambda_w=check_real(lambda_w, "lambda_w", low=0.0),
-                  lambda_a=check_real(lambda_a, "lambda_a", low=0.0))
+    params: dict[str, Any] = dict(lag=lag, lambda_w=check_real(lambda_w, "lambda_w", low=0.0),
+                                  lambda_a=check_real(lambda_a, "lambda_a", low=0.0))
     for name, value in (("rho1", rho1), ("rho2", rho2)):
         params[name] = check_real(value, name, low=0.0, low_open=True)
     for name, value in (("phi1", phi1), ("phi2", phi2)):
