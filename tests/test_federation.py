@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import doctest
 
 import numpy as np
 import pytest
 
-import dpbnsl.federation
 from dpbnsl.federation import (
     FLOAT_BYTES,
     INDEX_BYTES,
@@ -409,8 +407,3 @@ def test_run_rounds_participant_cannot_corrupt_broadcast():
 
     with pytest.raises(ValueError, match="read-only"):
         run_rounds([step, step], server, rounds=2)
-
-
-def test_doctests():
-    failed, attempted = doctest.testmod(dpbnsl.federation, verbose=False)
-    assert attempted > 0 and failed == 0

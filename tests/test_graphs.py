@@ -6,7 +6,6 @@ The oracles written here (DFS cycle detection, v-structure enumeration, the one-
 
 from __future__ import annotations
 
-import doctest
 import itertools
 import math
 
@@ -16,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dpbnsl.graphs
 from dpbnsl.graphs import (
     acyclicity,
     dag_to_cpdag,
@@ -504,8 +502,3 @@ def test_non_2d_and_non_numeric_input_is_rejected(fn):
         fn(np.zeros(3))
     with pytest.raises(TypeError, match=r"`W` must hold real numbers"):
         fn(np.array([["a", "b"], ["c", "d"]]))
-
-
-def test_doctests():
-    failed, attempted = doctest.testmod(dpbnsl.graphs, verbose=False)
-    assert attempted > 0 and failed == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import doctest
 import math
 
 import numpy as np
@@ -12,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dpbnsl.metrics
 from dpbnsl.graphs import dag_to_cpdag, v_structures
 from dpbnsl.metrics import (
     Accuracy,
@@ -457,8 +455,3 @@ def test_inputs_never_modified(func):
     func(a, b)
     pd.testing.assert_frame_equal(a, a0)
     np.testing.assert_array_equal(b, b0)
-
-
-def test_docstring_examples():
-    failed, attempted = doctest.testmod(dpbnsl.metrics, verbose=False)
-    assert attempted > 0 and failed == 0

@@ -1,9 +1,20 @@
-"""The README's promises: every ``python`` block runs, and CI runs exactly the README's test command."""
+"""The documentation's promises: every ``python`` block of the README and of the pages under
+``docs/`` runs, every ``dpbnsl`` command they show parses, CI runs exactly the README's test
+command, and the site builds with ``mkdocs build --strict`` (marker ``docs``).
+
+Conventions (docs/development.md, "Documentation tests"): a block runs when its fence is exactly
+```` ```python ````; any other fence (```` ```text ````, ```` ```console ````, ```` ```bash ````, or
+```` ```python title="…" ````) is not run. A page holding the line ``<!-- docs-test: slow -->``
+(on a line of its own) has its blocks marked ``slow``.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,22 +22,60 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SHARED_SACHS = ROOT.parent / "shared" / "data" / "sachs"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+SLOW_MARK = re.compile(r"^<!-- docs-test: slow -->$", flags=re.M)  # a line of its own
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)
+BASH_BLOCK = re.compile(r"^```bash\n(.*?)^```", flags=re.S | re.M)
 BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
 
 
+def _name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
+
+
+def _python_blocks():
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        marks = [pytest.mark.slow] if SLOW_MARK.search(text) else []
+        for i, code in enumerate(PYTHON_BLOCK.findall(text)):
+            yield pytest.param(_name(page), code, id=f"{_name(page)}:{i}", marks=marks)
+
+
+def _commands():
+    for page in PAGES:
+        for block in BASH_BLOCK.findall(page.read_text(encoding="utf-8")):
+            for line in block.splitlines():
+                for part in line.split("#", 1)[0].split("&&"):
+                    argv = shlex.split(part)
+                    if argv[:1] == ["dpbnsl"] and "--help" not in argv:
+                        yield pytest.param(argv[1:], id=f"{_name(page)}:{shlex.join(argv)[:60]}")
+
+
+DOC_BLOCKS = list(_python_blocks())
+
+
 def test_readme_has_python_examples():
-    assert len(BLOCKS) >= 6
+    assert len(BLOCKS) >= 1
+    assert len(DOC_BLOCKS) >= 20
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_python_block_runs(code, monkeypatch, capsys):
+@pytest.mark.parametrize("page, code", DOC_BLOCKS)
+def test_python_block_runs(page, code, monkeypatch, tmp_path):
     if "load_sachs" in code and importlib.util.find_spec("cdt") is None:
         if not SHARED_SACHS.is_dir():
             pytest.skip("neither cdt nor the shared Sachs copy is available")
         import dpbnsl.datasets as datasets
 
         monkeypatch.setattr(datasets, "_cdt_resource_dir", lambda: SHARED_SACHS)
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    monkeypatch.chdir(tmp_path)  # anything an example writes lands here
+    exec(compile(code, page, "exec"), {"__name__": "docs_example"})
+
+
+@pytest.mark.parametrize("argv", list(_commands()))
+def test_documented_command_parses(argv):
+    from dpbnsl.cli import build_parser
+
+    build_parser().parse_args(argv)  # raises SystemExit on an unknown command or option
 
 
 def test_ci_runs_the_readme_test_command():
@@ -46,3 +95,28 @@ def test_readme_main_command_uses_existing_cli_options():
         argv = part.split()[1:]
         argv = [a.replace("*", "0") for a in argv]
         build_parser().parse_args(argv)  # raises SystemExit on an unknown option
+
+
+def test_docs_repeat_the_readme_commands_exactly():
+    """The two commands a newcomer needs are the same in the README and on the site."""
+    wanted = [line for line in README.splitlines() if line.startswith("python3 -m venv")]
+    assert len(wanted) == 2
+    for page in ("index.md", "install.md"):
+        text = (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines()
+        assert all(line in text for line in wanted), page
+
+
+@pytest.mark.docs
+def test_site_builds_strict(tmp_path):
+    missing = [m for m in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"the docs extra is not installed (missing {', '.join(missing)}): "
+                    'pip install -e ".[docs]"')
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+         str(ROOT / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert (tmp_path / "site" / "api" / "learners" / "index.html").is_file()

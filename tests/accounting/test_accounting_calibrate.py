@@ -15,7 +15,6 @@ Oracles:
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import dp_accounting
@@ -514,9 +513,3 @@ def pgcd(**kw):
 def test_validation_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
-
-
-@pytest.mark.parametrize("module", [dpbnsl.accounting.calibrate, dpbnsl.accounting.calibrate_pgcd])
-def test_doctests(module):
-    failed, attempted = doctest.testmod(module, verbose=False)
-    assert attempted > 0 and failed == 0

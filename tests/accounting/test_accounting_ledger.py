@@ -16,7 +16,6 @@ Oracles:
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 
@@ -29,7 +28,6 @@ from dp_accounting.rdp import RdpAccountant
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import dpbnsl.accounting.ledger
 from dpbnsl.accounting import (
     ORDERS,
     BoundedRangeDpEvent,
@@ -544,8 +542,3 @@ def test_failed_record_leaves_the_ledger_unchanged():
         with pytest.raises((ValueError, TypeError)):
             bad()
     assert ledger.entries == before
-
-
-def test_doctests():
-    failed, attempted = doctest.testmod(dpbnsl.accounting.ledger, verbose=False)
-    assert attempted > 0 and failed == 0

@@ -13,7 +13,6 @@ Oracles (all written here, independently of the package's code):
 
 from __future__ import annotations
 
-import doctest
 import math
 
 import mpmath
@@ -23,8 +22,6 @@ import scipy.optimize
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import dpbnsl.accounting.bounded_range
-import dpbnsl.accounting.zcdp
 from dpbnsl.accounting import (
     ORDERS,
     bounded_range_rdp,
@@ -503,9 +500,3 @@ def test_bounded_range_conservative_for_small_epsilon0():
 def test_validation_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
-
-
-@pytest.mark.parametrize("module", [dpbnsl.accounting.zcdp, dpbnsl.accounting.bounded_range])
-def test_doctests(module):
-    failed, attempted = doctest.testmod(module, verbose=False)
-    assert attempted > 0 and failed == 0

@@ -3,12 +3,9 @@ and the `dpbnsl attack` command."""
 
 from __future__ import annotations
 
-import doctest
-
 import numpy as np
 import pytest
 
-import dpbnsl.attacks.covariance
 from dpbnsl.attacks.covariance import covariance_error, reconstruct_covariance, reconstruct_covariances
 from dpbnsl.attacks.inference import reconstruct_record, roc_auc
 from dpbnsl.attacks.report import attack_report, population_covariance, protocol_statistic, server_covariances
@@ -237,7 +234,3 @@ def test_cli_attack_on_csv_files(tmp_path, capsys):
                  "--data", *map(str, paths)]) == 0
     out = capsys.readouterr().out
     assert "privacy: (ε, δ) = (2, 1e-05)-DP per participant, replace-one; accountant: rdp" in out
-
-
-def test_doctests():
-    assert doctest.testmod(dpbnsl.attacks.covariance).failed == 0

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import pytest
 
 from dpbnsl.audits.verdict import audit
@@ -49,8 +46,3 @@ def test_cli_audit(capsys):
     assert main(["audit", "--mechanism", "laplace"]) == 2
     assert main(["audit", "--mechanism", "gaussian-step", "--epsilon", "-1"]) == 2
     assert "`epsilon`" in capsys.readouterr().err
-
-
-def test_doctests():
-    # the package re-exports the function `audit`, which shadows the module attribute
-    assert doctest.testmod(importlib.import_module("dpbnsl.audits.verdict")).failed == 0

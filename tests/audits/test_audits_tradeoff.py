@@ -8,7 +8,6 @@ so a recomputed row cannot go unnoticed.
 
 from __future__ import annotations
 
-import doctest
 import math
 import shutil
 import sys
@@ -200,11 +199,6 @@ def test_summarize(base):
     assert s["runs"].tolist() == [2, 2, 2]
     with pytest.raises(ValueError, match="`metrics` must be one of"):
         summarize(base, metrics="auc")
-
-
-def test_doctests():
-    failed, attempted = doctest.testmod(tradeoff, verbose=False)
-    assert attempted > 0 and failed == 0
 
 
 # --- plots ---------------------------------------------------------------------------------------

@@ -254,12 +254,3 @@ def test_uneven_sizes():
 def test_uneven_sizes_validation(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         uneven_sizes(*args, **kwargs)
-
-
-def test_doctests():
-    import doctest
-
-    import dpbnsl.simulation.nonlinear
-
-    failed, attempted = doctest.testmod(dpbnsl.simulation.nonlinear, verbose=False)
-    assert attempted > 0 and failed == 0

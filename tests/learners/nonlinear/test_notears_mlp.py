@@ -353,13 +353,3 @@ def test_baseline_arguments_are_checked_before_any_fit(small, monkeypatch):
         module.notears_mlp_best(small.participants, B_true=np.zeros((d - 1, d - 1)))
     with pytest.raises(AssertionError, match="fitted before validating"):  # valid: fits
         module.notears_mlp_voting(small.participants, min_votes=2)
-
-
-def test_doctests():
-    import doctest
-    from importlib import import_module  # the package re-exports functions of the same names
-
-    for module in (import_module("dpbnsl.learners.nonlinear.notears_mlp"),
-                   import_module("dpbnsl.learners.nonlinear.fed_bnsl_mlp")):
-        failed, attempted = doctest.testmod(module, verbose=False)
-        assert attempted > 0 and failed == 0

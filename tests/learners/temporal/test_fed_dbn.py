@@ -363,17 +363,3 @@ def test_learner_contract(name):
         pd.testing.assert_frame_equal(f, g)
     assert first.columns == tuple(names) and list(first.to_frame().columns) == names
     assert np.all((first.W == 0) | (np.abs(first.W) > 0.3))
-
-
-def test_doctests():
-    import doctest
-    from importlib import import_module  # the package re-exports functions of the same names
-
-    dyn_module = import_module("dpbnsl.learners.temporal.dynotears")
-    fed_module = import_module("dpbnsl.learners.temporal.fed_dbn")
-    sim_module = import_module("dpbnsl.simulation.temporal")
-    ts_module = import_module("dpbnsl.timeseries")
-
-    for module in (sim_module, ts_module, fed_module, dyn_module):
-        failed, attempted = doctest.testmod(module, verbose=False)
-        assert attempted > 0 and failed == 0, module.__name__
