@@ -273,7 +273,7 @@ def run_case(d: int, n: int, P: int, seed: int, max_rounds: int, early: int) -> 
     assert result.transcript.total_bytes == expected_bytes, "transcript size != 2·P·T·d²·8"
 
     S0 = local_statistics([np.asarray(X) for X in sim.participants], normalize="global",
-                          center=True)[0]
+                          centre=True)[0]
     micro = local_step_bench(S0, np.random.default_rng(seed))
     W_final = result.W_raw
     t_h = per_call(lambda: acyclicity(W_final))

@@ -105,7 +105,7 @@ def run_case(d: int, n: int, K: int, lag: int, seed: int, max_rounds: int) -> di
         run_s = time.perf_counter() - t0
     T = len(r.history)
     evals = np.array([probe["evals"][t] for t in range(T)])
-    G = design_gram(list(data.series[0]), lag, center=True)[0]
+    G = design_gram(list(data.series[0]), lag, centre=True)[0]
     eig_s, solve_s = local_step_micro(G, d, np.random.default_rng(seed))
     assert r.transcript.total_bytes == 2 * K * T * (lag + 1) * d * d * 8
     return {"d": d, "rounds": T, "run_s": run_s, "round_s": r.history["seconds"].mean(),

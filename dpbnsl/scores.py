@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["center", "gram", "least_squares"]
+__all__ = ["centre", "gram", "least_squares"]
 
 
-def center(X: np.ndarray) -> np.ndarray:
+def centre(X: np.ndarray) -> np.ndarray:
     """Return ``X`` minus its column means (a new array)."""
     X = np.asarray(X, dtype=float)
     return X - X.mean(axis=0, keepdims=True)

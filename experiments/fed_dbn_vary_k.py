@@ -73,7 +73,7 @@ def run_one(d: int, K: int, seed: int, n: int, lam_fed: float, lam_dyn: float,
     runs = {}
     for lam in dict.fromkeys((lam_fed, *grid)):
         t = time.perf_counter()
-        fed = fed_dbn(data.series, lag=1, lambda_w=lam, lambda_a=lam, center=False)
+        fed = fed_dbn(data.series, lag=1, lambda_w=lam, lambda_a=lam, centre=False)
         runs[lam] = (fed, time.perf_counter() - t)
     fed, sec = runs[lam_fed]
     record("FedDBN", fed, sec, rounds=len(fed.history), converged=fed.info["converged"],
@@ -90,14 +90,14 @@ def run_one(d: int, K: int, seed: int, n: int, lam_fed: float, lam_dyn: float,
     if local:
         t = time.perf_counter()
         fits = dynotears_local(data.series, lag=1, lambda_w=lam_dyn, lambda_a=lam_dyn,
-                               center=False)
+                               centre=False)
         sec = time.perf_counter() - t
         record("Ave", dynotears_average(local=fits), sec)
         record("Ave-thr", dynotears_average(local=fits, average="thresholded"), sec)
         record("Best (oracle)", dynotears_best(local=fits, B_true=data.B_true), sec)
     t = time.perf_counter()
     record("All", dynotears_all(data.series, lag=1, lambda_w=lam_dyn, lambda_a=lam_dyn,
-                                center=False), time.perf_counter() - t)
+                                centre=False), time.perf_counter() - t)
     return rows
 
 

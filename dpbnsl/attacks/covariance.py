@@ -153,12 +153,12 @@ def reconstruct_covariance(
     --------
     >>> import numpy as np
     >>> from dpbnsl import fed_bnsl, simulate
-    >>> from dpbnsl.scores import center
+    >>> from dpbnsl.scores import centre
     >>> data = simulate(5, 300, participants=3, rng=0)
     >>> r = fed_bnsl(data.participants)
     >>> rec = reconstruct_covariance(r.transcript, participant=1, rho2=r.params["rho2"],
     ...                              gamma2=r.params["gamma2"], rho_max=r.params["rho_max"])
-    >>> X = center(data.participants[1])
+    >>> X = centre(data.participants[1])
     >>> bool(np.allclose(rec.statistic, X.T @ X / 300))
     True
     """

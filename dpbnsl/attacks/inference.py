@@ -302,7 +302,7 @@ def reconstruct_record(
     With ``Σ̂ = X_kᵀX_k / n_samples`` and K the known rows, ``R = n_samples Σ̂ − KᵀK = x xᵀ``, so
     ``x = ±√λ₁ v₁`` from the leading eigenpair of R. ``cov`` must be the second moment of exactly
     the rows the adversary knows plus x, in the same coordinates (e.g. the non-private protocol's
-    ``S_k`` with ``center=False``, or own-mean-centred rows when K is given centred the same way).
+    ``S_k`` with ``centre=False``, or own-mean-centred rows when K is given centred the same way).
     With ``centred=True``, ``cov`` is the scatter of the participant's rows about *their own mean*
     (what the protocols use by default) and ``known_records`` are raw rows: with m′ and C′ the
     mean and scatter of the n_k − 1 known rows, adding x gives the scatter

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .._validation import as_generator, as_participants, as_square_matrix, check_real
 from ..learners.registry import names
-from ..scores import center
+from ..scores import centre
 from .covariance import DENSE_PROTOCOLS, reconstruct_covariances
 from .inference import attribute_inference, membership_inference, reconstruct_record, roc_auc, tpr_at_fpr
 from .sparse import reconstruct_gram_sparse_from_result
@@ -53,14 +53,16 @@ class AttackReport:
 
 
 def _centred(result) -> bool:
-    p = result.params
-    return bool(p["center"]) if "center" in p else p.get("centre") == "private"
+    """Whether the participants' rows were centred by their own means before the protocol: the
+    non-private learners' ``centre=True``, or a private learner's ``centre="private"``."""
+    centre = result.params.get("centre")
+    return centre is True or centre == "private"
 
 
 def protocol_statistic(result, X: np.ndarray) -> np.ndarray:
     """``X_kᵀX_k / n_k`` of participant data ``X`` as the learner used it (centred by its own mean
     when the learner centred; the DP learners' declared-centred data as is)."""
-    X = center(X) if _centred(result) else np.asarray(X, float)
+    X = centre(X) if _centred(result) else np.asarray(X, float)
     return X.T @ X / X.shape[0]
 
 

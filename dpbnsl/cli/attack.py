@@ -19,7 +19,7 @@ from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from ..learners.linear.fed_bnsl import fed_bnsl
 from ..learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
 from ..learners.result import LearnResult
-from ..scores import center
+from ..scores import centre
 from ..simulation import simulate
 from .common import (
     MAX_SEED,
@@ -104,7 +104,7 @@ def run_attack(args) -> tuple[LearnResult, AttackReport]:
         participants = [f.to_numpy(dtype=float) for f in frames]
         # the adversary's population statistics: the pooled covariance (it includes the members,
         # which slightly favours the baseline and the membership reference, not the attack)
-        pooled = np.concatenate([center(X) for X in participants])
+        pooled = np.concatenate([centre(X) for X in participants])
         population = pooled.T @ pooled / len(pooled)
     if args.target is not None:
         d = participants[0].shape[1] if args.data is not None else args.d

@@ -48,7 +48,7 @@ def notears_local(
     max_iter: int = 100,
     h_tol: float = 1e-8,
     rho_max: float = 1e16,
-    center: bool = True,
+    centre: bool = True,
 ) -> LocalFits:
     """Fit NOTEARS separately on each participant's data (arguments as in :func:`notears`).
 
@@ -59,7 +59,7 @@ def notears_local(
     start = time.perf_counter()
     results = tuple(
         notears(X, lambda1=lambda1, threshold=threshold, max_iter=max_iter, h_tol=h_tol,
-                rho_max=rho_max, center=center)
+                rho_max=rho_max, centre=centre)
         for X in arrays
     )
     return LocalFits(results, columns, time.perf_counter() - start)

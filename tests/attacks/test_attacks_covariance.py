@@ -15,7 +15,7 @@ from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
 from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
-from dpbnsl.scores import center
+from dpbnsl.scores import centre
 from dpbnsl.simulation import simulate
 
 
@@ -25,7 +25,7 @@ def _schedule(result):
 
 
 def _gram(X, n):
-    Xc = center(X)
+    Xc = centre(X)
     return Xc.T @ Xc / n
 
 
@@ -67,7 +67,7 @@ def test_d100_first_and_later_round():
 
 def test_local_normalisation_and_uncentred():
     data = simulate(6, 300, participants=3, rng=4)
-    r = fed_bnsl(data.participants, max_rounds=10, normalize="local", center=False)
+    r = fed_bnsl(data.participants, max_rounds=10, normalize="local", centre=False)
     for rec in reconstruct_covariances(r.transcript, normalization="local", **_schedule(r)):
         X = data.participants[rec.participant]
         assert _relerr(rec.covariance, X.T @ X / len(X)) <= 1e-8

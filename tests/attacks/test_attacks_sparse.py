@@ -15,7 +15,7 @@ from dpbnsl.attacks.sparse import (
 )
 from dpbnsl.federation import SERVER, Message, Sparse, Transcript
 from dpbnsl.learners import dp_fed_sparse_bnsl, fed_bnsl, fed_sparse_bnsl
-from dpbnsl.scores import center
+from dpbnsl.scores import centre
 from dpbnsl.simulation import simulate
 
 fsb = importlib.import_module("dpbnsl.learners.linear.fed_sparse_bnsl")
@@ -29,7 +29,7 @@ def data():
 
 
 def grams(arrays, centred=True):
-    return [(center(X) if centred else X).T @ (center(X) if centred else X) / X.shape[0]
+    return [(centre(X) if centred else X).T @ (centre(X) if centred else X) / X.shape[0]
             for X in arrays]
 
 
@@ -68,7 +68,7 @@ def test_defaults_recover_most_entries(data):
 
 
 def test_one_participant_and_uncentred_data(data):
-    r = fed_sparse_bnsl(data.participants, rounds=30, local_iters=1, center=False)
+    r = fed_sparse_bnsl(data.participants, rounds=30, local_iters=1, centre=False)
     true = grams(data.participants, centred=False)[2]
     res = reconstruct_gram_sparse(r.transcript, lambda1=0.1, rho2=1.0, participant=2,
                                   true_gram=true)
@@ -78,7 +78,7 @@ def test_one_participant_and_uncentred_data(data):
 
 def test_public_smoothness_constants_are_used_exactly(data):
     # PGCD with declared constants m_a (not G_aa): equation (★) with m known, exact for K = 1
-    arrays = [center(X) for X in data.participants]
+    arrays = [centre(X) for X in data.participants]
     m = np.full(D, 7.0)
     _, _, transcript = fsb.run_sparse_admm(
         arrays, [m] * P, lambda1=0.1, rho1=1.0, rho2=1.0, gamma1=1.0, gamma2=1.0,

@@ -24,7 +24,7 @@ from ..._validation import as_participants, check_bool, check_choice
 from ...federation import Dense, Payload, run_rounds
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...scores import center as center_data
+from ...scores import centre as centre_data
 from ...scores import gram
 from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters
 from ..result import LearnResult
@@ -33,13 +33,13 @@ __all__ = ["fed_bnsl", "local_statistics"]
 
 
 def local_statistics(
-    arrays: list[np.ndarray], *, normalize: Literal["global", "local"], center: bool
+    arrays: list[np.ndarray], *, normalize: Literal["global", "local"], centre: bool
 ) -> list[np.ndarray]:
     """Each participant's Gram matrix ``X_kᵀX_k / n`` (``n`` total, or ``n_k`` when local)."""
     n_total = sum(X.shape[0] for X in arrays)
     out = []
     for X in arrays:
-        Xc = center_data(X) if center else X
+        Xc = centre_data(X) if centre else X
         out.append(gram(Xc, n_total if normalize == "global" else X.shape[0]))
     return out
 
@@ -86,7 +86,7 @@ def fed_bnsl(
     gap_tol: float = 1e-6,
     threshold: float = 0.3,
     normalize: Literal["global", "local"] = "global",
-    center: bool = True,
+    centre: bool = True,
 ) -> LearnResult:
     """Learn one DAG from data split across participants with Fed-BNSL (NOTEARS-ADMM).
 
@@ -109,7 +109,7 @@ def fed_bnsl(
         Weights with ``|w| <= threshold`` are removed, then the weakest edges until acyclic.
     normalize : {"global", "local"}, default "global"
         Divide ``X_kᵀX_k`` by the total n (local losses sum to the NOTEARS loss) or by n_k.
-    center : bool, default True
+    centre : bool, default True
         Each participant subtracts its own column means.
 
     Returns
@@ -131,10 +131,10 @@ def fed_bnsl(
         lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
         max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
     params.update(normalize=check_choice(normalize, "normalize", ("global", "local")),
-                  center=check_bool(center, "center"))
+                  centre=check_bool(centre, "centre"))
     schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"],
                                params["gamma2"], params["rho_max"])
-    stats = local_statistics(arrays, normalize=params["normalize"], center=params["center"])
+    stats = local_statistics(arrays, normalize=params["normalize"], centre=params["centre"])
     start = time.perf_counter()
     clients = [CovarianceParticipant(S, schedule) for S in stats]
     server = make_server(len(arrays), arrays[0].shape[1], schedule, lambda1=params["lambda1"],

@@ -28,7 +28,7 @@ from ..._validation import as_participants, check_bool, check_choice
 from ...federation import Payload, Sparse, run_rounds
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...scores import center as center_data
+from ...scores import centre as centre_data
 from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters, gradient_steps, solve_server
 from ..result import LearnResult
 from .pgcd import new_state, run_iterations
@@ -116,7 +116,7 @@ def fed_sparse_bnsl(
     server_solver: Literal["lbfgs", "gradient"] = "lbfgs",
     eta: float = 1e-2,
     server_steps: int = 10,
-    center: bool = True,
+    centre: bool = True,
 ) -> LearnResult:
     """Learn one DAG with Fed-Sparse-BNSL (non-private).
 
@@ -135,7 +135,7 @@ def fed_sparse_bnsl(
         Weights with ``|w| <= threshold`` are removed, then the weakest edges until acyclic.
     server_solver : {"lbfgs", "gradient"}, default "lbfgs"
         L-BFGS-B on the smooth server problem, or ``server_steps`` gradient steps of size ``eta``.
-    center : bool, default True
+    centre : bool, default True
         Each participant subtracts its own column means.
 
     Returns
@@ -157,11 +157,11 @@ def fed_sparse_bnsl(
         raise ValueError(f"`participants` must have at least 2 columns; got {arrays[0].shape[1]}")
     params = sparse_hyperparameters(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds,
                                     local_iters, threshold, server_solver, eta, server_steps)
-    params["center"] = check_bool(center, "center")
+    params["centre"] = check_bool(centre, "centre")
     start = time.perf_counter()
-    arrays = [center_data(X) if center else X for X in arrays]
+    arrays = [centre_data(X) if centre else X for X in arrays]
     ms = [(X ** 2).mean(axis=0) for X in arrays]
-    hyper = {k: v for k, v in params.items() if k != "center"}
+    hyper = {k: v for k, v in params.items() if k != "centre"}
     W, server, transcript = run_sparse_admm(arrays, ms, **hyper)
     return LearnResult("fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
                        transcript, None, params,

@@ -19,7 +19,7 @@ import scipy.optimize
 from ..._validation import as_float_matrix, check_bool, check_int, check_real
 from ...graphs import acyclicity, threshold_to_dag
 from ...graphs import threshold as threshold_weights
-from ...scores import center as center_data
+from ...scores import centre as centre_data
 from ...scores import gram, least_squares
 from ..result import LearnResult
 
@@ -81,7 +81,7 @@ def notears(
     h_tol: float = 1e-8,
     rho_max: float = 1e16,
     threshold: float = 0.3,
-    center: bool = True,
+    centre: bool = True,
 ) -> LearnResult:
     """Learn a DAG from one dataset with linear NOTEARS (least-squares loss).
 
@@ -99,7 +99,7 @@ def notears(
         Stop once the penalty ρ reaches this value.
     threshold : float, default 0.3
         Weights with ``|w| <= threshold`` are removed, then the weakest edges until acyclic.
-    center : bool, default True
+    centre : bool, default True
         Subtract column means first (the model has no intercept).
 
     Returns
@@ -125,10 +125,10 @@ def notears(
         h_tol=check_real(h_tol, "h_tol", low=0.0),
         rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
         threshold=check_real(threshold, "threshold", low=0.0),
-        center=check_bool(center, "center"),
+        centre=check_bool(centre, "centre"),
     )
     start = time.perf_counter()
-    S = gram(center_data(X) if center else X)
+    S = gram(centre_data(X) if centre else X)
     W_raw, history = notears_from_gram(
         S,
         lambda1=params["lambda1"],

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..._validation import as_participants, as_square_matrix, check_bool, readonly_copy
 from ...metrics import nmse
-from ...scores import center as center_data
+from ...scores import centre as centre_data
 from ..result import LearnResult
 
 __all__ = ["Personalized", "personalize", "personalized_nmse"]
@@ -42,7 +42,7 @@ class Personalized:
     columns: tuple[str, ...] | None = None
 
 
-def personalize(participants, W, *, center: bool = True) -> Personalized:
+def personalize(participants, W, *, centre: bool = True) -> Personalized:
     """Refit the weights of the structure ``supp(W)`` on each participant's own data by OLS.
 
     Parameters
@@ -51,7 +51,7 @@ def personalize(participants, W, *, center: bool = True) -> Personalized:
     W : array or DataFrame of shape (d, d), or a LearnResult (its thresholded ``W``)
         The shared structure: edge i → j wherever ``W[i, j] != 0``; its values are not used. It need
         not be acyclic, but its diagonal must be zero.
-    center : bool, default True
+    centre : bool, default True
         Each participant subtracts its own column means first (an intercept-free SEM).
 
     Returns
@@ -72,7 +72,7 @@ def personalize(participants, W, *, center: bool = True) -> Personalized:
     >>> bool(np.all(own < consensus))
     True
     """
-    center = check_bool(center, "center")
+    centre = check_bool(centre, "centre")
     arrays, columns = as_participants(participants, min_rows=1)
     support = as_square_matrix(W.W if isinstance(W, LearnResult) else W, "W") != 0
     d = arrays[0].shape[1]
@@ -83,7 +83,7 @@ def personalize(participants, W, *, center: bool = True) -> Personalized:
         raise ValueError(f"`W` must have a zero diagonal (no self-loops); W[{j}, {j}] != 0")
     fits = []
     for X in arrays:
-        X = center_data(X) if center else X
+        X = centre_data(X) if centre else X
         B = np.zeros((d, d))
         for j in range(d):
             pa = np.flatnonzero(support[:, j])

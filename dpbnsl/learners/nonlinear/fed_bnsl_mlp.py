@@ -55,7 +55,7 @@ def fed_bnsl_mlp(
     gap_tol: float = 1e-4,
     threshold: float = 0.3,
     normalize: Literal["global", "local"] = "global",
-    center: bool = False,
+    centre: bool = False,
     solver_options=None,
     rng=None,
 ) -> LearnResult:
@@ -86,7 +86,7 @@ def fed_bnsl_mlp(
     normalize : {"global", "local"}, default "global"
         Local losses divided by the total n (they sum to the pooled NOTEARS-MLP loss; the
         authors' ``1/(n_k·P)`` with equal shards) or by n_k.
-    center : bool, default False
+    centre : bool, default False
         Each participant subtracts its own column means. With IID shards this only moves the
         starting point (the networks have biases), but when the participants' means differ it
         changes the model: one shared first-layer bias cannot absorb per-participant input
@@ -115,7 +115,7 @@ def fed_bnsl_mlp(
     """
     arrays, columns = as_participants(participants)
     params = check_mlp_params(hidden=hidden, lambda1=lambda1, lambda2=lambda2,
-                              threshold=threshold, center=center, solver_options=solver_options)
+                              threshold=threshold, centre=centre, solver_options=solver_options)
     params.update(check_hyperparameters(rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2,
                                         rho_max=rho_max, max_rounds=max_rounds, h_tol=h_tol,
                                         gap_tol=gap_tol))
@@ -129,7 +129,7 @@ def fed_bnsl_mlp(
                                params["rho_max"])
     n_total = sum(X.shape[0] for X in arrays)
     clients = [
-        MLPParticipant(X - X.mean(axis=0) if params["center"] else X, layout, schedule,
+        MLPParticipant(X - X.mean(axis=0) if params["centre"] else X, layout, schedule,
                        n_total=n_total if params["normalize"] == "global" else X.shape[0],
                        theta0=theta0, solver_options=params["solver_options"])
         for X in arrays

@@ -59,13 +59,13 @@ def check_solver_options(options) -> dict:
     return out
 
 
-def check_mlp_params(*, hidden, lambda1, lambda2, threshold, center, solver_options) -> dict:
+def check_mlp_params(*, hidden, lambda1, lambda2, threshold, centre, solver_options) -> dict:
     """Validate the hyperparameters NOTEARS-MLP and NOTEARS-MLP-ADMM share."""
     out: dict[str, Any] = dict(hidden=check_int(hidden, "hidden", low=1),
                                lambda1=check_real(lambda1, "lambda1", low=0.0),
                                lambda2=check_real(lambda2, "lambda2", low=0.0),
                                threshold=check_real(threshold, "threshold", low=0.0))
-    out["center"] = check_bool(center, "center")
+    out["centre"] = check_bool(centre, "centre")
     out["solver_options"] = check_solver_options(solver_options)
     return out
 
@@ -132,7 +132,7 @@ def notears_mlp(
     h_tol: float = 1e-8,
     rho_max: float = 1e16,
     threshold: float = 0.3,
-    center: bool = False,
+    centre: bool = False,
     solver_options=None,
     rng=None,
 ) -> LearnResult:
@@ -149,7 +149,7 @@ def notears_mlp(
     max_iter, h_tol, rho_max : as in :func:`dpbnsl.learners.linear.notears`
     threshold : float, default 0.3
         Entries of ``√A`` at or below it are removed, then the weakest edges until acyclic.
-    center : bool, default False
+    centre : bool, default False
         Subtract column means first. The networks have biases, so this changes only the
         optimisation path, not the model.
     solver_options : mapping, optional
@@ -178,13 +178,13 @@ def notears_mlp(
     if X.shape[0] < 2:
         raise ValueError(f"`X` has {X.shape[0]} rows; at least 2 are required")
     params = check_mlp_params(hidden=hidden, lambda1=lambda1, lambda2=lambda2,
-                              threshold=threshold, center=center, solver_options=solver_options)
+                              threshold=threshold, centre=centre, solver_options=solver_options)
     params.update(max_iter=check_int(max_iter, "max_iter", low=1),
                   h_tol=check_real(h_tol, "h_tol", low=0.0),
                   rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True))
     rng = as_generator(rng)
     start = time.perf_counter()
-    if params["center"]:
+    if params["centre"]:
         X = X - X.mean(axis=0)
     layout = MLPLayout(X.shape[1], params["hidden"])
     theta, history = fit_theta(X, layout, init_params(layout, rng), lambda1=params["lambda1"],

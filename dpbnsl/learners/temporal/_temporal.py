@@ -76,14 +76,14 @@ def as_temporal_participants(participants, lag: int, name: str = "participants"
     return parts, columns
 
 
-def design_gram(realisations: list[np.ndarray], lag: int, *, center: bool,
+def design_gram(realisations: list[np.ndarray], lag: int, *, centre: bool,
                 scale: float | None = None) -> tuple[np.ndarray, int]:
     """``G = ẐᵀẐ / scale`` of one participant's lagged design (``scale`` defaults to its rows).
 
-    With ``center`` the participant's column means (over all its rows) are subtracted first.
+    With ``centre`` the participant's column means (over all its rows) are subtracted first.
     Returns ``G`` (exactly symmetric) and the number of design rows.
     """
-    if center:
+    if centre:
         mean = np.vstack(realisations).mean(axis=0)
         realisations = [X - mean for X in realisations]
     X_t, Z = lagged_design(realisations, lag)

@@ -114,7 +114,7 @@ def dynotears(
     rho_max: float = 1e16,
     threshold_w: float = 0.3,
     threshold_a: float = 0.3,
-    center: bool = True,
+    centre: bool = True,
     acyclic: bool = True,
 ) -> LearnResult:
     """Learn a dynamic Bayesian network (intra-slice DAG W and lag weights A) with DYNOTEARS.
@@ -134,7 +134,7 @@ def dynotears(
         Stop once ``h(W) <= h_tol`` or the penalty reaches ``rho_max``.
     threshold_w, threshold_a : float >= 0, default 0.3
         Entries with ``|w| <= threshold`` are removed from W and from A.
-    center : bool, default True
+    centre : bool, default True
         Subtract the column means (over all realisations) first; the model has no intercept.
     acyclic : bool, default True
         After thresholding, remove the weakest edges of W until it is a DAG (a no-op once
@@ -167,12 +167,12 @@ def dynotears(
         rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
         threshold_w=check_real(threshold_w, "threshold_w", low=0.0),
         threshold_a=check_real(threshold_a, "threshold_a", low=0.0),
-        center=check_bool(center, "center"),
+        centre=check_bool(centre, "centre"),
         acyclic=check_bool(acyclic, "acyclic"),
     )
     start = time.perf_counter()
     d = arrays[0].shape[1]
-    G, n = design_gram(arrays, lag, center=params["center"])
+    G, n = design_gram(arrays, lag, centre=params["centre"])
     W_raw, A_raw, history = dynotears_from_gram(
         G, d, lambda_w=params["lambda_w"], lambda_a=params["lambda_a"],
         max_iter=params["max_iter"], h_tol=params["h_tol"], rho_max=params["rho_max"])

@@ -142,21 +142,21 @@ def dynotears_best(
                    oracle=True, chosen=k, score_per_participant=tuple(scores))
 
 
-def dynotears_all(participants, *, center: bool = True, **dynotears_kwargs) -> LearnResult:
+def dynotears_all(participants, *, centre: bool = True, **dynotears_kwargs) -> LearnResult:
     """DYNOTEARS-All: DYNOTEARS on the pooled series of every participant (centralised reference).
 
-    With ``center`` each participant's series are centred by its own means before pooling (as the
+    With ``centre`` each participant's series are centred by its own means before pooling (as the
     federated learners do); the pooled call itself does not centre again.
     """
-    center = check_bool(center, "center")
+    centre = check_bool(centre, "centre")
     lag = dynotears_kwargs.get("lag", 1)
     parts, columns = as_temporal_participants(participants, lag if isinstance(lag, int) else 1)
     pooled: list[pd.DataFrame | np.ndarray] = []
     for arrays in parts:
-        mean = np.vstack(arrays).mean(axis=0) if center else 0.0
+        mean = np.vstack(arrays).mean(axis=0) if centre else 0.0
         pooled.extend(pd.DataFrame(X - mean, columns=list(columns)) if columns else X - mean
                       for X in arrays)
-    result = dynotears(pooled, center=False, **dynotears_kwargs)
+    result = dynotears(pooled, centre=False, **dynotears_kwargs)
     return LearnResult(method="dynotears-all", W=result.W, W_raw=result.W_raw,
                        history=result.history, columns=result.columns,
-                       params={**result.params, "center": center}, info=result.info)
+                       params={**result.params, "centre": centre}, info=result.info)

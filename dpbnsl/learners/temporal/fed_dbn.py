@@ -84,7 +84,7 @@ def fed_dbn(
     dual_update: Literal["paper", "code"] = "paper",
     stop_rule: Literal["h_and_gap", "h"] = "h_and_gap",
     warm_start: bool = True,
-    center: bool = True,
+    centre: bool = True,
     acyclic: bool = True,
 ) -> LearnResult:
     """Learn a dynamic Bayesian network from time series held by several participants (FedDBN).
@@ -120,7 +120,7 @@ def fed_dbn(
         ``"h"`` stops as soon as ``h(W) <= h_tol`` (the authors' code; may stop before consensus).
     warm_start : bool, default True
         Start the server's W-step from the last W (False: from 0 each round, as the code does).
-    center : bool, default True
+    centre : bool, default True
         Each participant subtracts its own column means (over its realisations).
     acyclic : bool, default True
         Remove the weakest edges of the thresholded W until it is a DAG (a no-op once converged).
@@ -160,13 +160,13 @@ def fed_dbn(
         normalize=check_choice(normalize, "normalize", ("local", "global")),
         dual_update=check_choice(dual_update, "dual_update", ("paper", "code")),
         stop_rule=check_choice(stop_rule, "stop_rule", ("h_and_gap", "h")),
-        warm_start=check_bool(warm_start, "warm_start"), center=check_bool(center, "center"),
+        warm_start=check_bool(warm_start, "warm_start"), centre=check_bool(centre, "centre"),
         acyclic=check_bool(acyclic, "acyclic"))
     start = time.perf_counter()
     d = parts[0][0].shape[1]
     n_k = [sum(X.shape[0] - lag for X in arrays) for arrays in parts]
     scale = sum(n_k) if params["normalize"] == "global" else None
-    grams = [design_gram(arrays, lag, center=params["center"], scale=scale)[0] for arrays in parts]
+    grams = [design_gram(arrays, lag, centre=params["centre"], scale=scale)[0] for arrays in parts]
     schedule = PenaltySchedule(params["rho1"], params["rho2"], params["phi1"], params["phi2"],
                                params["rho_max"])
     clients = [_Participant(G, d, schedule, params["dual_update"]) for G in grams]

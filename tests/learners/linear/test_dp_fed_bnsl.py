@@ -210,7 +210,7 @@ def test_no_noise_limit_is_fed_bnsl_on_clipped_data(data):
     r = dp_fed_bnsl(data.participants, epsilon=math.inf, delta=DELTA, clip_norm=R, psd=False,
                     max_rounds=30, rng=0)
     ref = fed_bnsl([clip_rows(X, norm=R) for X in data.participants], normalize="local",
-                   center=False, max_rounds=30)
+                   centre=False, max_rounds=30)
     assert r.info["epsilon"]["pld"] == math.inf and r.info["sigma"] == (0.0, 0.0, 0.0)
     np.testing.assert_allclose(r.W_raw, ref.W_raw, atol=1e-8)
     assert r.transcript.total_bytes == ref.transcript.total_bytes

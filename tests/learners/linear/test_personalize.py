@@ -68,9 +68,9 @@ def test_centering(het):
     shifted = personalize([X + 100.0], het.W)
     base = personalize([X], het.W)
     np.testing.assert_allclose(shifted.B[0], base.B[0], atol=1e-9)
-    raw = personalize([X - X.mean(axis=0)], het.W, center=False)
+    raw = personalize([X - X.mean(axis=0)], het.W, centre=False)
     np.testing.assert_allclose(raw.B[0], base.B[0], atol=1e-12)
-    assert not np.allclose(personalize([X + 100.0], het.W, center=False).B[0], base.B[0])
+    assert not np.allclose(personalize([X + 100.0], het.W, centre=False).B[0], base.B[0])
 
 
 def test_rank_deficient_participant_is_finite():

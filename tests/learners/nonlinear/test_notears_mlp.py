@@ -184,7 +184,7 @@ def test_notears_mlp_is_deterministic_and_keeps_inputs(small, central):
         (dict(lambda1=-1.0), ValueError, r"`lambda1` must be >= 0"),
         (dict(lambda2=float("nan")), ValueError, r"`lambda2` must be finite"),
         (dict(threshold=-0.1), ValueError, r"`threshold` must be >= 0"),
-        (dict(center="yes"), TypeError, r"`center` must be a bool; got str 'yes'"),
+        (dict(centre="yes"), TypeError, r"`centre` must be a bool; got str 'yes'"),
         (dict(max_iter=0), ValueError, r"`max_iter` must be >= 1"),
         (dict(rng=-1), ValueError, r"`rng` seed must be non-negative"),
         (dict(solver_options=[1]), TypeError, r"`solver_options` must be a mapping or None"),
@@ -273,7 +273,7 @@ def test_admm_max_rounds_deterministic_and_inputs_untouched(small):
 
 def test_admm_uneven_sizes_and_local_normalisation(small):
     parts = [small.X[:50], small.X[50:]]
-    r = fed_bnsl_mlp(parts, max_rounds=3, normalize="local", center=True, solver_options=FAST,
+    r = fed_bnsl_mlp(parts, max_rounds=3, normalize="local", centre=True, solver_options=FAST,
                      rng=0)
     assert r.info["n_samples"] == (50, 250) and r.params["normalize"] == "local"
 

@@ -262,29 +262,29 @@ def _admm(parts, rounds, **kwargs):
     return fed_bnsl_mlp(parts, hidden=3, max_rounds=rounds, solver_options=TIGHT, rng=5, **kwargs)
 
 
-def _local_data(parts, normalize, center):
+def _local_data(parts, normalize, centre):
     n_total = sum(X.shape[0] for X in parts)
-    return [(X - X.mean(axis=0) if center else X, X.shape[0] if normalize == "local" else n_total)
+    return [(X - X.mean(axis=0) if centre else X, X.shape[0] if normalize == "local" else n_total)
             for X in parts]
 
 
-@pytest.mark.parametrize(("normalize", "center"), [("global", False), ("local", True)])
-def test_admm_uploads_are_stationary_points_of_the_local_objective(shifted, normalize, center):
+@pytest.mark.parametrize(("normalize", "centre"), [("global", False), ("local", True)])
+def test_admm_uploads_are_stationary_points_of_the_local_objective(shifted, normalize, centre):
     """Every upload θ_k^t is a stationary point of participant k's objective
 
         1/(2n) ‖X_k − f_θ(X_k)‖² + ⟨β_k, θ − θ^{t−1}⟩ + ρ₂(t)/2 ‖θ − θ^{t−1}‖²
 
     (n = n_k under ``normalize="local"``, else the total; X_k centred on its own means under
-    ``center=True``), with β_k = Σ_{s<t} ρ₂(s)(θ_k^s − θ^s) rebuilt from the transcript and θ^{−1}
+    ``centre=True``), with β_k = Σ_{s<t} ρ₂(s)(θ_k^s − θ^s) rebuilt from the transcript and θ^{−1}
     = θ⁰; self-loop weights are exactly 0; history's local_loss is Σ_k of those losses."""
     T = 4
-    r = _admm(shifted, T, normalize=normalize, center=center)
+    r = _admm(shifted, T, normalize=normalize, centre=centre)
     assert len(r.history) == T
     layout, free = MLPLayout(3, 3), _free(MLPLayout(3, 3))
     theta0 = init_params(layout, np.random.default_rng(5))
     rho2 = 0.1 * 1.25 ** np.arange(T)
     losses = np.zeros(T)
-    for k, (X, n) in enumerate(_local_data(shifted, normalize, center)):
+    for k, (X, n) in enumerate(_local_data(shifted, normalize, centre)):
         ups = r.transcript.payloads(participant=k, direction="up")
         downs = r.transcript.payloads(participant=k, direction="down")
         beta = np.zeros(layout.n_params)
@@ -304,27 +304,27 @@ def test_admm_uploads_are_stationary_points_of_the_local_objective(shifted, norm
 
 
 def test_admm_normalize_and_center_change_the_local_problem(shifted):
-    """``normalize="local"`` and ``center=True`` each change what the participants solve: the
+    """``normalize="local"`` and ``centre=True`` each change what the participants solve: the
     round-0 uploads and the recorded local loss differ from the defaults' (uneven shards, means
     far from zero)."""
     base = _admm(shifted, 1)
-    for kwargs in (dict(normalize="local"), dict(center=True)):
+    for kwargs in (dict(normalize="local"), dict(centre=True)):
         other = _admm(shifted, 1, **kwargs)
         up_base, up_other = (r.transcript.payloads(direction="up") for r in (base, other))
         assert np.abs(up_base - up_other).max() > 1e-2
         assert abs(base.history["local_loss"][0] - other.history["local_loss"][0]) > 1e-2
 
 
-@pytest.mark.parametrize(("normalize", "center"), [("global", False), ("local", True)])
-def test_admm_round0_uploads_equal_a_recomputed_local_step(shifted, normalize, center):
+@pytest.mark.parametrize(("normalize", "centre"), [("global", False), ("local", True)])
+def test_admm_round0_uploads_equal_a_recomputed_local_step(shifted, normalize, centre):
     """Round 0 (β = 0, θ_k and θ both at θ⁰ = init_params(rng)): each upload is what L-BFGS-B
     finds for 1/(2n)‖X_k − f_θ(X_k)‖² + ρ₂/2 ‖θ − θ⁰‖² from θ⁰ over the free coordinates, with
     the objective written out here."""
-    r = _admm(shifted, 1, normalize=normalize, center=center)
+    r = _admm(shifted, 1, normalize=normalize, centre=centre)
     layout = MLPLayout(3, 3)
     free = _free(layout)
     theta0 = init_params(layout, np.random.default_rng(5))
-    for k, (X, n) in enumerate(_local_data(shifted, normalize, center)):
+    for k, (X, n) in enumerate(_local_data(shifted, normalize, centre)):
         def fun(z):
             theta = np.zeros(layout.n_params)
             theta[free] = z

@@ -55,7 +55,7 @@ def fed_easy(easy):
 
 def _random_problem(rng, n=7, d=4, lag=2):
     X = rng.standard_normal((n + lag, d))
-    G, _ = design_gram([X], lag, center=False)
+    G, _ = design_gram([X], lag, centre=False)
     q = (lag + 1) * d
     return G, d, q
 
@@ -120,7 +120,7 @@ def test_stacked_loss_is_the_least_squares_loss():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((40, 3))
     X_t, Z = lagged_design(X, 2)
-    G, n = design_gram([X], 2, center=False)
+    G, n = design_gram([X], 2, centre=False)
     W, A = rng.standard_normal((3, 3)), rng.standard_normal((6, 3))
     direct = 0.5 / n * np.sum((X_t - X_t @ W - Z @ A) ** 2)
     f, g = stacked_loss(np.vstack([W, A]), G)
@@ -148,7 +148,7 @@ def test_server_mirrors_the_participants_duals():
     data = simulate_temporal(4, 60, participants=3, lag=2, rng=5)
     schedule = PenaltySchedule(1.0, 1.0, 1.6, 1.1, 1e16)
     for rule in ("paper", "code"):
-        grams = [design_gram(list(s), 2, center=True)[0] for s in data.series]
+        grams = [design_gram(list(s), 2, centre=True)[0] for s in data.series]
         clients = [_Participant(G, 4, schedule, rule) for G in grams]
         server = FedDBNServer(3, 4, 2, schedule, lambda_w=0.1, lambda_a=0.1, h_tol=0.0,
                               gap_tol=0.0, dual_update=rule)
@@ -309,8 +309,8 @@ def test_baselines_combine_the_local_fits(easy):
     np.testing.assert_array_equal(best.W, fits.results[best.info["chosen"]].W)
     both = dynotears_best(local=fits, B_true=easy.B_true, A_true=easy.A_true, select="W+A")
     assert len(both.info["score_per_participant"]) == 3
-    pooled = dynotears_all(easy.series, lambda_w=0.05, lambda_a=0.05, center=False)
-    ref = dynotears(list(easy.pooled), lambda_w=0.05, lambda_a=0.05, center=False)
+    pooled = dynotears_all(easy.series, lambda_w=0.05, lambda_a=0.05, centre=False)
+    ref = dynotears(list(easy.pooled), lambda_w=0.05, lambda_a=0.05, centre=False)
     np.testing.assert_array_equal(pooled.W_raw, ref.W_raw)
     with pytest.raises(ValueError, match=r"`local` fits were given"):
         dynotears_average(easy.series, local=fits)
