@@ -42,15 +42,26 @@ def _best(fn, repeats: int):
 
 def _loop(means, sensitivity: float, multiplier: float, trials: int, seed: int):
     rng = np.random.default_rng(seed)
-    return [np.array([gaussian_mechanism(g, sensitivity=sensitivity, multiplier=multiplier,
-                                         rng=rng).value for _ in range(trials)]) for g in means]
+    return [
+        np.array(
+            [
+                gaussian_mechanism(g, sensitivity=sensitivity, multiplier=multiplier, rng=rng).value
+                for _ in range(trials)
+            ]
+        )
+        for g in means
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10**6, help="trials per world")
-    parser.add_argument("--baseline-trials", type=int, default=10**4,
-                        help="trials per world of the per-trial loop (extrapolated)")
+    parser.add_argument(
+        "--baseline-trials",
+        type=int,
+        default=10**4,
+        help="trials per world of the per-trial loop (extrapolated)",
+    )
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--repeats", type=int, default=3)
@@ -59,15 +70,16 @@ def main() -> None:
     n, nb = args.trials, args.baseline_trials
 
     def game_run():
-        return run_game("gaussian-step", epsilon=args.epsilon, delta=args.delta, trials=n,
-                        rng=args.seed)
+        return run_game("gaussian-step", epsilon=args.epsilon, delta=args.delta, trials=n, rng=args.seed)
 
     t_game, t_cold, game = _best(game_run, args.repeats)
-    t_bound, _, bound = _best(lambda: clopper_pearson_bound(game.scores0, game.scores1,
-                                                            delta=game.delta), args.repeats)
+    t_bound, _, bound = _best(
+        lambda: clopper_pearson_bound(game.scores0, game.scores1, delta=game.delta), args.repeats
+    )
     d = game.details  # the baseline releases the same pre-noise gradients with the same noise
-    t_loop, _, loop = _best(lambda: _loop(d["means"], d["sensitivity"], d["multiplier_used"], nb,
-                                          args.seed + 1), args.repeats)
+    t_loop, _, loop = _best(
+        lambda: _loop(d["means"], d["sensitivity"], d["multiplier_used"], nb, args.seed + 1), args.repeats
+    )
     t_loop_ext = t_loop * n / nb
 
     rows = [
@@ -79,18 +91,23 @@ def main() -> None:
         ("per-trial loop (extrapolated)", n, t_loop_ext, 1.0),
         ("loop + bound (extrapolated)", n, t_loop_ext + t_bound, None),
     ]
-    print(f"{'stage':<30} {'trials/world':>12} {'seconds':>9} {'trials/world/s':>15} "
-          f"{'speed-up vs loop':>17}")
+    print(
+        f"{'stage':<30} {'trials/world':>12} {'seconds':>9} {'trials/world/s':>15} {'speed-up vs loop':>17}"
+    )
     for stage, trials, seconds, ratio in rows:
         rate = trials / seconds
         r = "" if ratio is None else f"{ratio:.0f}x"
         print(f"{stage:<30} {trials:>12,} {seconds:>9.3f} {rate:>15,.0f} {r:>17}")
-    print(f"\ntarget: {n:,} trials per world (game + bound) in under 10 s -> "
-          f"{'met' if t_cold + t_bound < 10 else 'NOT met'} "
-          f"({t_cold + t_bound:.2f} s with the cold game call)")
-    print(f"claimed epsilon {game.claimed_epsilon:.4f}, epsilon_lb {bound.epsilon_lb:.4f} "
-          f"(alpha {bound.alpha}); loop means {loop[0].mean():.4f} / {loop[1].mean():.4f}, "
-          f"game means {game.scores0.mean():.4f} / {game.scores1.mean():.4f}")
+    print(
+        f"\ntarget: {n:,} trials per world (game + bound) in under 10 s -> "
+        f"{'met' if t_cold + t_bound < 10 else 'NOT met'} "
+        f"({t_cold + t_bound:.2f} s with the cold game call)"
+    )
+    print(
+        f"claimed epsilon {game.claimed_epsilon:.4f}, epsilon_lb {bound.epsilon_lb:.4f} "
+        f"(alpha {bound.alpha}); loop means {loop[0].mean():.4f} / {loop[1].mean():.4f}, "
+        f"game means {game.scores0.mean():.4f} / {game.scores1.mean():.4f}"
+    )
 
 
 if __name__ == "__main__":

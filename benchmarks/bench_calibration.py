@@ -58,8 +58,7 @@ compose_module = importlib.import_module("dpbnsl.accounting.compose")
 #: (T, K) per T·K: the first two are Table 5 shapes, the last two the longest runs one would plan
 SIZES = [(10, 10), (100, 10), (100, 100), (1000, 100)]
 #: Fed-Sparse-BNSL Table 5: (ε, T, K)
-TABLE5 = [(0.5, 10, 10), (1.0, 10, 10), (2.0, 100, 10), (5.0, 100, 20), (25.0, 100, 30),
-          (50.0, 100, 50)]
+TABLE5 = [(0.5, 10, 10), (1.0, 10, 10), (2.0, 100, 10), (5.0, 100, 20), (25.0, 100, 30), (50.0, 100, 50)]
 
 
 def closed_form(epsilon: float, delta: float, steps: int) -> float:
@@ -125,8 +124,9 @@ def cpu_model() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epsilons", default="0.5,1,5",
-                        help="comma-separated targets ε for table 1 (default 0.5,1,5)")
+    parser.add_argument(
+        "--epsilons", default="0.5,1,5", help="comma-separated targets ε for table 1 (default 0.5,1,5)"
+    )
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per cell (default 5)")
     args = parser.parse_args(argv)
@@ -135,12 +135,18 @@ def main(argv=None) -> int:
     t_start = time.perf_counter()
 
     print("DP-PGCD calibration benchmark (dpbnsl.accounting.calibrate_dp_pgcd)")
-    print(f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs; python {platform.python_version()}, "
-          f"numpy {np.__version__}, scipy {scipy.__version__}")
-    print(f"BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'library default')}; "
-          f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"δ = {delta:g}; {repeats} timed repeats per cell after one warm-up call; "
-          f"{ORDERS.size} Rényi orders in the rdp accountant")
+    print(
+        f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs; python {platform.python_version()}, "
+        f"numpy {np.__version__}, scipy {scipy.__version__}"
+    )
+    print(
+        f"BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'library default')}; "
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    print(
+        f"δ = {delta:g}; {repeats} timed repeats per cell after one warm-up call; "
+        f"{ORDERS.size} Rényi orders in the rdp accountant"
+    )
     print(flush=True)
 
     # warm-up: imports inside the accountant (dp-accounting's compute_epsilon), scipy caches
@@ -156,39 +162,70 @@ def main(argv=None) -> int:
                 closed.append(time.perf_counter() - t0)
             paper_t, tight_t = [], []
             for _ in range(repeats):
-                paper, dt = timed_call(calibrate_dp_pgcd, eps, delta, rounds=T, local_iters=K,
-                                       method="paper")
+                paper, dt = timed_call(calibrate_dp_pgcd, eps, delta, rounds=T, local_iters=K, method="paper")
                 paper_t.append(dt)
             probe = Probe()
             for r in range(repeats):
                 if r == 0:
                     with instrumented(probe):
-                        tight, dt = timed_call(calibrate_dp_pgcd, eps, delta, rounds=T,
-                                               local_iters=K)
+                        tight, dt = timed_call(calibrate_dp_pgcd, eps, delta, rounds=T, local_iters=K)
                     curve_share = probe.curve_seconds / dt
                 else:
                     tight, dt = timed_call(calibrate_dp_pgcd, eps, delta, rounds=T, local_iters=K)
                 tight_t.append(dt)
             worst_tight = max(worst_tight, max(tight_t))
             assert tight.epsilon_rdp <= eps and tight.gumbel_multiplier <= paper.gumbel_multiplier
-            rows.append([
-                str(T), str(K), f"{T * K:.0e}".replace("e+0", "e"), f"{eps:g}",
-                f"{statistics.median(closed) * 1e6:.2f}",
-                f"{statistics.median(paper_t) * 1e3:.1f}",
-                f"{statistics.median(tight_t) * 1e3:.0f}", f"{max(tight_t) * 1e3:.0f}",
-                f"{statistics.median(tight_t) / statistics.median(paper_t):.0f}",
-                str(probe.evals), f"{curve_share:.0%}",
-                f"{paper.gumbel_multiplier:.2f}", f"{tight.gumbel_multiplier:.2f}",
-                f"{1 - tight.gumbel_multiplier / paper.gumbel_multiplier:.1%}",
-                "yes" if max(tight_t) < 1.0 else "NO",
-            ])
-            print(f"  T={T} K={K} ε={eps:g}: tight {statistics.median(tight_t):.3f} s",
-                  file=sys.stderr, flush=True)
+            rows.append(
+                [
+                    str(T),
+                    str(K),
+                    f"{T * K:.0e}".replace("e+0", "e"),
+                    f"{eps:g}",
+                    f"{statistics.median(closed) * 1e6:.2f}",
+                    f"{statistics.median(paper_t) * 1e3:.1f}",
+                    f"{statistics.median(tight_t) * 1e3:.0f}",
+                    f"{max(tight_t) * 1e3:.0f}",
+                    f"{statistics.median(tight_t) / statistics.median(paper_t):.0f}",
+                    str(probe.evals),
+                    f"{curve_share:.0%}",
+                    f"{paper.gumbel_multiplier:.2f}",
+                    f"{tight.gumbel_multiplier:.2f}",
+                    f"{1 - tight.gumbel_multiplier / paper.gumbel_multiplier:.1%}",
+                    "yes" if max(tight_t) < 1.0 else "NO",
+                ]
+            )
+            print(
+                f"  T={T} K={K} ε={eps:g}: tight {statistics.median(tight_t):.3f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    print("Table 1 — calibration wall time (closed form: median of 1000 calls; paper/tight: median "
-          f"of {repeats})")
-    print(table(["T", "K", "T·K", "ε", "closed µs", "paper ms", "tight ms", "tight max ms",
-                 "tight/paper", "evals", "curve%", "paper m", "tight m", "saving", "< 1 s"], rows))
+    print(
+        "Table 1 — calibration wall time (closed form: median of 1000 calls; paper/tight: median "
+        f"of {repeats})"
+    )
+    print(
+        table(
+            [
+                "T",
+                "K",
+                "T·K",
+                "ε",
+                "closed µs",
+                "paper ms",
+                "tight ms",
+                "tight max ms",
+                "tight/paper",
+                "evals",
+                "curve%",
+                "paper m",
+                "tight m",
+                "saving",
+                "< 1 s",
+            ],
+            rows,
+        )
+    )
     print(f"first (cold) tight call, T = K = 10, ε = 1: {cold * 1e3:.0f} ms")
     print()
 
@@ -196,20 +233,50 @@ def main(argv=None) -> int:
     for eps, T, K in TABLE5:
         paper = calibrate_dp_pgcd(eps, delta, rounds=T, local_iters=K, method="paper")
         tight = calibrate_dp_pgcd(eps, delta, rounds=T, local_iters=K)
-        rows2.append([f"{eps:g}", str(T), str(K), f"{paper.gumbel_multiplier:.2f}",
-                      f"{tight.gumbel_multiplier:.2f}",
-                      f"{1 - tight.gumbel_multiplier / paper.gumbel_multiplier:.1%}",
-                      f"{paper.epsilon_zcdp:.9f}", f"{paper.epsilon_rdp:.6f}",
-                      f"{tight.epsilon_rdp:.9f}", f"{tight.epsilon_zcdp:.6f}"])
-    print(f"Table 2 — Fed-Sparse-BNSL Table 5 configurations at δ = {delta:g}: noise multiplier "
-          "λ_G/Δ_s = σ/Δ_g, paper (Theorem 5.1) vs tight")
-    print(table(["ε", "T", "K", "paper m", "tight m", "saving", "paper ε_zcdp", "paper ε_rdp",
-                 "tight ε_rdp", "tight ε_zcdp"], rows2))
-    print("(paper ε_zcdp is what Theorem 5.1 targets; tight ε_rdp is what the tight method targets; "
-          "the other column is the same noise under the other accountant)")
+        rows2.append(
+            [
+                f"{eps:g}",
+                str(T),
+                str(K),
+                f"{paper.gumbel_multiplier:.2f}",
+                f"{tight.gumbel_multiplier:.2f}",
+                f"{1 - tight.gumbel_multiplier / paper.gumbel_multiplier:.1%}",
+                f"{paper.epsilon_zcdp:.9f}",
+                f"{paper.epsilon_rdp:.6f}",
+                f"{tight.epsilon_rdp:.9f}",
+                f"{tight.epsilon_zcdp:.6f}",
+            ]
+        )
+    print(
+        f"Table 2 — Fed-Sparse-BNSL Table 5 configurations at δ = {delta:g}: noise multiplier "
+        "λ_G/Δ_s = σ/Δ_g, paper (Theorem 5.1) vs tight"
+    )
+    print(
+        table(
+            [
+                "ε",
+                "T",
+                "K",
+                "paper m",
+                "tight m",
+                "saving",
+                "paper ε_zcdp",
+                "paper ε_rdp",
+                "tight ε_rdp",
+                "tight ε_zcdp",
+            ],
+            rows2,
+        )
+    )
+    print(
+        "(paper ε_zcdp is what Theorem 5.1 targets; tight ε_rdp is what the tight method targets; "
+        "the other column is the same noise under the other accountant)"
+    )
     print()
-    print(f"slowest tight calibration: {worst_tight:.3f} s "
-          f"({'under' if worst_tight < 1.0 else 'OVER'} the 1 s target for T·K ≤ 1e5)")
+    print(
+        f"slowest tight calibration: {worst_tight:.3f} s "
+        f"({'under' if worst_tight < 1.0 else 'OVER'} the 1 s target for T·K ≤ 1e5)"
+    )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"total benchmark time: {time.perf_counter() - t_start:.1f} s")
     return 0

@@ -50,28 +50,50 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=4000, help="incremental iterations")
     parser.add_argument("--naive-iters", type=int, default=20)
     args = parser.parse_args()
-    print(f"{'regime':>7} {'d':>4} {'n_k':>5} {'start s':>8} {'changed':>8} {'incr it/s':>10} "
-          f"{'naive it/s':>11} {'ratio':>8}")
+    print(
+        f"{'regime':>7} {'d':>4} {'n_k':>5} {'start s':>8} {'changed':>8} {'incr it/s':>10} "
+        f"{'naive it/s':>11} {'ratio':>8}"
+    )
     for regime, (lam, mult) in REGIMES.items():
         for d in (int(x) for x in args.dims.split(",")):
             for n in (int(x) for x in args.n.split(",")):
                 rng = np.random.default_rng(0)
                 X = rng.normal(size=(n, d))
-                m = (X ** 2).mean(axis=0)  # public constants for the benchmark
+                m = (X**2).mean(axis=0)  # public constants for the benchmark
                 Z = np.zeros((d, d))
                 kw = dict(lambda1=lam, rho2=1.0, m=m, noise=PGCDNoise(clip=5.0, multiplier=mult))
-                short = _time(lambda: pgcd(X, Z, Z, Z, iters=1, rng=np.random.default_rng(1),
-                                           ledger=PrivacyLedger(), **kw))
+                short = _time(
+                    lambda: pgcd(
+                        X, Z, Z, Z, iters=1, rng=np.random.default_rng(1), ledger=PrivacyLedger(), **kw
+                    )
+                )
                 result = []
-                long = _time(lambda: result.append(pgcd(
-                    X, Z, Z, Z, iters=args.iters + 1, rng=np.random.default_rng(1),
-                    ledger=PrivacyLedger(), **kw)))
+                long = _time(
+                    lambda: result.append(
+                        pgcd(
+                            X,
+                            Z,
+                            Z,
+                            Z,
+                            iters=args.iters + 1,
+                            rng=np.random.default_rng(1),
+                            ledger=PrivacyLedger(),
+                            **kw,
+                        )
+                    )
+                )
                 changed = result[0].changes / (args.iters + 1)  # iterations that changed B
                 incr = args.iters / max(long - short, 1e-9)
-                naive = args.naive_iters / _time(lambda: naive_dp_pgcd(
-                    X, Z, Z, Z, iters=args.naive_iters, rng=np.random.default_rng(1), **kw))
-                print(f"{regime:>7} {d:>4} {n:>5} {short:>8.3f} {changed:>8.0%} {incr:>10.0f} "
-                      f"{naive:>11.1f} {incr / naive:>8.0f}", flush=True)
+                naive = args.naive_iters / _time(
+                    lambda: naive_dp_pgcd(
+                        X, Z, Z, Z, iters=args.naive_iters, rng=np.random.default_rng(1), **kw
+                    )
+                )
+                print(
+                    f"{regime:>7} {d:>4} {n:>5} {short:>8.3f} {changed:>8.0%} {incr:>10.0f} "
+                    f"{naive:>11.1f} {incr / naive:>8.0f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

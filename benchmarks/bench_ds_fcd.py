@@ -31,12 +31,31 @@ from dpbnsl.learners.nonlinear.ds_fcd import fcd_defaults
 
 def config(d: int, dtype: str = "float32") -> FCDConfig:
     dflt = fcd_defaults(d)
-    return FCDConfig(mechanism="mlp", share_phi=False, lambda1=dflt["lambda1"],
-                     rho_init=dflt["rho_init"], beta=dflt["beta"], alpha_init=0.0, gamma=0.25,
-                     h_tol=dflt["h_tol"], rho_max=dflt["rho_max"], it_max=1,
-                     it_in=dflt["it_in"], it_fl=dflt["it_fl"], lr=dflt["lr"], tau=0.2,
-                     hidden=16, layers=4, per_round=10, schedule="mcsl", init_iter=3,
-                     acyclicity="exp-sq", h_samples=0, dtype=dtype, record_transcript=True)
+    return FCDConfig(
+        mechanism="mlp",
+        share_phi=False,
+        lambda1=dflt["lambda1"],
+        rho_init=dflt["rho_init"],
+        beta=dflt["beta"],
+        alpha_init=0.0,
+        gamma=0.25,
+        h_tol=dflt["h_tol"],
+        rho_max=dflt["rho_max"],
+        it_max=1,
+        it_in=dflt["it_in"],
+        it_fl=dflt["it_fl"],
+        lr=dflt["lr"],
+        tau=0.2,
+        hidden=16,
+        layers=4,
+        per_round=10,
+        schedule="mcsl",
+        init_iter=3,
+        acyclicity="exp-sq",
+        h_samples=0,
+        dtype=dtype,
+        record_transcript=True,
+    )
 
 
 def naive_loss_grad(model: Model, theta, X, G, tau, lambda1, rho):
@@ -75,7 +94,7 @@ def bench(d: int, steps: int, measure_round: bool) -> dict:
     rng = np.random.default_rng(0)
     arrays = [rng.normal(size=(600, d)) for _ in range(10)]
     fed = _Federation(arrays, config(d), np.random.default_rng(1))
-    fed.local_step()                                       # warm-up (buffers, BLAS)
+    fed.local_step()  # warm-up (buffers, BLAS)
     t = time.perf_counter()
     for _ in range(steps):
         fed.local_step()
@@ -110,16 +129,21 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--measure-round", action="store_true")
     a = p.parse_args(argv)
-    print("| d | s / local step (10 participants, float32) | float64 | naive per-node float64 | "
-          "speed-up vs naive | s / aggregation | s / round (it_fl = 200) | s / sub-problem "
-          "(1000 steps) |")
+    print(
+        "| d | s / local step (10 participants, float32) | float64 | naive per-node float64 | "
+        "speed-up vs naive | s / aggregation | s / round (it_fl = 200) | s / sub-problem "
+        "(1000 steps) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for d in (int(v) for v in a.dims.split(",")):
         r = bench(d, a.steps, a.measure_round)
         extra = f" (measured {r['round_measured']:.1f})" if "round_measured" in r else ""
-        print(f"| {d} | {r['step']:.4f} | {r['step64']:.4f} | {r['naive']:.4f} | "
-              f"{r['naive'] / r['step']:.1f}× | {r['agg']:.5f} | {r['round']:.1f}{extra} | "
-              f"{5 * r['round']:.0f} |", flush=True)
+        print(
+            f"| {d} | {r['step']:.4f} | {r['step64']:.4f} | {r['naive']:.4f} | "
+            f"{r['naive'] / r['step']:.1f}× | {r['agg']:.5f} | {r['round']:.1f}{extra} | "
+            f"{5 * r['round']:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -39,21 +39,31 @@ def main() -> None:
     data = simulate(a.d, a.participants * a.n_per_participant, participants=a.participants, rng=0)
     runs = {
         "DP-Fed-Sparse-BNSL": lambda: dp_fed_sparse_bnsl(
-            data.participants, epsilon=a.epsilon, delta=1e-5, rounds=a.rounds,
-            local_iters=a.local_iters, feature_bound=30.0, clip=30.0, clip_scheme="coordinates",
-            rng=0),  # the recorded run's settings (before the clipping study)
+            data.participants,
+            epsilon=a.epsilon,
+            delta=1e-5,
+            rounds=a.rounds,
+            local_iters=a.local_iters,
+            feature_bound=30.0,
+            clip=30.0,
+            clip_scheme="coordinates",
+            rng=0,
+        ),  # the recorded run's settings (before the clipping study)
         "Fed-Sparse-BNSL (no noise)": lambda: fed_sparse_bnsl(
-            data.participants, rounds=a.rounds, local_iters=a.local_iters),
+            data.participants, rounds=a.rounds, local_iters=a.local_iters
+        ),
     }
-    print(f"d = {a.d}, {a.participants} × {a.n_per_participant} rows, T = {a.rounds}, "
-          f"K = {a.local_iters}")
+    print(f"d = {a.d}, {a.participants} × {a.n_per_participant} rows, T = {a.rounds}, K = {a.local_iters}")
     print("| method | wall s | CPU s | rounds | MB | SHD | TPR |")
     print("|---|---|---|---|---|---|---|")
     for name, fit in runs.items():
         r, wall, cpu = _timed(fit)
         acc = count_accuracy(data.B_true, r.W)
-        print(f"| {name} | {wall:.1f} | {cpu:.1f} | {len(r.history)} | "
-              f"{r.transcript.total_mb:.2f} | {acc.shd} | {acc.tpr:.2f} |", flush=True)
+        print(
+            f"| {name} | {wall:.1f} | {cpu:.1f} | {len(r.history)} | "
+            f"{r.transcript.total_mb:.2f} | {acc.shd} | {acc.tpr:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

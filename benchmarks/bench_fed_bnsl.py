@@ -244,8 +244,13 @@ def blas_check(dims: list[int], rounds: int) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in _BLAS_VARS}
         if threads is not None:
             env.update({v: threads for v in _BLAS_VARS})
-        proc = subprocess.run([sys.executable, "-c", _CHILD, ",".join(map(str, dims)), str(rounds)],
-                              env=env, capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, ",".join(map(str, dims)), str(rounds)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         results[label] = {int(k): v for k, v in json.loads(proc.stdout).items()}
     return results
 
@@ -272,22 +277,31 @@ def run_case(d: int, n: int, P: int, seed: int, max_rounds: int, early: int) -> 
     expected_bytes = 2 * P * T * d * d * 8
     assert result.transcript.total_bytes == expected_bytes, "transcript size != 2·P·T·d²·8"
 
-    S0 = local_statistics([np.asarray(X) for X in sim.participants], normalize="global",
-                          centre=True)[0]
+    S0 = local_statistics([np.asarray(X) for X in sim.participants], normalize="global", centre=True)[0]
     micro = local_step_bench(S0, np.random.default_rng(seed))
     W_final = result.W_raw
     t_h = per_call(lambda: acyclicity(W_final))
     return {
-        "d": d, "n": n, "rounds": T, "run_s": run_seconds, "cpu_s": cpu_seconds,
-        "round_s": per_round.mean(), "local_s": local.mean(), "server_s": server.mean(),
+        "d": d,
+        "n": n,
+        "rounds": T,
+        "run_s": run_seconds,
+        "cpu_s": cpu_seconds,
+        "round_s": per_round.mean(),
+        "local_s": local.mean(),
+        "server_s": server.mean(),
         "other_s": per_round.mean() - local.mean() - server.mean(),
         "early_s": per_round[:early].mean(),
-        "evals": evals.mean(), "obj_ms": 1e3 * probe.obj_seconds / max(evals.sum(), 1),
+        "evals": evals.mean(),
+        "obj_ms": 1e3 * probe.obj_seconds / max(evals.sum(), 1),
         "obj_share": probe.obj_seconds / server.sum(),
         "mb": result.transcript.total_mb,
-        "eigh_ms": 1e3 * micro["eigh"], "eig_us": 1e6 * micro["eig_step"],
-        "solve_us": 1e6 * micro["solve_step"], "ratio": micro["ratio"],
-        "break_even": micro["break_even"], "rel_diff": micro["max_rel_diff"],
+        "eigh_ms": 1e3 * micro["eigh"],
+        "eig_us": 1e6 * micro["eig_step"],
+        "solve_us": 1e6 * micro["solve_step"],
+        "ratio": micro["ratio"],
+        "break_even": micro["break_even"],
+        "rel_diff": micro["max_rel_diff"],
         "h_ms": 1e3 * t_h,
         "saturated_or_converged": T < max_rounds,
     }
@@ -344,29 +358,47 @@ def cpu_model() -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--dims", default="10,20,50,100", help="comma-separated d (default 10,20,50,100)")
     ap.add_argument("--participants", type=int, default=10, help="P (default 10)")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--n", type=int, default=None, help="total samples (default 3·d, Fed-BNSL §6.1)")
-    g.add_argument("--n-per-participant", type=int, default=None,
-                   help="samples per participant (total P·m)")
+    g.add_argument("--n-per-participant", type=int, default=None, help="samples per participant (total P·m)")
     ap.add_argument("--seeds", type=int, default=1, help="seeds 0..S-1, averaged (default 1)")
     ap.add_argument("--max-rounds", type=int, default=200, help="fed_bnsl max_rounds (default 200)")
-    ap.add_argument("--cap", default="none",
-                    help="per-d round caps 'd:rounds,...' below --max-rounds, e.g. 100:20 "
-                         "(default none: the full schedule at every d)")
-    ap.add_argument("--early", type=int, default=None,
-                    help="R of the 's/rnd first R' column (default: the smallest cap, else 20)")
-    ap.add_argument("--blas-threads", type=int, default=None,
-                    help="BLAS threads for this process (set before numpy loads; default 1 unless "
-                         "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS is set; 0 = leave "
-                         "the environment alone)")
-    ap.add_argument("--no-blas-check", action="store_true",
-                    help="skip table 3 (1 BLAS thread vs the BLAS default, in child processes)")
-    ap.add_argument("--blas-check-rounds", type=int, default=10,
-                    help="rounds of the short fed_bnsl run in table 3 (default 10)")
+    ap.add_argument(
+        "--cap",
+        default="none",
+        help="per-d round caps 'd:rounds,...' below --max-rounds, e.g. 100:20 "
+        "(default none: the full schedule at every d)",
+    )
+    ap.add_argument(
+        "--early",
+        type=int,
+        default=None,
+        help="R of the 's/rnd first R' column (default: the smallest cap, else 20)",
+    )
+    ap.add_argument(
+        "--blas-threads",
+        type=int,
+        default=None,
+        help="BLAS threads for this process (set before numpy loads; default 1 unless "
+        "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS is set; 0 = leave "
+        "the environment alone)",
+    )
+    ap.add_argument(
+        "--no-blas-check",
+        action="store_true",
+        help="skip table 3 (1 BLAS thread vs the BLAS default, in child processes)",
+    )
+    ap.add_argument(
+        "--blas-check-rounds",
+        type=int,
+        default=10,
+        help="rounds of the short fed_bnsl run in table 3 (default 10)",
+    )
     args = ap.parse_args(argv)
 
     dims = [int(x) for x in args.dims.split(",") if x.strip()]
@@ -382,27 +414,42 @@ def main(argv=None) -> int:
         return 3 * d
 
     print("Fed-BNSL benchmark (dpbnsl.learners.linear.fed_bnsl, default parameters)")
-    print(f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs; python {platform.python_version()}, "
-          f"numpy {np.__version__}, scipy {scipy.__version__}")
-    print(f"data: simulate(d, n, participants={P}) — ER, s0 = d, Gaussian; n = "
-          + (f"{args.n}" if args.n is not None else
-             f"{P}·{args.n_per_participant}" if args.n_per_participant is not None else "3·d")
-          + f"; seeds 0..{args.seeds - 1} (means shown); max_rounds = {args.max_rounds}")
+    print(
+        f"machine: {cpu_model()}, {os.cpu_count()} logical CPUs; python {platform.python_version()}, "
+        f"numpy {np.__version__}, scipy {scipy.__version__}"
+    )
+    print(
+        f"data: simulate(d, n, participants={P}) — ER, s0 = d, Gaussian; n = "
+        + (
+            f"{args.n}"
+            if args.n is not None
+            else f"{P}·{args.n_per_participant}"
+            if args.n_per_participant is not None
+            else "3·d"
+        )
+        + f"; seeds 0..{args.seeds - 1} (means shown); max_rounds = {args.max_rounds}"
+    )
     blas = {v: os.environ[v] for v in _BLAS_VARS if v in os.environ}
-    print(f"BLAS threads: {blas or 'library default (OpenBLAS: one per CPU)'}; "
-          f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"BLAS threads: {blas or 'library default (OpenBLAS: one per CPU)'}; "
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     print("measured: wall time of fed_bnsl; per round, the participants' local steps (sum over P,")
-    print("  sequential in-process) and the server step, timed by wrappers around "
-          "CovarianceParticipant.__call__")
+    print(
+        "  sequential in-process) and the server step, timed by wrappers around "
+        "CovarianceParticipant.__call__"
+    )
     print("  and _Server.__call__; server objective evaluations counted by wrapping _admm._objective;")
     print("  micro-benchmarks of the local step (eigh+products vs solve) and of one acyclicity() call.")
     notes = []
     for d in dims:
         r = min(args.max_rounds, caps.get(d, args.max_rounds))
         if r < args.max_rounds:
-            notes.append(f"NOTE: d = {d} is capped at {r} rounds (the full schedule runs up to 197): its "
-                         f"per-round figures are for the first {r} rounds only; compare them with the "
-                         f"'s/rnd first {early}' column, not with the full-run s/round of smaller d.")
+            notes.append(
+                f"NOTE: d = {d} is capped at {r} rounds (the full schedule runs up to 197): its "
+                f"per-round figures are for the first {r} rounds only; compare them with the "
+                f"'s/rnd first {early}' column, not with the full-run s/round of smaller d."
+            )
     for note in notes:
         print(note)
     print(flush=True)
@@ -416,9 +463,12 @@ def main(argv=None) -> int:
         for seed in range(args.seeds):
             t0 = time.perf_counter()
             rows.append(run_case(d, n, P, seed, rounds, early))
-            print(f"  d={d} seed={seed}: {rows[-1]['rounds']} rounds, "
-                  f"{rows[-1]['run_s']:.2f} s run, {time.perf_counter() - t0:.2f} s with micro-benchmarks",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  d={d} seed={seed}: {rows[-1]['rounds']} rounds, "
+                f"{rows[-1]['run_s']:.2f} s run, {time.perf_counter() - t0:.2f} s with micro-benchmarks",
+                file=sys.stderr,
+                flush=True,
+            )
         res = mean_over_seeds(rows)
         res["cap"] = rounds if rounds < args.max_rounds else None
         results.append(res)
@@ -430,50 +480,110 @@ def main(argv=None) -> int:
     total = time.perf_counter() - t_all
 
     print("Table 1 — end-to-end runs (seconds per round split into participant-side and server-side)")
-    h1 = ["d", "n", "rounds", "s/run", "cpu s/run", "s/round", "local", "server", "other",
-          f"s/rnd first {early}", "evals/rnd", "ms/eval", "obj%", "MB"]
+    h1 = [
+        "d",
+        "n",
+        "rounds",
+        "s/run",
+        "cpu s/run",
+        "s/round",
+        "local",
+        "server",
+        "other",
+        f"s/rnd first {early}",
+        "evals/rnd",
+        "ms/eval",
+        "obj%",
+        "MB",
+    ]
     b1 = []
     for r in results:
-        b1.append([
-            f"{int(r['d'])}", f"{int(r['n'])}",
-            f"{r['rounds']:.0f}" + (" (cap)" if r["cap"] else ""),
-            f"{r['run_s']:.2f}", f"{r['cpu_s']:.2f}", f"{r['round_s']:.4f}", f"{r['local_s']:.4f}",
-            f"{r['server_s']:.4f}", f"{r['other_s']:.4f}", f"{r['early_s']:.4f}",
-            f"{r['evals']:.1f}", f"{r['obj_ms']:.3f}", f"{100 * r['obj_share']:.0f}",
-            f"{r['mb']:.1f}",
-        ])
+        b1.append(
+            [
+                f"{int(r['d'])}",
+                f"{int(r['n'])}",
+                f"{r['rounds']:.0f}" + (" (cap)" if r["cap"] else ""),
+                f"{r['run_s']:.2f}",
+                f"{r['cpu_s']:.2f}",
+                f"{r['round_s']:.4f}",
+                f"{r['local_s']:.4f}",
+                f"{r['server_s']:.4f}",
+                f"{r['other_s']:.4f}",
+                f"{r['early_s']:.4f}",
+                f"{r['evals']:.1f}",
+                f"{r['obj_ms']:.3f}",
+                f"{100 * r['obj_share']:.0f}",
+                f"{r['mb']:.1f}",
+            ]
+        )
     print(table(h1, b1))
     print()
     print("Table 2 — micro-benchmarks (median per call)")
-    h2 = ["d", "eigh ms", "eig-step µs", "solve-step µs", "ratio solve/eig", "break-even rnds",
-          "h(W) ms", "evals/rnd", "expm s/rnd"]
+    h2 = [
+        "d",
+        "eigh ms",
+        "eig-step µs",
+        "solve-step µs",
+        "ratio solve/eig",
+        "break-even rnds",
+        "h(W) ms",
+        "evals/rnd",
+        "expm s/rnd",
+    ]
     b2 = []
     for r in results:
-        b2.append([
-            f"{int(r['d'])}", f"{r['eigh_ms']:.3f}", f"{r['eig_us']:.1f}", f"{r['solve_us']:.1f}",
-            f"{r['ratio']:.2f}", fmt(r["break_even"], ".1f"), f"{r['h_ms']:.3f}",
-            f"{r['evals']:.1f}", f"{r['evals'] * r['h_ms'] / 1e3:.4f}",
-        ])
+        b2.append(
+            [
+                f"{int(r['d'])}",
+                f"{r['eigh_ms']:.3f}",
+                f"{r['eig_us']:.1f}",
+                f"{r['solve_us']:.1f}",
+                f"{r['ratio']:.2f}",
+                fmt(r["break_even"], ".1f"),
+                f"{r['h_ms']:.3f}",
+                f"{r['evals']:.1f}",
+                f"{r['evals'] * r['h_ms'] / 1e3:.4f}",
+            ]
+        )
     print(table(h2, b2))
     print()
     worst = max(r["rel_diff"] for r in results)
-    print(f"eig-step and solve-step agree to max relative difference {worst:.1e} (ρ₂ = 1 in the "
-          f"micro-benchmark).")
+    print(
+        f"eig-step and solve-step agree to max relative difference {worst:.1e} (ρ₂ = 1 in the "
+        f"micro-benchmark)."
+    )
     for note in notes:
         print(note)
     if check is not None:
         print()
         R = args.blas_check_rounds
-        print(f"Table 3 — BLAS threading (child processes, n = 3·d, P = 10): ms per acyclicity() at "
-              f"the true W, and seconds of fed_bnsl(max_rounds={R})")
-        h3 = ["d", "h(W) ms 1 thr", "h(W) ms default", "default/1", f"{R}-rnd s 1 thr",
-              f"{R}-rnd s default", "default/1"]
+        print(
+            f"Table 3 — BLAS threading (child processes, n = 3·d, P = 10): ms per acyclicity() at "
+            f"the true W, and seconds of fed_bnsl(max_rounds={R})"
+        )
+        h3 = [
+            "d",
+            "h(W) ms 1 thr",
+            "h(W) ms default",
+            "default/1",
+            f"{R}-rnd s 1 thr",
+            f"{R}-rnd s default",
+            "default/1",
+        ]
         b3 = []
         for d in dims:
             one, dflt = check["1"][d], check["default"][d]
-            b3.append([f"{d}", f"{one['h_ms']:.3f}", f"{dflt['h_ms']:.3f}",
-                       f"{dflt['h_ms'] / one['h_ms']:.1f}", f"{one['run_s']:.2f}",
-                       f"{dflt['run_s']:.2f}", f"{dflt['run_s'] / one['run_s']:.1f}"])
+            b3.append(
+                [
+                    f"{d}",
+                    f"{one['h_ms']:.3f}",
+                    f"{dflt['h_ms']:.3f}",
+                    f"{dflt['h_ms'] / one['h_ms']:.1f}",
+                    f"{one['run_s']:.2f}",
+                    f"{dflt['run_s']:.2f}",
+                    f"{dflt['run_s'] / one['run_s']:.1f}",
+                ]
+            )
         print(table(h3, b3))
     print()
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

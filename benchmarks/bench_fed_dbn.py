@@ -75,7 +75,10 @@ def instrumented(probe: dict):
         return out
 
     fed._Participant.__call__, srv.FedDBNServer.__call__, admm._objective = (
-        timed_part, timed_server, counted)
+        timed_part,
+        timed_server,
+        counted,
+    )
     try:
         yield probe
     finally:
@@ -91,14 +94,21 @@ def local_step_micro(G: np.ndarray, d: int, rng: np.random.Generator) -> tuple[f
     solve = lambda: np.linalg.solve(G + eye, C - duals + Theta)
     np.testing.assert_allclose(eig(), solve(), rtol=1e-6, atol=1e-8)
     reps = 2000
-    return (min(timeit.repeat(eig, number=reps, repeat=3)) / reps,
-            min(timeit.repeat(solve, number=reps, repeat=3)) / reps)
+    return (
+        min(timeit.repeat(eig, number=reps, repeat=3)) / reps,
+        min(timeit.repeat(solve, number=reps, repeat=3)) / reps,
+    )
 
 
 def run_case(d: int, n: int, K: int, lag: int, seed: int, max_rounds: int) -> dict:
     data = simulate_temporal(d, n, participants=K, lag=lag, rng=seed)
-    probe = {"local": defaultdict(float), "server": defaultdict(float),
-             "evals": defaultdict(int), "obj_s": 0.0, "round": 0}
+    probe = {
+        "local": defaultdict(float),
+        "server": defaultdict(float),
+        "evals": defaultdict(int),
+        "obj_s": 0.0,
+        "round": 0,
+    }
     with instrumented(probe):
         t0 = time.perf_counter()
         r = fed.fed_dbn(data.series, lag=lag, max_rounds=max_rounds)
@@ -108,12 +118,20 @@ def run_case(d: int, n: int, K: int, lag: int, seed: int, max_rounds: int) -> di
     G = design_gram(list(data.series[0]), lag, centre=True)[0]
     eig_s, solve_s = local_step_micro(G, d, np.random.default_rng(seed))
     assert r.transcript.total_bytes == 2 * K * T * (lag + 1) * d * d * 8
-    return {"d": d, "rounds": T, "run_s": run_s, "round_s": r.history["seconds"].mean(),
-            "local_s": np.mean([probe["local"][t] for t in range(T)]),
-            "server_s": np.mean([probe["server"][t] for t in range(T)]),
-            "evals": evals.mean(), "ms_eval": 1e3 * probe["obj_s"] / max(evals.sum(), 1),
-            "eig_us": 1e6 * eig_s, "solve_us": 1e6 * solve_s, "mb": r.transcript.total_mb,
-            "converged": r.info["converged"]}
+    return {
+        "d": d,
+        "rounds": T,
+        "run_s": run_s,
+        "round_s": r.history["seconds"].mean(),
+        "local_s": np.mean([probe["local"][t] for t in range(T)]),
+        "server_s": np.mean([probe["server"][t] for t in range(T)]),
+        "evals": evals.mean(),
+        "ms_eval": 1e3 * probe["obj_s"] / max(evals.sum(), 1),
+        "eig_us": 1e6 * eig_s,
+        "solve_us": 1e6 * solve_s,
+        "mb": r.transcript.total_mb,
+        "converged": r.info["converged"],
+    }
 
 
 def main() -> None:
@@ -125,19 +143,45 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-rounds", type=int, default=200)
     a = ap.parse_args()
-    print(f"FedDBN benchmark: K = {a.participants}, n = {a.n}, lag = {a.lag}, seed {a.seed}; "
-          f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"BLAS threads {blas_threads()}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    head = ["d", "rounds", "s/run", "s/round", "local", "server", "evals/rnd", "ms/eval",
-            "eig µs", "solve µs", "MB", "converged"]
+    print(
+        f"FedDBN benchmark: K = {a.participants}, n = {a.n}, lag = {a.lag}, seed {a.seed}; "
+        f"python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+        f"BLAS threads {blas_threads()}; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    head = [
+        "d",
+        "rounds",
+        "s/run",
+        "s/round",
+        "local",
+        "server",
+        "evals/rnd",
+        "ms/eval",
+        "eig µs",
+        "solve µs",
+        "MB",
+        "converged",
+    ]
     rows = []
     for d in (int(x) for x in a.dims.split(",")):
         r = run_case(d, a.n, a.participants, a.lag, a.seed, a.max_rounds)
-        rows.append([f"{r['d']}", f"{r['rounds']}", f"{r['run_s']:.2f}", f"{r['round_s']:.4f}",
-                     f"{r['local_s']:.4f}", f"{r['server_s']:.4f}", f"{r['evals']:.1f}",
-                     f"{r['ms_eval']:.3f}", f"{r['eig_us']:.1f}", f"{r['solve_us']:.1f}",
-                     f"{r['mb']:.2f}", str(r["converged"])])
+        rows.append(
+            [
+                f"{r['d']}",
+                f"{r['rounds']}",
+                f"{r['run_s']:.2f}",
+                f"{r['round_s']:.4f}",
+                f"{r['local_s']:.4f}",
+                f"{r['server_s']:.4f}",
+                f"{r['evals']:.1f}",
+                f"{r['ms_eval']:.3f}",
+                f"{r['eig_us']:.1f}",
+                f"{r['solve_us']:.1f}",
+                f"{r['mb']:.2f}",
+                str(r["converged"]),
+            ]
+        )
         print(f"  d={d} done in {r['run_s']:.1f} s", flush=True)
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))

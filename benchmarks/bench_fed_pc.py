@@ -61,10 +61,16 @@ def case(d: int, n: int, P: int, seed: int, test: str) -> dict:
     pc_all(parts, test=test, variant="original")
     base = time.perf_counter() - t0
     h = r.history
-    return dict(run=run, skel=float(h.loc[h.phase == "skeleton", "seconds"].sum()),
-                orient=float(h.loc[h.phase == "orient", "seconds"].sum()),
-                layers=r.info["layers"], tests=sum(r.info["ci_tests"]), mb=r.transcript.total_mb,
-                base=base, f1=skeleton_scores(B, r.W).f1)
+    return dict(
+        run=run,
+        skel=float(h.loc[h.phase == "skeleton", "seconds"].sum()),
+        orient=float(h.loc[h.phase == "orient", "seconds"].sum()),
+        layers=r.info["layers"],
+        tests=sum(r.info["ci_tests"]),
+        mb=r.transcript.total_mb,
+        base=base,
+        f1=skeleton_scores(B, r.W).f1,
+    )
 
 
 def main() -> int:
@@ -75,23 +81,47 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=1)
     p.add_argument("--test", choices=("fisher-z", "g2"), default="fisher-z")
     a = p.parse_args()
-    head = ["d", "s/run", "skeleton s", "orient s", "layers", "tests", "µs/test", "MB",
-            "PC-All s", "ratio", "skel F1"]
-    print(f"FedPC, {a.test}, n = {a.n}, P = {a.participants}, seeds = {a.seeds}, "
-          f"BLAS threads = {blas_threads()}")
+    head = [
+        "d",
+        "s/run",
+        "skeleton s",
+        "orient s",
+        "layers",
+        "tests",
+        "µs/test",
+        "MB",
+        "PC-All s",
+        "ratio",
+        "skel F1",
+    ]
+    print(
+        f"FedPC, {a.test}, n = {a.n}, P = {a.participants}, seeds = {a.seeds}, "
+        f"BLAS threads = {blas_threads()}"
+    )
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     start = time.perf_counter()
     for d in (int(v) for v in a.dims.split(",")):
         runs = [case(d, a.n, a.participants, s, a.test) for s in range(a.seeds)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        cells = [d, f"{med['run']:.2f}", f"{med['skel']:.2f}", f"{med['orient']:.2f}",
-                 f"{med['layers']:.0f}", f"{med['tests']:.0f}",
-                 f"{1e6 * med['run'] / max(med['tests'], 1):.0f}", f"{med['mb']:.2f}",
-                 f"{med['base']:.2f}", f"{med['run'] / med['base']:.1f}", f"{med['f1']:.2f}"]
+        cells = [
+            d,
+            f"{med['run']:.2f}",
+            f"{med['skel']:.2f}",
+            f"{med['orient']:.2f}",
+            f"{med['layers']:.0f}",
+            f"{med['tests']:.0f}",
+            f"{1e6 * med['run'] / max(med['tests'], 1):.0f}",
+            f"{med['mb']:.2f}",
+            f"{med['base']:.2f}",
+            f"{med['run'] / med['base']:.1f}",
+            f"{med['f1']:.2f}",
+        ]
         print("| " + " | ".join(map(str, cells)) + " |", flush=True)
-    print(f"total {time.perf_counter() - start:.1f} s; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"total {time.perf_counter() - start:.1f} s; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     return 0
 
 

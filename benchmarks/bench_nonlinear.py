@@ -38,22 +38,27 @@ import bench_nonlinear_mlp
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dims", default="10,20,40")
-    p.add_argument("--only", choices=("admm", "fcd"), default=None,
-                   help="run one of the two parts")
+    p.add_argument("--only", choices=("admm", "fcd"), default=None, help="run one of the two parts")
     p.add_argument("--rounds", type=int, default=3, help="NOTEARS-MLP-ADMM rounds timed")
     p.add_argument("--steps", type=int, default=10, help="DS-FCD local steps timed")
-    p.add_argument("--measure-round", action="store_true",
-                   help="DS-FCD: time one real round (200 steps) besides the extrapolation")
+    p.add_argument(
+        "--measure-round",
+        action="store_true",
+        help="DS-FCD: time one real round (200 steps) besides the extrapolation",
+    )
     a = p.parse_args(argv)
-    print(f"# Python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.2f}, BLAS threads {blas_threads()}")
+    print(
+        f"# Python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.2f}, BLAS threads {blas_threads()}"
+    )
     if a.only in (None, "admm"):
         print("\n## NOTEARS-MLP-ADMM (fed_bnsl_mlp)\n", flush=True)
         bench_nonlinear_mlp.main(["--dims", a.dims, "--rounds", str(a.rounds)])
     if a.only in (None, "fcd"):
         print("\n## DS-FCD (ds_fcd)\n", flush=True)
-        bench_ds_fcd.main(["--dims", a.dims, "--steps", str(a.steps)]
-                          + (["--measure-round"] if a.measure_round else []))
+        bench_ds_fcd.main(
+            ["--dims", a.dims, "--steps", str(a.steps)] + (["--measure-round"] if a.measure_round else [])
+        )
 
 
 if __name__ == "__main__":

@@ -88,14 +88,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--participants", type=int, default=8)
     p.add_argument("--n", type=int, default=512)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--ftol", type=float, default=1e-6,
-                   help="L-BFGS-B ftol (0 = scipy's default 2.2e-9)")
+    p.add_argument("--ftol", type=float, default=1e-6, help="L-BFGS-B ftol (0 = scipy's default 2.2e-9)")
     p.add_argument("--repeat", type=int, default=50)
     a = p.parse_args(argv)
     opts = {"ftol": a.ftol} if a.ftol > 0 else None
     P = a.participants
-    print(f"P = {P}, n = {a.n} (n_k = {a.n // P}), first {a.rounds} rounds, "
-          f"L-BFGS-B ftol = {a.ftol if a.ftol > 0 else 'default'}\n")
+    print(
+        f"P = {P}, n = {a.n} (n_k = {a.n // P}), first {a.rounds} rounds, "
+        f"L-BFGS-B ftol = {a.ftol if a.ftol > 0 else 'default'}\n"
+    )
     print("| d | n_params | s/round | cpu s/round | local | per step | server | MB/round |")
     print("|---|---|---|---|---|---|---|---|")
     micro = []
@@ -108,19 +109,24 @@ def main(argv: list[str] | None = None) -> None:
         srv.MLPServer.__call__ = _timed(orig[1], server)
         try:
             w, c = time.perf_counter(), time.process_time()
-            res = fed_bnsl_mlp(sim.participants, lambda1=0.01, max_rounds=a.rounds,
-                               solver_options=opts, rng=0)
+            res = fed_bnsl_mlp(
+                sim.participants, lambda1=0.01, max_rounds=a.rounds, solver_options=opts, rng=0
+            )
             wall, cpu = time.perf_counter() - w, time.process_time() - c
         finally:
             srv.MLPParticipant.__call__, srv.MLPServer.__call__ = orig
         T = len(res.history)
-        print(f"| {d} | {layout.n_params} | {wall / T:.2f} | {cpu / T:.2f} | {local[0] / T:.2f} "
-              f"| {local[0] / T / P:.3f} | {server[0] / T:.2f} "
-              f"| {res.transcript.total_mb / T:.3f} |", flush=True)
+        print(
+            f"| {d} | {layout.n_params} | {wall / T:.2f} | {cpu / T:.2f} | {local[0] / T:.2f} "
+            f"| {local[0] / T / P:.3f} | {server[0] / T:.2f} "
+            f"| {res.transcript.total_mb / T:.3f} |",
+            flush=True,
+        )
         X = sim.participants[0]
         theta = init_params(layout, np.random.default_rng(0))
-        np.testing.assert_allclose(loop_loss(theta, X, layout)[1],
-                                   squared_loss(theta, X, layout)[1], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            loop_loss(theta, X, layout)[1], squared_loss(theta, X, layout)[1], rtol=1e-9, atol=1e-12
+        )
         vec = _median_ms(lambda: squared_loss(theta, X, layout), a.repeat)
         loop = _median_ms(lambda: loop_loss(theta, X, layout), a.repeat)
         h = _median_ms(lambda: acyclicity(theta, layout), a.repeat)

@@ -91,9 +91,7 @@ def check_real(
     allow_inf: bool = False,
 ) -> float:
     """Return ``value`` as a float after checking type, finiteness and the interval bounds."""
-    if type(value) not in _PLAIN_REALS and (
-        isinstance(value, bool) or not isinstance(value, numbers.Real)
-    ):
+    if type(value) not in _PLAIN_REALS and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise TypeError(f"`{name}` must be a real number; got {type(value).__name__} {value!r}")
     v = float(value)
     if math.isnan(v) or (math.isinf(v) and not allow_inf):
@@ -116,7 +114,8 @@ def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False)
         raise ValueError(
             f"`{name}` must lie in [{EPSILON_MIN:g}, {EPSILON_MAX:g}]; got {value!r} (below, the "
             f"noise swamps any signal; above, the guarantee e^ε is vacuous"
-            + ("; inf runs without noise)" if allow_inf else ")"))
+            + ("; inf runs without noise)" if allow_inf else ")")
+        )
     return v
 
 
@@ -140,8 +139,9 @@ def _non_numeric_column(df: pd.DataFrame) -> str | None:
     return None
 
 
-def as_float_matrix(X: Any, name: str, *, where: str = "", min_rows: int = 0,
-                    min_cols: int = 0) -> np.ndarray:
+def as_float_matrix(
+    X: Any, name: str, *, where: str = "", min_rows: int = 0, min_cols: int = 0
+) -> np.ndarray:
     """Return a new finite float64 2-D array built from ``X`` (array-like or DataFrame).
 
     Boolean arrays (e.g. masks ``W != 0``) are accepted as 0/1. A non-finite entry is reported
@@ -177,14 +177,15 @@ def as_float_matrix(X: Any, name: str, *, where: str = "", min_rows: int = 0,
     if arr.shape[0] < min_rows:
         raise ValueError(f"{label} must have at least {min_rows} row(s); got shape {arr.shape}")
     if arr.shape[1] < min_cols:
-        raise ValueError(f"{label} must have at least {min_cols} column(s); got shape "
-                         f"{arr.shape}")
+        raise ValueError(f"{label} must have at least {min_cols} column(s); got shape {arr.shape}")
     bad = ~np.isfinite(arr)
     if bad.any():
         i, j = np.argwhere(bad)[0]
         col = f"column {j}" + (f" ({names[j]!r})" if names is not None else "")
-        raise ValueError(f"{label} has a non-finite value {float(arr[i, j])!r} at row {i}, {col} "
-                         "(missing values and ±inf must be removed or imputed first)")
+        raise ValueError(
+            f"{label} has a non-finite value {float(arr[i, j])!r} at row {i}, {col} "
+            "(missing values and ±inf must be removed or imputed first)"
+        )
     return arr
 
 
@@ -211,9 +212,7 @@ def as_participants(
     arrays : list of new float64 arrays of shape (n_k, d)
     columns : tuple of column names, or None when no participant is a DataFrame
     """
-    if isinstance(participants, (np.ndarray, pd.DataFrame)) or not isinstance(
-        participants, Sequence
-    ):
+    if isinstance(participants, (np.ndarray, pd.DataFrame)) or not isinstance(participants, Sequence):
         raise TypeError(
             f"`{name}` must be a sequence (list or tuple) of (n_k, d) arrays or DataFrames, "
             f"one per participant; got {type(participants).__name__}"
@@ -237,13 +236,10 @@ def as_participants(
                 )
         if arrays and arr.shape[1] != arrays[0].shape[1]:
             raise ValueError(
-                f"`{name}`{where} has {arr.shape[1]} columns but participant 0 has "
-                f"{arrays[0].shape[1]}"
+                f"`{name}`{where} has {arr.shape[1]} columns but participant 0 has {arrays[0].shape[1]}"
             )
         if arr.shape[0] < min_rows:
-            raise ValueError(
-                f"`{name}`{where} has {arr.shape[0]} rows; at least {min_rows} are required"
-            )
+            raise ValueError(f"`{name}`{where} has {arr.shape[0]} rows; at least {min_rows} are required")
         arrays.append(arr)
     if arrays[0].shape[1] < 1:
         raise ValueError(f"`{name}` must have at least one column; got 0")

@@ -38,5 +38,4 @@ def blas_threads() -> int:
     """The largest thread count of the BLAS libraries loaded in this process (0 if none)."""
     from threadpoolctl import threadpool_info
 
-    return max((int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"),
-               default=0)
+    return max((int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"), default=0)

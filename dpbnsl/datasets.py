@@ -61,9 +61,7 @@ def _read_sachs(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     data = data.astype(float)
     edges = pd.read_csv(target_file)
     if list(edges.columns) != ["Cause", "Effect"]:
-        raise ValueError(
-            f"{target_file} must have the header Cause,Effect; got {list(edges.columns)}"
-        )
+        raise ValueError(f"{target_file} must have the header Cause,Effect; got {list(edges.columns)}")
     names = [str(c) for c in data.columns]
     cause, effect = edges["Cause"].astype(str), edges["Effect"].astype(str)
     unknown = sorted((set(cause) | set(effect)) - set(names))
@@ -129,8 +127,7 @@ def load_sachs(path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, pd.
         found = _cdt_resource_dir()
         if found is None:
             raise SachsNotFoundError(
-                f"The Sachs data were not found (no installed `cdt` ships them): {_PIP_HINT}, "
-                f"or {_PATH_HINT}"
+                f"The Sachs data were not found (no installed `cdt` ships them): {_PIP_HINT}, or {_PATH_HINT}"
             )
         directory = found
     return _read_sachs(directory)

@@ -153,9 +153,7 @@ def apply_meek(directed: np.ndarray, undirected: np.ndarray) -> None:
                 r2 = np.any(directed[x, :] & directed[:, y])
                 # R3: x - z1, x - z2, z1 -> y, z2 -> y, z1 and z2 non-adjacent  =>  x -> y
                 zs = np.flatnonzero(undirected[x, :] & directed[:, y])
-                r3 = any(
-                    not adjacent[z1, z2] for i, z1 in enumerate(zs) for z2 in zs[i + 1 :]
-                )
+                r3 = any(not adjacent[z1, z2] for i, z1 in enumerate(zs) for z2 in zs[i + 1 :])
                 if r1 or r2 or r3:
                     undirected[x, y] = undirected[y, x] = False
                     directed[x, y] = True

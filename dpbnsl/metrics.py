@@ -98,9 +98,7 @@ def _pair(A, B, name_a: str, name_b: str, *, dag: tuple[str, ...] = ()):
     if a.shape[0] == 0:
         raise ValueError(f"`{name_a}` must have at least one node; got shape {a.shape}")
     if a.shape != b.shape:
-        raise ValueError(
-            f"`{name_a}` and `{name_b}` must have the same shape; got {a.shape} and {b.shape}"
-        )
+        raise ValueError(f"`{name_a}` and `{name_b}` must have the same shape; got {a.shape} and {b.shape}")
     for name, m in ((name_a, a), (name_b, b)):
         if name in dag and not is_dag(m):
             hint = " (argument order is (truth, estimate))" if name == name_a else ""
@@ -380,9 +378,16 @@ def lag_accuracy(A_true, A_est) -> LagAccuracy:
     T = as_float_matrix(A_true, "A_true") != 0
     E = as_float_matrix(A_est, "A_est") != 0
     if T.shape != E.shape:
-        raise ValueError(f"`A_true` and `A_est` must have the same shape; got {T.shape} and "
-                         f"{E.shape}")
+        raise ValueError(f"`A_true` and `A_est` must have the same shape; got {T.shape} and {E.shape}")
     tp, nnz, n_true = int((T & E).sum()), int(E.sum()), int(T.sum())
     extra, missing = nnz - tp, n_true - tp
-    return LagAccuracy(shd=extra + missing, tpr=tp / max(n_true, 1), fdr=extra / max(nnz, 1),
-                       nnz=nnz, true_positive=tp, extra=extra, missing=missing, n_true_edges=n_true)
+    return LagAccuracy(
+        shd=extra + missing,
+        tpr=tp / max(n_true, 1),
+        fdr=extra / max(nnz, 1),
+        nnz=nnz,
+        true_positive=tp,
+        extra=extra,
+        missing=missing,
+        n_true_edges=n_true,
+    )

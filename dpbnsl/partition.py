@@ -20,9 +20,7 @@ def check_sizes(sizes, name: str) -> list[int]:
     return [check_int(v, f"{name}[{k}]", low=1) for k, v in enumerate(sizes)]
 
 
-def split(
-    X, participants=None, *, sizes=None, uneven=False, min_size=2, shuffle=False, rng=None
-) -> list:
+def split(X, participants=None, *, sizes=None, uneven=False, min_size=2, shuffle=False, rng=None) -> list:
     """Split the rows of ``X`` into consecutive parts, one per participant.
 
     Sizes: ``sizes`` when given (must sum to ``n``); else with ``uneven=True`` each part gets
@@ -61,9 +59,7 @@ def split(
             raise ValueError("`sizes` and `uneven=True` are mutually exclusive; pass one of them")
         sizes = check_sizes(sizes, "sizes")
         if participants is not None and check_int(participants, "participants") != len(sizes):
-            raise ValueError(
-                f"`participants` = {participants!r} disagrees with len(`sizes`) = {len(sizes)}"
-            )
+            raise ValueError(f"`participants` = {participants!r} disagrees with len(`sizes`) = {len(sizes)}")
         if sum(sizes) != n:
             total = sum(sizes)
             raise ValueError(f"`sizes` must sum to the number of rows n = {n}; they sum to {total}")

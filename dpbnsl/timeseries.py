@@ -15,23 +15,25 @@ from ._validation import as_float_matrix, check_int
 __all__ = ["as_realisations", "lagged_design", "split_series"]
 
 
-def as_realisations(series, name: str = "series", *, where: str = ""
-                    ) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
+def as_realisations(
+    series, name: str = "series", *, where: str = ""
+) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
     """Normalise one series or several realisations into new float arrays of shape (T_m, d).
 
     ``series`` is a 2-D array or DataFrame (one realisation, rows in time order), a 3-D array
     (realisations along the first axis), or a list/tuple of 2-D arrays or DataFrames (realisations,
     lengths may differ). Returns the arrays and the column names (None without DataFrames).
     """
-    if isinstance(series, (list, tuple)) and series and all(
-            isinstance(s, (np.ndarray, pd.DataFrame, list, tuple)) and np.ndim(s) == 2
-            for s in series):
+    if (
+        isinstance(series, (list, tuple))
+        and series
+        and all(isinstance(s, (np.ndarray, pd.DataFrame, list, tuple)) and np.ndim(s) == 2 for s in series)
+    ):
         items = list(series)
     elif isinstance(series, np.ndarray) and series.ndim == 3:
         items = list(series)
     elif isinstance(series, (list, tuple)) and len(series) == 0:
-        raise ValueError(f"`{name}`{where} must hold at least one realisation; got an empty "
-                         f"sequence")
+        raise ValueError(f"`{name}`{where} must hold at least one realisation; got an empty sequence")
     else:
         items = [series]
     arrays: list[np.ndarray]
@@ -42,21 +44,25 @@ def as_realisations(series, name: str = "series", *, where: str = ""
         if isinstance(s, pd.DataFrame):
             cols = tuple(str(c) for c in s.columns)
             if columns is not None and cols != columns:
-                raise ValueError(f"`{name}`{label} has columns {list(cols)} but an earlier "
-                                 f"realisation has {list(columns)}")
+                raise ValueError(
+                    f"`{name}`{label} has columns {list(cols)} but an earlier realisation has {list(columns)}"
+                )
             columns = cols
         if arrays and arr.shape[1] != arrays[0].shape[1]:
-            raise ValueError(f"`{name}`{label} has {arr.shape[1]} columns but realisation 0 has "
-                             f"{arrays[0].shape[1]}")
+            raise ValueError(
+                f"`{name}`{label} has {arr.shape[1]} columns but realisation 0 has {arrays[0].shape[1]}"
+            )
         arrays.append(arr)
     return arrays, columns
 
 
 def _check_length(X: np.ndarray, lag: int, name: str, label: str) -> None:
     if X.shape[0] <= lag:
-        raise ValueError(f"`{name}`{label} has {X.shape[0]} rows, too short for lag = {lag}: a "
-                         f"series needs at least lag + 1 = {lag + 1} rows (the first {lag} only "
-                         f"serve as lags)")
+        raise ValueError(
+            f"`{name}`{label} has {X.shape[0]} rows, too short for lag = {lag}: a "
+            f"series needs at least lag + 1 = {lag + 1} rows (the first {lag} only "
+            f"serve as lags)"
+        )
 
 
 def lagged_design(series, lag) -> tuple[np.ndarray, np.ndarray]:
@@ -115,8 +121,10 @@ def split_series(X, participants, *, lag=1) -> list[np.ndarray]:
     lag = check_int(lag, "lag", low=1)
     rows = arr.shape[0] - P * lag
     if rows < P:
-        raise ValueError(f"`X` has {arr.shape[0]} rows; {P} segments with lag = {lag} need at "
-                         f"least {P * (lag + 1)} (lag + 1 per segment)")
+        raise ValueError(
+            f"`X` has {arr.shape[0]} rows; {P} segments with lag = {lag} need at "
+            f"least {P * (lag + 1)} (lag + 1 per segment)"
+        )
     bounds = np.cumsum([0] + [n + lag for n in even_sizes(rows, P)])
     if is_frame:
         return [X.iloc[a:b].copy() for a, b in zip(bounds[:-1], bounds[1:])]

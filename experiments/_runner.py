@@ -25,8 +25,9 @@ single_thread()
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def run_tasks(run_one: Callable[..., list[dict]], tasks: Sequence[dict], csv: Path, *,
-              key: Sequence[str], jobs: int = 1) -> pd.DataFrame:
+def run_tasks(
+    run_one: Callable[..., list[dict]], tasks: Sequence[dict], csv: Path, *, key: Sequence[str], jobs: int = 1
+) -> pd.DataFrame:
     """Run every task not yet in ``csv`` (matched on ``key``), appending its rows; return all rows."""
     done = pd.read_csv(csv) if csv.is_file() else pd.DataFrame(columns=list(key))
     finished = set(map(tuple, done[list(key)].apply(lambda c: c.map(str)).to_numpy()))
@@ -56,8 +57,7 @@ def mean_spread(x: pd.Series, spread: str = "se") -> str:
 
 def print_table(df: pd.DataFrame) -> None:
     """Print ``df`` as a Markdown table (no optional dependency needed)."""
-    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row]
-                                              for row in df.itertuples(index=False)]
+    cells = [[str(c) for c in df.columns]] + [[str(v) for v in row] for row in df.itertuples(index=False)]
     print("| " + " | ".join(cells[0]) + " |")
     print("|" + "---|" * len(cells[0]))
     for row in cells[1:]:

@@ -30,18 +30,26 @@ FIT = {
     "fed-sparse-bnsl": lambda P, s: fed_sparse_bnsl(P),
     "dp-fed-bnsl": lambda P, s: dp_fed_bnsl(P, epsilon=1.0, delta=1e-5, clip_norm=10.0, rng=s),
     # the settings of the recorded table (before the clipping study): C = 30, T = K = 10
-    "dp-fed-sparse-bnsl": lambda P, s: dp_fed_sparse_bnsl(P, epsilon=1.0, delta=1e-5,
-                                                          feature_bound=30.0, clip=30.0,
-                                                          clip_scheme="coordinates", rounds=10,
-                                                          local_iters=10, rng=s),
+    "dp-fed-sparse-bnsl": lambda P, s: dp_fed_sparse_bnsl(
+        P,
+        epsilon=1.0,
+        delta=1e-5,
+        feature_bound=30.0,
+        clip=30.0,
+        clip_scheme="coordinates",
+        rounds=10,
+        local_iters=10,
+        rng=s,
+    ),
 }
 
 
 def run_one(method: str, seed: int) -> list[dict]:
     data = simulate(20, 10 * 20, participants=10, rng=seed)
     result = FIT[method](data.participants, seed)
-    rep = attack_report(result, data.participants, population_cov=population_covariance(
-        data.W_true), rng=seed)
+    rep = attack_report(
+        result, data.participants, population_cov=population_covariance(data.W_true), rng=seed
+    )
     scores = rep.scores.assign(method=method, seed=seed)
     scores.to_csv(SCORES, mode="a", header=not SCORES.is_file(), index=False)
     rows = rep.table[rep.table.participant != "all"].assign(seed=seed)
@@ -59,13 +67,19 @@ def main() -> None:
     rows = []
     for method, g in df.groupby("method", sort=False):
         s = sc[sc.method == method]
-        rows.append(dict(
-            method=method, runs=g.seed.nunique(), targets=len(s),
-            rel_error=f"{g.rel_error.median():.2g}", recovered=f"{g.recovered.mean():.3f}",
-            membership_auc=f"{roc_auc(s.score, s.member):.3f}",
-            tpr_at_1pct_fpr=f"{tpr_at_fpr(s.score, s.member, 0.01):.3f}",
-            attribute_gain=f"{g.attribute_gain.median():.2f}",
-            record_error=f"{g.record_error.median():.2g}"))
+        rows.append(
+            dict(
+                method=method,
+                runs=g.seed.nunique(),
+                targets=len(s),
+                rel_error=f"{g.rel_error.median():.2g}",
+                recovered=f"{g.recovered.mean():.3f}",
+                membership_auc=f"{roc_auc(s.score, s.member):.3f}",
+                tpr_at_1pct_fpr=f"{tpr_at_fpr(s.score, s.member, 0.01):.3f}",
+                attribute_gain=f"{g.attribute_gain.median():.2f}",
+                record_error=f"{g.record_error.median():.2g}",
+            )
+        )
     print_table(pd.DataFrame(rows))
 
 

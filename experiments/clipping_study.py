@@ -46,10 +46,20 @@ from dpbnsl import count_accuracy, dp_fed_sparse_bnsl, fed_sparse_bnsl, simulate
 
 CSV = RESULTS / "clipping_study.csv"
 SEED0 = 100  # tuning seeds; reported curves use seeds 0 .. 4
-TABLE5 = {0.5: (10, 10, 10), 1.0: (10, 10, 10), 2.0: (5, 100, 10), 5.0: (5, 100, 20),
-          25.0: (7, 100, 30), 50.0: (5, 100, 50)}  # ε: (C, T, K)
-TABLE7 = {20: (10, 100, 30, 0.1), 50: (5, 50, 50, 0.1), 100: (30, 100, 50, 0.1),
-          200: (30, 100, 100, 0.1)}  # d: (C, T, K, λ)
+TABLE5 = {
+    0.5: (10, 10, 10),
+    1.0: (10, 10, 10),
+    2.0: (5, 100, 10),
+    5.0: (5, 100, 20),
+    25.0: (7, 100, 30),
+    50.0: (5, 100, 50),
+}  # ε: (C, T, K)
+TABLE7 = {
+    20: (10, 100, 30, 0.1),
+    50: (5, 50, 50, 0.1),
+    100: (30, 100, 50, 0.1),
+    200: (30, 100, 100, 0.1),
+}  # d: (C, T, K, λ)
 KEY = ("phase", "scheme", "d", "epsilon", "clip", "rounds", "local_iters", "lambda1", "seed")
 
 
@@ -59,19 +69,42 @@ def run_one(phase, scheme, d, epsilon, clip, rounds, local_iters, lambda1, seed,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scale warnings are the subject of the study
         if math.isinf(epsilon):
-            r = fed_sparse_bnsl(data.participants, rounds=rounds, local_iters=local_iters,
-                                lambda1=lambda1)
+            r = fed_sparse_bnsl(data.participants, rounds=rounds, local_iters=local_iters, lambda1=lambda1)
             m = spent = math.nan
         else:
-            r = dp_fed_sparse_bnsl(data.participants, epsilon=epsilon, delta=1e-5, rounds=rounds,
-                                   local_iters=local_iters, clip=clip, clip_scheme=scheme,
-                                   lambda1=lambda1, feature_bound=feature_bound)
+            r = dp_fed_sparse_bnsl(
+                data.participants,
+                epsilon=epsilon,
+                delta=1e-5,
+                rounds=rounds,
+                local_iters=local_iters,
+                clip=clip,
+                clip_scheme=scheme,
+                lambda1=lambda1,
+                feature_bound=feature_bound,
+            )
             m, spent = r.info["noise"].gumbel_multiplier, r.privacy.epsilon
     acc = count_accuracy(data.B_true, r.W)
-    return [dict(phase=phase, scheme=scheme, d=d, epsilon=epsilon, clip=clip, rounds=rounds,
-                 local_iters=local_iters, lambda1=lambda1, seed=seed, multiplier=m, spent=spent,
-                 shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, nnz=acc.nnz,
-                 cpu_s=time.process_time() - start)]
+    return [
+        dict(
+            phase=phase,
+            scheme=scheme,
+            d=d,
+            epsilon=epsilon,
+            clip=clip,
+            rounds=rounds,
+            local_iters=local_iters,
+            lambda1=lambda1,
+            seed=seed,
+            multiplier=m,
+            spent=spent,
+            shd=acc.shd,
+            tpr=acc.tpr,
+            fdr=acc.fdr,
+            nnz=acc.nnz,
+            cpu_s=time.process_time() - start,
+        )
+    ]
 
 
 def tasks(phase: str, seeds: int, feature_bound: float) -> list[dict]:
@@ -84,32 +117,43 @@ def tasks(phase: str, seeds: int, feature_bound: float) -> list[dict]:
     if phase == "table5":
         for eps, (C, T, K) in TABLE5.items():
             for scheme in ("coordinates", "parents"):
-                add(scheme=scheme, d=20, epsilon=eps, clip=float(C), rounds=T, local_iters=K,
-                    lambda1=0.1)
+                add(scheme=scheme, d=20, epsilon=eps, clip=float(C), rounds=T, local_iters=K, lambda1=0.1)
     elif phase == "table7":
         for d, (C, T, K, lam) in TABLE7.items():
             for scheme in ("coordinates", "parents"):
-                add(scheme=scheme, d=d, epsilon=5.0, clip=float(C), rounds=T, local_iters=K,
-                    lambda1=lam)
+                add(scheme=scheme, d=d, epsilon=5.0, clip=float(C), rounds=T, local_iters=K, lambda1=lam)
     elif phase == "relative":
         for d in (20, 50, 100, 200):
             for eps in (1.0, 5.0):
                 for c in (0.5, 1.0, 2.0):
                     for steps in (100, 250, 500, 1000, 2000):
                         K = min(50, steps // 5)
-                        add(scheme="relative", d=d, epsilon=eps, clip=c, rounds=steps // K,
-                            local_iters=K, lambda1=0.1)
+                        add(
+                            scheme="relative",
+                            d=d,
+                            epsilon=eps,
+                            clip=c,
+                            rounds=steps // K,
+                            local_iters=K,
+                            lambda1=0.1,
+                        )
     elif phase == "split":
         for d in (20, 50, 100, 200):
             for steps in (1000, 3000):
                 for T in (20, 50, 100, 200):
-                    add(scheme="relative", d=d, epsilon=5.0, clip=1.0, rounds=T,
-                        local_iters=max(1, steps // T), lambda1=0.1)
+                    add(
+                        scheme="relative",
+                        d=d,
+                        epsilon=5.0,
+                        clip=1.0,
+                        rounds=T,
+                        local_iters=max(1, steps // T),
+                        lambda1=0.1,
+                    )
     elif phase == "reference":
         for d in (20, 50, 100, 200):
             T, K = (100, 20) if d < 100 else (100, 100)
-            add(scheme="none", d=d, epsilon=math.inf, clip=math.nan, rounds=T, local_iters=K,
-                lambda1=0.1)
+            add(scheme="none", d=d, epsilon=math.inf, clip=math.nan, rounds=T, local_iters=K, lambda1=0.1)
     else:
         raise SystemExit(f"unknown phase {phase!r}")
     return out
@@ -122,16 +166,21 @@ def report(csv: Path) -> None:
     df = pd.read_csv(csv)
     agg = {c: (c, lambda x: mean_spread(x, "std")) for c in ("shd", "tpr", "fdr")}
     ref = df[df.phase == "reference"].groupby("d").agg(**agg, runs=("seed", "count"))
-    for phase, by in (("table5", ["epsilon", "scheme", "clip", "rounds", "local_iters"]),
-                      ("table7", ["d", "scheme", "clip", "rounds", "local_iters"]),
-                      ("relative", ["d", "epsilon", "clip", "rounds", "local_iters"]),
-                      ("split", ["d", "rounds", "local_iters"])):
+    for phase, by in (
+        ("table5", ["epsilon", "scheme", "clip", "rounds", "local_iters"]),
+        ("table7", ["d", "scheme", "clip", "rounds", "local_iters"]),
+        ("relative", ["d", "epsilon", "clip", "rounds", "local_iters"]),
+        ("split", ["d", "rounds", "local_iters"]),
+    ):
         part = df[df.phase == phase]
         if part.empty:
             continue
         print(f"\n### {phase}\n")
-        table = part.groupby(by).agg(**agg, multiplier=("multiplier", "first"),
-                                     runs=("seed", "count")).reset_index()
+        table = (
+            part.groupby(by)
+            .agg(**agg, multiplier=("multiplier", "first"), runs=("seed", "count"))
+            .reset_index()
+        )
         table["multiplier"] = table["multiplier"].round(1)
         print_table(table)
     if len(ref):
@@ -141,8 +190,9 @@ def report(csv: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--phase", action="append", default=[],
-                   choices=("table5", "table7", "relative", "split", "reference"))
+    p.add_argument(
+        "--phase", action="append", default=[], choices=("table5", "table7", "relative", "split", "reference")
+    )
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--feature-bound", type=float, default=100.0)
     p.add_argument("--jobs", type=int, default=1)
@@ -150,8 +200,7 @@ def main() -> None:
     p.add_argument("--report", action="store_true")
     a = p.parse_args()
     for phase in a.phase:
-        run_tasks(run_one, tasks(phase, a.seeds, a.feature_bound), Path(a.csv), key=KEY,
-                  jobs=a.jobs)
+        run_tasks(run_one, tasks(phase, a.seeds, a.feature_bound), Path(a.csv), key=KEY, jobs=a.jobs)
     if a.report:
         report(Path(a.csv))
 

@@ -31,34 +31,69 @@ def run_one(seed: int, epsilon: float, clip: float, feature_bound: float) -> lis
         spent = float("inf")
     else:
         _, T, K = TABLE5[epsilon]
-        r = dp_fed_sparse_bnsl(data.participants, epsilon=epsilon, delta=1e-5, rounds=T,
-                               local_iters=K, clip=clip, clip_scheme="coordinates",
-                               feature_bound=feature_bound, rng=seed)
+        r = dp_fed_sparse_bnsl(
+            data.participants,
+            epsilon=epsilon,
+            delta=1e-5,
+            rounds=T,
+            local_iters=K,
+            clip=clip,
+            clip_scheme="coordinates",
+            feature_bound=feature_bound,
+            rng=seed,
+        )
         spent = r.info["epsilon"]["rdp"]
     acc = count_accuracy(data.B_true, r.W)
-    return [dict(seed=seed, epsilon=epsilon, clip=clip, spent=spent, shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr,
-                 mb=r.transcript.total_mb, seconds=time.perf_counter() - t)]
+    return [
+        dict(
+            seed=seed,
+            epsilon=epsilon,
+            clip=clip,
+            spent=spent,
+            shd=acc.shd,
+            tpr=acc.tpr,
+            fdr=acc.fdr,
+            mb=r.transcript.total_mb,
+            seconds=time.perf_counter() - t,
+        )
+    ]
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--clips", default="table5,30",
-                   help="clip bounds C to run: numbers, or 'table5' for Table 5's C per ε")
+    p.add_argument(
+        "--clips",
+        default="table5,30",
+        help="clip bounds C to run: numbers, or 'table5' for Table 5's C per ε",
+    )
     p.add_argument("--feature-bound", type=float, default=100.0)
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--csv", default=str(RESULTS / "dp_sanity.csv"))
     a = p.parse_args()
     clips = [c for c in a.clips.split(",")]
-    tasks = [dict(seed=s, epsilon=e, clip=float(TABLE5[e][0]) if c == "table5" else float(c),
-                  feature_bound=a.feature_bound)
-             for e in TABLE5 for c in clips for s in range(a.seeds)]
-    tasks += [dict(seed=s, epsilon=float("inf"), clip=float("nan"), feature_bound=a.feature_bound)
-              for s in range(a.seeds)]
+    tasks = [
+        dict(
+            seed=s,
+            epsilon=e,
+            clip=float(TABLE5[e][0]) if c == "table5" else float(c),
+            feature_bound=a.feature_bound,
+        )
+        for e in TABLE5
+        for c in clips
+        for s in range(a.seeds)
+    ]
+    tasks += [
+        dict(seed=s, epsilon=float("inf"), clip=float("nan"), feature_bound=a.feature_bound)
+        for s in range(a.seeds)
+    ]
     df = run_tasks(run_one, tasks, Path(a.csv), key=("seed", "epsilon", "clip"), jobs=a.jobs)
     stats = {c: (c, lambda x: mean_spread(x, "std")) for c in ("shd", "tpr", "fdr")}
-    table = df.groupby(["epsilon", "clip"], dropna=False).agg(**stats, max_spent=("spent", "max"),
-                                      runs=("seed", "count")).reset_index()
+    table = (
+        df.groupby(["epsilon", "clip"], dropna=False)
+        .agg(**stats, max_spent=("spent", "max"), runs=("seed", "count"))
+        .reset_index()
+    )
     print_table(table)
 
 

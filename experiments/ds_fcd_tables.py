@@ -34,9 +34,13 @@ from dpbnsl.metrics import count_accuracy
 from dpbnsl.simulation.nonlinear import simulate_noniid, simulate_nonlinear
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "results"
-PAPER = {("iid", "ds-fcd"): "2.4 ± 2.0 / 0.86", ("iid", "as-fcd"): "1.8 ± 2.0 / 0.89",
-         ("iid", "sep-notears-mlp"): "8.5 ± 2.9 / 0.56",
-         ("noniid", "ds-fcd"): "1.9 ± 1.6 / 0.99", ("noniid", "sep-notears-mlp"): "5.2 ± 1.4 / 0.80"}
+PAPER = {
+    ("iid", "ds-fcd"): "2.4 ± 2.0 / 0.86",
+    ("iid", "as-fcd"): "1.8 ± 2.0 / 0.89",
+    ("iid", "sep-notears-mlp"): "8.5 ± 2.9 / 0.56",
+    ("noniid", "ds-fcd"): "1.9 ± 1.6 / 0.99",
+    ("noniid", "sep-notears-mlp"): "5.2 ± 1.4 / 0.80",
+}
 METHODS = {"ds": "ds-fcd", "as": "as-fcd", "sep": "sep-notears-mlp"}
 
 
@@ -50,8 +54,17 @@ def make_data(setting: str, seed: int, d: int, P: int, n: int):
 
 def run_one(*, setting, seed, method, d, P, n, it_in, it_fl, sep_participants) -> list[dict]:
     B, parts = make_data(setting, seed, d, P, n)
-    row = dict(setting=setting, seed=seed, method=method, d=d, P=P, n=n, it_in=it_in,
-               it_fl=it_fl, sep_participants=sep_participants)
+    row = dict(
+        setting=setting,
+        seed=seed,
+        method=method,
+        d=d,
+        P=P,
+        n=n,
+        it_in=it_in,
+        it_fl=it_fl,
+        sep_participants=sep_participants,
+    )
     if method == "sep-notears-mlp":
         accs, secs = [], 0.0
         for k, X in enumerate(parts[:sep_participants]):
@@ -64,24 +77,41 @@ def run_one(*, setting, seed, method, d, P, n, it_in, it_fl, sep_participants) -
     fn = ds_fcd if method == "ds-fcd" else as_fcd
     res = fn(parts, it_in=it_in, it_fl=it_fl, rng=seed, record_transcript=False)
     acc = count_accuracy(B, res.W)
-    return [dict(row, shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, nnz=acc.nnz,
-                 seconds=res.info["seconds"], solves=res.info["solves"],
-                 rounds=res.info["rounds"],
-                 mb=(res.info["bytes_up"] + res.info["bytes_down"]) / 1e6)]
+    return [
+        dict(
+            row,
+            shd=acc.shd,
+            tpr=acc.tpr,
+            fdr=acc.fdr,
+            nnz=acc.nnz,
+            seconds=res.info["seconds"],
+            solves=res.info["solves"],
+            rounds=res.info["rounds"],
+            mb=(res.info["bytes_up"] + res.info["bytes_down"]) / 1e6,
+        )
+    ]
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for (setting, method, it_in, it_fl), g in frame.groupby(["setting", "method", "it_in",
-                                                             "it_fl"], sort=False):
-        rows.append({"setting": setting, "method": method,
-                     "it_in/it_fl": f"{it_in}/{it_fl}" if it_in else "—",
-                     "seeds": len(g), "SHD": mean_spread(g["shd"], "std"),
-                     "TPR": mean_spread(g["tpr"], "std"), "FDR": f"{g['fdr'].mean():.2f}",
-                     "paper SHD / TPR": PAPER.get((setting, method), "—"),
-                     "solves": f"{g['solves'].mean():.1f}" if it_in else "—",
-                     "MB": f"{g['mb'].mean():.2f}",
-                     "s / run": f"{g['seconds'].mean():.0f}"})
+    for (setting, method, it_in, it_fl), g in frame.groupby(
+        ["setting", "method", "it_in", "it_fl"], sort=False
+    ):
+        rows.append(
+            {
+                "setting": setting,
+                "method": method,
+                "it_in/it_fl": f"{it_in}/{it_fl}" if it_in else "—",
+                "seeds": len(g),
+                "SHD": mean_spread(g["shd"], "std"),
+                "TPR": mean_spread(g["tpr"], "std"),
+                "FDR": f"{g['fdr'].mean():.2f}",
+                "paper SHD / TPR": PAPER.get((setting, method), "—"),
+                "solves": f"{g['solves'].mean():.1f}" if it_in else "—",
+                "MB": f"{g['mb'].mean():.2f}",
+                "s / run": f"{g['seconds'].mean():.0f}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -111,11 +141,22 @@ def main() -> None:
                 continue  # (AS-FCD is meant for IID data only: no Table 3 row)
             method = METHODS[m]
             sep = method == "sep-notears-mlp"
-            tasks.append(dict(setting=setting, seed=seed, method=method, d=d, P=P, n=n,
-                              it_in=0 if sep else it_in, it_fl=0 if sep else it_fl,
-                              sep_participants=min(a.sep_participants, P)))
-    frame = run_tasks(run_one, tasks, csv, jobs=a.jobs,
-                      key=("setting", "seed", "method", "d", "it_in", "it_fl"))
+            tasks.append(
+                dict(
+                    setting=setting,
+                    seed=seed,
+                    method=method,
+                    d=d,
+                    P=P,
+                    n=n,
+                    it_in=0 if sep else it_in,
+                    it_fl=0 if sep else it_fl,
+                    sep_participants=min(a.sep_participants, P),
+                )
+            )
+    frame = run_tasks(
+        run_one, tasks, csv, jobs=a.jobs, key=("setting", "seed", "method", "d", "it_in", "it_fl")
+    )
     frame = frame[frame["d"] == d]
     print_table(summarize(frame))
 

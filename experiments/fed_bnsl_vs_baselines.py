@@ -36,8 +36,19 @@ def run_one(d: int, n: int, participants: int, seed: int) -> list[dict]:
 
     def record(method, result, seconds):
         acc = count_accuracy(data.B_true, result.W)
-        rows.append(dict(d=d, n=n, seed=seed, method=method, shd=acc.shd, tpr=acc.tpr,
-                         fdr=acc.fdr, nnz=acc.nnz, seconds=seconds))
+        rows.append(
+            dict(
+                d=d,
+                n=n,
+                seed=seed,
+                method=method,
+                shd=acc.shd,
+                tpr=acc.tpr,
+                fdr=acc.fdr,
+                nnz=acc.nnz,
+                seconds=seconds,
+            )
+        )
 
     t = time.perf_counter()
     record("Fed-BNSL", fed_bnsl(data.participants, lambda1=0.01), time.perf_counter() - t)
@@ -51,10 +62,17 @@ def run_one(d: int, n: int, participants: int, seed: int) -> list[dict]:
 
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
-    out = (df.groupby(["d", "n", "method"], sort=False)
-             .agg(shd=("shd", mean_spread), tpr=("tpr", mean_spread), fdr=("fdr", mean_spread),
-                  seconds=("seconds", "mean"), runs=("seed", "count"))
-             .reset_index())
+    out = (
+        df.groupby(["d", "n", "method"], sort=False)
+        .agg(
+            shd=("shd", mean_spread),
+            tpr=("tpr", mean_spread),
+            fdr=("fdr", mean_spread),
+            seconds=("seconds", "mean"),
+            runs=("seed", "count"),
+        )
+        .reset_index()
+    )
     out["seconds"] = out["seconds"].round(1)
     return out.sort_values(["d", "n"], kind="stable").reset_index(drop=True)
 
@@ -65,13 +83,20 @@ def main() -> None:
     parser.add_argument("--dims", default="10,20")
     parser.add_argument("--participants", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    parser.add_argument("--csv", type=Path, default=RESULTS / "fed_bnsl_vs_baselines.csv",
-                        help="per-run rows (appended; finished runs are skipped)")
+    parser.add_argument(
+        "--csv",
+        type=Path,
+        default=RESULTS / "fed_bnsl_vs_baselines.csv",
+        help="per-run rows (appended; finished runs are skipped)",
+    )
     parser.add_argument("--summary-only", action="store_true", help="only print the table")
     args = parser.parse_args()
-    tasks = [dict(d=d, n=n, participants=args.participants, seed=seed)
-             for d in (int(x) for x in args.dims.split(","))
-             for n in (3 * d, 256) for seed in range(args.seeds)]
+    tasks = [
+        dict(d=d, n=n, participants=args.participants, seed=seed)
+        for d in (int(x) for x in args.dims.split(","))
+        for n in (3 * d, 256)
+        for seed in range(args.seeds)
+    ]
     if args.summary_only:
         df = pd.read_csv(args.csv)
     else:

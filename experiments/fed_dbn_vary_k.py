@@ -58,17 +58,34 @@ OUT = Path(__file__).resolve().parent.parent / "docs" / "results"
 METHODS = ("FedDBN", "FedDBN (oracle λ)", "Ave", "Ave-thr", "Best (oracle)", "All")
 
 
-def run_one(d: int, K: int, seed: int, n: int, lam_fed: float, lam_dyn: float,
-            grid: tuple = (), local: bool = True) -> list[dict]:
+def run_one(
+    d: int, K: int, seed: int, n: int, lam_fed: float, lam_dyn: float, grid: tuple = (), local: bool = True
+) -> list[dict]:
     data = simulate_temporal(d, n, participants=K, lag=1, rng=seed)
     rows = []
 
     def record(method, result, seconds, **extra):
         w = count_accuracy(data.B_true, result.W)
         a = lag_accuracy(data.A_true, result.info["A"])
-        rows.append(dict(d=d, K=K, seed=seed, n=n, method=method, W_tpr=w.tpr, W_shd=w.shd,
-                         W_fdr=w.fdr, W_nnz=w.nnz, A_tpr=a.tpr, A_shd=a.shd, A_fdr=a.fdr,
-                         A_nnz=a.nnz, seconds=round(seconds, 2), **extra))
+        rows.append(
+            dict(
+                d=d,
+                K=K,
+                seed=seed,
+                n=n,
+                method=method,
+                W_tpr=w.tpr,
+                W_shd=w.shd,
+                W_fdr=w.fdr,
+                W_nnz=w.nnz,
+                A_tpr=a.tpr,
+                A_shd=a.shd,
+                A_fdr=a.fdr,
+                A_nnz=a.nnz,
+                seconds=round(seconds, 2),
+                **extra,
+            )
+        )
 
     runs = {}
     for lam in dict.fromkeys((lam_fed, *grid)):
@@ -76,37 +93,53 @@ def run_one(d: int, K: int, seed: int, n: int, lam_fed: float, lam_dyn: float,
         fed = fed_dbn(data.series, lag=1, lambda_w=lam, lambda_a=lam, centre=False)
         runs[lam] = (fed, time.perf_counter() - t)
     fed, sec = runs[lam_fed]
-    record("FedDBN", fed, sec, rounds=len(fed.history), converged=fed.info["converged"],
-           lam=lam_fed)
+    record("FedDBN", fed, sec, rounds=len(fed.history), converged=fed.info["converged"], lam=lam_fed)
     if grid:
+
         def score(lam):
             r = runs[lam][0]
-            return (count_accuracy(data.B_true, r.W).shd,
-                    lag_accuracy(data.A_true, r.info["A"]).shd)
+            return (count_accuracy(data.B_true, r.W).shd, lag_accuracy(data.A_true, r.info["A"]).shd)
+
         best = min(grid, key=score)
         fed, _ = runs[best]
-        record("FedDBN (oracle λ)", fed, sum(s for _, s in runs.values()),
-               rounds=len(fed.history), converged=fed.info["converged"], lam=best)
+        record(
+            "FedDBN (oracle λ)",
+            fed,
+            sum(s for _, s in runs.values()),
+            rounds=len(fed.history),
+            converged=fed.info["converged"],
+            lam=best,
+        )
     if local:
         t = time.perf_counter()
-        fits = dynotears_local(data.series, lag=1, lambda_w=lam_dyn, lambda_a=lam_dyn,
-                               centre=False)
+        fits = dynotears_local(data.series, lag=1, lambda_w=lam_dyn, lambda_a=lam_dyn, centre=False)
         sec = time.perf_counter() - t
         record("Ave", dynotears_average(local=fits), sec)
         record("Ave-thr", dynotears_average(local=fits, average="thresholded"), sec)
         record("Best (oracle)", dynotears_best(local=fits, B_true=data.B_true), sec)
     t = time.perf_counter()
-    record("All", dynotears_all(data.series, lag=1, lambda_w=lam_dyn, lambda_a=lam_dyn,
-                                centre=False), time.perf_counter() - t)
+    record(
+        "All",
+        dynotears_all(data.series, lag=1, lambda_w=lam_dyn, lambda_a=lam_dyn, centre=False),
+        time.perf_counter() - t,
+    )
     return rows
 
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
     std = lambda x: mean_spread(x, "std")
-    out = (df.groupby(["d", "K", "method"], sort=False)
-             .agg(W_TPR=("W_tpr", std), W_SHD=("W_shd", std), A_TPR=("A_tpr", std),
-                  A_SHD=("A_shd", std), seconds=("seconds", "mean"), seeds=("seed", "count"))
-             .reset_index())
+    out = (
+        df.groupby(["d", "K", "method"], sort=False)
+        .agg(
+            W_TPR=("W_tpr", std),
+            W_SHD=("W_shd", std),
+            A_TPR=("A_tpr", std),
+            A_SHD=("A_shd", std),
+            seconds=("seconds", "mean"),
+            seeds=("seed", "count"),
+        )
+        .reset_index()
+    )
     out["seconds"] = out["seconds"].round(1)
     out["order"] = out["method"].map({m: i for i, m in enumerate(METHODS)})
     out = out.sort_values(["d", "K", "order"], kind="stable").drop(columns="order")
@@ -122,11 +155,15 @@ def main() -> None:
     p.add_argument("--n", type=int, default=512, help="total design rows")
     p.add_argument("--lambda-fed", type=float, default=0.5, help="FedDBN λ_W = λ_A")
     p.add_argument("--lambda-dyn", type=float, default=0.1, help="DYNOTEARS λ_W = λ_A")
-    p.add_argument("--grid", default="0.05,0.15,0.3,0.5",
-                   help="FedDBN oracle λ grid ('' to skip the oracle-tuned row)")
-    p.add_argument("--skip-local", action="store_true",
-                   help="only FedDBN and All (no per-participant DYNOTEARS: no Ave/Best rows); "
-                        "the (d, K, seed) then counts as done")
+    p.add_argument(
+        "--grid", default="0.05,0.15,0.3,0.5", help="FedDBN oracle λ grid ('' to skip the oracle-tuned row)"
+    )
+    p.add_argument(
+        "--skip-local",
+        action="store_true",
+        help="only FedDBN and All (no per-participant DYNOTEARS: no Ave/Best rows); "
+        "the (d, K, seed) then counts as done",
+    )
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--quick", action="store_true", help="d = 10, K ∈ {2, 8}, 2 seeds, own CSV")
     p.add_argument("--csv", type=Path, default=None)
@@ -136,11 +173,21 @@ def main() -> None:
         a.dims, a.ks, a.seeds = "10", "2,8", 2
     csv = a.csv or OUT / ("fed_dbn_vary_k_quick.csv" if a.quick else "fed_dbn_vary_k.csv")
     grid = tuple(float(x) for x in a.grid.split(",") if x.strip())
-    tasks = [dict(d=d, K=K, seed=s, n=a.n, lam_fed=a.lambda_fed, lam_dyn=a.lambda_dyn, grid=grid,
-                  local=not a.skip_local)
-             for d in (int(x) for x in a.dims.split(","))
-             for K in (int(x) for x in a.ks.split(","))
-             for s in range(a.first_seed, a.first_seed + a.seeds)]
+    tasks = [
+        dict(
+            d=d,
+            K=K,
+            seed=s,
+            n=a.n,
+            lam_fed=a.lambda_fed,
+            lam_dyn=a.lambda_dyn,
+            grid=grid,
+            local=not a.skip_local,
+        )
+        for d in (int(x) for x in a.dims.split(","))
+        for K in (int(x) for x in a.ks.split(","))
+        for s in range(a.first_seed, a.first_seed + a.seeds)
+    ]
     if a.summary_only:
         df = pd.read_csv(csv)
     else:

@@ -61,8 +61,12 @@ def pair_metrics(T: np.ndarray, A: np.ndarray) -> dict:
     extra, missing = int((a_any & ~t_any).sum()), int((t_any & ~a_any).sum())
     precision, recall = tp / max(int(a_any.sum()), 1), tp / max(int(t_any.sum()), 1)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return dict(shd=reverse + extra + missing, f1=f1,
-                skeleton_f1=skeleton_scores(T.astype(int), A.astype(int)).f1, nnz=int(A.sum()))
+    return dict(
+        shd=reverse + extra + missing,
+        f1=f1,
+        skeleton_f1=skeleton_scores(T.astype(int), A.astype(int)).f1,
+        nnz=int(A.sum()),
+    )
 
 
 def cpdag_shd(T: np.ndarray, cpdag: np.ndarray) -> float:
@@ -115,8 +119,13 @@ def run_one(dataset: str, participants: int, seed: int, sachs_transform: str = "
 
     t = time.perf_counter()
     record("FedPC", fed_pc(parts, **opts), time.perf_counter() - t)
-    code = dict(vote_rule="code", max_cond_size=3, conflict="last", extension="max-parents",
-                sepset_criterion="min-r" if opts["test"] == "fisher-z" else "max-p")
+    code = dict(
+        vote_rule="code",
+        max_cond_size=3,
+        conflict="last",
+        extension="max-parents",
+        sepset_criterion="min-r" if opts["test"] == "fisher-z" else "max-p",
+    )
     t = time.perf_counter()
     record("FedPC-code", fed_pc(parts, **opts, **code), time.perf_counter() - t)
     t = time.perf_counter()
@@ -134,12 +143,18 @@ def run_one(dataset: str, participants: int, seed: int, sachs_transform: str = "
 
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
-    out = (df.groupby(["dataset", "participants", "method"], sort=False)
-             .agg(shd=("shd", mean_spread), f1=("f1", mean_spread),
-                  skeleton_f1=("skeleton_f1", mean_spread), cpdag_shd=("cpdag_shd", mean_spread),
-                  seconds=("seconds", "mean"),
-                  runs=("seed", "count"))
-             .reset_index())
+    out = (
+        df.groupby(["dataset", "participants", "method"], sort=False)
+        .agg(
+            shd=("shd", mean_spread),
+            f1=("f1", mean_spread),
+            skeleton_f1=("skeleton_f1", mean_spread),
+            cpdag_shd=("cpdag_shd", mean_spread),
+            seconds=("seconds", "mean"),
+            runs=("seed", "count"),
+        )
+        .reset_index()
+    )
     out["seconds"] = out["seconds"].round(2)
     return out
 
@@ -157,9 +172,12 @@ def main() -> None:
     a = p.parse_args()
     clients = (3, 10) if a.quick else tuple(int(c) for c in a.clients.split(","))
     seeds = 1 if a.quick else a.seeds
-    tasks = [dict(dataset=ds, participants=N, seed=s, sachs_transform=a.sachs_transform)
-             for ds in a.datasets.split(",") for N in clients
-             for s in (range(1) if ds == "fedpc10" else range(seeds))]
+    tasks = [
+        dict(dataset=ds, participants=N, seed=s, sachs_transform=a.sachs_transform)
+        for ds in a.datasets.split(",")
+        for N in clients
+        for s in (range(1) if ds == "fedpc10" else range(seeds))
+    ]
     if a.summary_only:
         df = pd.read_csv(a.csv)
     else:

@@ -30,8 +30,14 @@ from dpbnsl.audits import summarize, sweep
 from dpbnsl.audits.plots import plot_tradeoff
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "results"
-TABLE5 = {0.5: (10, 10, 10), 1.0: (10, 10, 10), 2.0: (5, 100, 10), 5.0: (5, 100, 20),
-          25.0: (7, 100, 30), 50.0: (5, 100, 50)}  # ε: (C, T, K)
+TABLE5 = {
+    0.5: (10, 10, 10),
+    1.0: (10, 10, 10),
+    2.0: (5, 100, 10),
+    5.0: (5, 100, 20),
+    25.0: (7, 100, 30),
+    50.0: (5, 100, 50),
+}  # ε: (C, T, K)
 
 
 def main() -> None:
@@ -45,25 +51,45 @@ def main() -> None:
         clip = {"public": None, "cold": None, "table5": None, "c30": 30.0}[name]
         csv = OUT / f"fig3_{name}.csv"
         for eps, (C, T, K) in TABLE5.items():
-            options = {"dp-fed-sparse-bnsl": dict(feature_bound=100.0) if name == "public" else
-                       dict(feature_bound=100.0, warm_start="none") if name == "cold" else
-                       dict(clip=C if clip is None else clip, clip_scheme="coordinates",
-                            rounds=T, local_iters=K, feature_bound=30.0)}
+            options = {
+                "dp-fed-sparse-bnsl": dict(feature_bound=100.0)
+                if name == "public"
+                else dict(feature_bound=100.0, warm_start="none")
+                if name == "cold"
+                else dict(
+                    clip=C if clip is None else clip,
+                    clip_scheme="coordinates",
+                    rounds=T,
+                    local_iters=K,
+                    feature_bound=30.0,
+                )
+            }
             methods = ("fed-sparse-bnsl", "dp-fed-sparse-bnsl")
             if name == "public":
                 methods += ("dp-fed-bnsl",)
                 options["dp-fed-bnsl"] = dict(clip_norm=10.0)
-            sweep(methods=methods, epsilons=(eps,),
-                           seeds=list(range(a.seeds)), d=20, participants=10, n_per_participant=1000,
-                           csv=csv, jobs=a.jobs, method_options=options)
+            sweep(
+                methods=methods,
+                epsilons=(eps,),
+                seeds=list(range(a.seeds)),
+                d=20,
+                participants=10,
+                n_per_participant=1000,
+                csv=csv,
+                jobs=a.jobs,
+                method_options=options,
+            )
         frame = pd.read_csv(csv)
-        label = ("public defaults" if name == "public" else
-                 "public defaults, no warm start" if name == "cold" else
-                 f"(T, K) of Table 5, C = {'Table 5' if clip is None else f'{clip:g}'}")
+        label = (
+            "public defaults"
+            if name == "public"
+            else "public defaults, no warm start"
+            if name == "cold"
+            else f"(T, K) of Table 5, C = {'Table 5' if clip is None else f'{clip:g}'}"
+        )
         print(f"\n{name}: {label}")
         print(summarize(frame).round(2).to_string(index=False))
-        plot_tradeoff(frame, path=OUT / f"fig3_{name}.png",
-                      title=f"d = 20, 10 × 1000 rows, {label}")
+        plot_tradeoff(frame, path=OUT / f"fig3_{name}.png", title=f"d = 20, 10 × 1000 rows, {label}")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,7 @@ OUT = Path(__file__).resolve().parent.parent / "docs" / "results"
 
 
 def _sparse(clip: float) -> dict:  # the settings of the runs before the clipping study
-    return dict(clip=clip, clip_scheme="coordinates", rounds=100, local_iters=100,
-                feature_bound=30.0)
+    return dict(clip=clip, clip_scheme="coordinates", rounds=100, local_iters=100, feature_bound=30.0)
 
 
 def main() -> None:
@@ -42,22 +41,39 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--epsilon", type=float, default=5.0)
     p.add_argument("--clip", type=float, default=30.0, help="fixed global clip bound C")
-    p.add_argument("--clip-per-d", type=float, default=None,
-                   help="C = this × d instead of a fixed C (DP-Fed-Sparse-BNSL only)")
-    p.add_argument("--public", action="store_true",
-                   help="DP-Fed-Sparse-BNSL with its public defaults (relative clipping, (T, K) "
-                        "from d, n_k, ε, δ; feature bound 100); DP-Fed-BNSL rows are taken from "
-                        "fig4_dimension.csv")
+    p.add_argument(
+        "--clip-per-d",
+        type=float,
+        default=None,
+        help="C = this × d instead of a fixed C (DP-Fed-Sparse-BNSL only)",
+    )
+    p.add_argument(
+        "--public",
+        action="store_true",
+        help="DP-Fed-Sparse-BNSL with its public defaults (relative clipping, (T, K) "
+        "from d, n_k, ε, δ; feature bound 100); DP-Fed-BNSL rows are taken from "
+        "fig4_dimension.csv",
+    )
     p.add_argument("--jobs", type=int, default=1)
     a = p.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     dims = [int(v) for v in a.dims.split(",")]
-    common = dict(epsilons=(a.epsilon,), seeds=list(range(a.seeds)), participants=10,
-                  n_per_participant=1000, jobs=a.jobs)
+    common = dict(
+        epsilons=(a.epsilon,),
+        seeds=list(range(a.seeds)),
+        participants=10,
+        n_per_participant=1000,
+        jobs=a.jobs,
+    )
     if a.public:
         csv, stem = OUT / "fig4_public.csv", "fig4_public"
-        sweep(methods=("dp-fed-sparse-bnsl",), d=dims, csv=csv,
-              method_options={"dp-fed-sparse-bnsl": dict(feature_bound=100.0)}, **common)
+        sweep(
+            methods=("dp-fed-sparse-bnsl",),
+            d=dims,
+            csv=csv,
+            method_options={"dp-fed-sparse-bnsl": dict(feature_bound=100.0)},
+            **common,
+        )
         frame = pd.read_csv(csv)
         fixed = OUT / "fig4_dimension.csv"
         if fixed.is_file():
@@ -66,16 +82,25 @@ def main() -> None:
         label = "public defaults"
     elif a.clip_per_d is None:
         csv, stem = OUT / "fig4_dimension.csv", "fig4_dimension"
-        sweep(methods=("dp-fed-sparse-bnsl", "dp-fed-bnsl"), d=dims, csv=csv,
-              method_options={"dp-fed-sparse-bnsl": _sparse(a.clip),
-                              "dp-fed-bnsl": dict(clip_norm=10.0)}, **common)
+        sweep(
+            methods=("dp-fed-sparse-bnsl", "dp-fed-bnsl"),
+            d=dims,
+            csv=csv,
+            method_options={"dp-fed-sparse-bnsl": _sparse(a.clip), "dp-fed-bnsl": dict(clip_norm=10.0)},
+            **common,
+        )
         frame = pd.read_csv(csv)
         label = f"C = {a.clip:g}"
     else:
         csv, stem = OUT / "fig4_dimension_cd.csv", "fig4_dimension_cd"
         for d in dims:  # C depends on d, so one sweep per d (all appending to one CSV)
-            sweep(methods=("dp-fed-sparse-bnsl",), d=[d], csv=csv,
-                  method_options={"dp-fed-sparse-bnsl": _sparse(a.clip_per_d * d)}, **common)
+            sweep(
+                methods=("dp-fed-sparse-bnsl",),
+                d=[d],
+                csv=csv,
+                method_options={"dp-fed-sparse-bnsl": _sparse(a.clip_per_d * d)},
+                **common,
+            )
         frame = pd.read_csv(csv)
         fixed = OUT / "fig4_dimension.csv"
         if fixed.is_file():
@@ -83,8 +108,13 @@ def main() -> None:
             frame = pd.concat([frame, other[other.method == "dp-fed-bnsl"]], ignore_index=True)
         label = f"C = {a.clip_per_d:g}·d"
     print(summarize(frame, by=("method", "d")).round(2).to_string(index=False))
-    plot_tradeoff(frame, path=OUT / f"{stem}.png", x="d", log_x=False,
-                  title=f"ε = {a.epsilon:g}, δ = 1e-5, 10 × 1000 rows, {label}")
+    plot_tradeoff(
+        frame,
+        path=OUT / f"{stem}.png",
+        x="d",
+        log_x=False,
+        title=f"ε = {a.epsilon:g}, δ = 1e-5, 10 × 1000 rows, {label}",
+    )
 
 
 if __name__ == "__main__":

@@ -47,18 +47,31 @@ def run_one(d: int, P: int, seed: int, n: int, ftol: float, lam: float) -> list[
 
     def record(method, result, wall, cpu):
         acc = count_accuracy(sim.B_true, result.W)
-        rows.append(dict(d=d, P=P, seed=seed, n=n, method=method, shd=acc.shd, tpr=acc.tpr,
-                         fdr=acc.fdr, nnz=acc.nnz, rounds=len(result.history),
-                         wall_seconds=round(wall, 2), cpu_seconds=round(cpu, 2)))
+        rows.append(
+            dict(
+                d=d,
+                P=P,
+                seed=seed,
+                n=n,
+                method=method,
+                shd=acc.shd,
+                tpr=acc.tpr,
+                fdr=acc.fdr,
+                nnz=acc.nnz,
+                rounds=len(result.history),
+                wall_seconds=round(wall, 2),
+                cpu_seconds=round(cpu, 2),
+            )
+        )
 
     for name, rho in ((METHODS[0], 0.1 / P), (METHODS[1], 0.1)):
         w, c = time.perf_counter(), time.process_time()
-        res = fed_bnsl_mlp(sim.participants, lambda1=lam, lambda2=lam, rho1=rho, rho2=rho,
-                           solver_options=opts, rng=seed)
+        res = fed_bnsl_mlp(
+            sim.participants, lambda1=lam, lambda2=lam, rho1=rho, rho2=rho, solver_options=opts, rng=seed
+        )
         record(name, res, time.perf_counter() - w, time.process_time() - c)
     w, c = time.perf_counter(), time.process_time()
-    fits = notears_mlp_local(sim.participants, lambda1=lam, lambda2=lam, solver_options=opts,
-                             rng=seed)
+    fits = notears_mlp_local(sim.participants, lambda1=lam, lambda2=lam, solver_options=opts, rng=seed)
     wall, cpu = time.perf_counter() - w, time.process_time() - c
     record(METHODS[2], notears_mlp_voting(local=fits), wall, cpu)
     record(METHODS[3], notears_mlp_best(local=fits, B_true=sim.B_true), wall, cpu)
@@ -67,12 +80,18 @@ def run_one(d: int, P: int, seed: int, n: int, ftol: float, lam: float) -> list[
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
     df = df.assign(method=pd.Categorical(df["method"], categories=METHODS, ordered=True))
-    out = (df.groupby(["d", "P", "method"], observed=True)
-             .agg(shd=("shd", lambda x: mean_spread(x, "std")),
-                  tpr=("tpr", lambda x: mean_spread(x, "std")),
-                  fdr=("fdr", lambda x: mean_spread(x, "std")),
-                  nnz=("nnz", "mean"), cpu_s=("cpu_seconds", "mean"), runs=("seed", "count"))
-             .reset_index())
+    out = (
+        df.groupby(["d", "P", "method"], observed=True)
+        .agg(
+            shd=("shd", lambda x: mean_spread(x, "std")),
+            tpr=("tpr", lambda x: mean_spread(x, "std")),
+            fdr=("fdr", lambda x: mean_spread(x, "std")),
+            nnz=("nnz", "mean"),
+            cpu_s=("cpu_seconds", "mean"),
+            runs=("seed", "count"),
+        )
+        .reset_index()
+    )
     out["nnz"] = out["nnz"].round(1)
     out["cpu_s"] = out["cpu_s"].round(1)
     return out
@@ -94,9 +113,12 @@ def main() -> None:
     if a.quick:
         a.dims, a.ps, a.seeds, a.n = "5", "2,4", 1, 128
     csv = a.csv or OUT / ("nonlinear_admm_quick.csv" if a.quick else "nonlinear_admm.csv")
-    tasks = [dict(d=d, P=P, seed=s, n=a.n, ftol=a.ftol, lam=a.lam)
-             for d in (int(v) for v in a.dims.split(","))
-             for P in (int(v) for v in a.ps.split(",")) for s in range(a.seeds)]
+    tasks = [
+        dict(d=d, P=P, seed=s, n=a.n, ftol=a.ftol, lam=a.lam)
+        for d in (int(v) for v in a.dims.split(","))
+        for P in (int(v) for v in a.ps.split(","))
+        for s in range(a.seeds)
+    ]
     if a.summary_only:
         df = pd.read_csv(csv)
     else:

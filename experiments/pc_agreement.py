@@ -65,8 +65,7 @@ def _theirs(X, test, alpha):
 
     cit = CIT(X, "fisherz" if test == "fisher-z" else "gsq")
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        cg1 = SkeletonDiscovery.skeleton_discovery(X, alpha, cit, stable=True,
-                                                   show_progress=False)
+        cg1 = SkeletonDiscovery.skeleton_discovery(X, alpha, cit, stable=True, show_progress=False)
         cg2 = UCSepset.uc_sepset(cg1, 2)
         cg = Meek.meek(cg2)
     directed, undirected = _pdag(cg.G.graph)
@@ -104,8 +103,7 @@ def _datasets(seeds):
     if sachs is not None:
         yield "sachs (log)", "fisher-z", np.log(sachs.to_numpy())
     for s in range(seeds):
-        yield f"gaussian d=20 seed {s}", "fisher-z", simulate(20, 1000, participants=1, s0=40,
-                                                               rng=s).X
+        yield f"gaussian d=20 seed {s}", "fisher-z", simulate(20, 1000, participants=1, s0=40, rng=s).X
     path = SHARED / "fedpc" / "10nodes_5000.txt"
     if path.is_file():
         X = np.loadtxt(path)
@@ -128,8 +126,10 @@ def main() -> int:
     try:
         import causallearn  # noqa: F401
     except ImportError:
-        print("causal-learn is not importable here; skipping the comparison (see the module "
-              "docstring for how to run it in a throwaway environment).")
+        print(
+            "causal-learn is not importable here; skipping the comparison (see the module "
+            "docstring for how to run it in a throwaway environment)."
+        )
         return 0
     rows = []
     for name, test, X in _datasets(a.seeds):
@@ -142,20 +142,29 @@ def main() -> int:
         skel_o, skel_t = ours.info["skeleton"] != 0, (cpdag | cpdag.T) != 0
         iu = np.triu_indices(X.shape[1], 1)
         status = lambda C: (C != 0).astype(int) + 2 * (C.T != 0).astype(int)
-        rows.append(dict(data=name, test=test, n=X.shape[0], d=X.shape[1],
-                         edges_ours=int(skel_o[iu].sum()), edges_cl=int(skel_t[iu].sum()),
-                         skeleton_diff=int((skel_o != skel_t)[iu].sum()),
-                         cpdag_diff=int((status(ours.info["cpdag"]) != status(cpdag))[iu].sum()),
-                         conflicts=int(ours.info["conflicts"]),
-                         meek_diff=int((status((directed | undirected).astype(int))
-                                        != status(cpdag))[iu].sum()),
-                         max_p_gap=_pvalue_gap(X, test, seed=len(rows))))
+        rows.append(
+            dict(
+                data=name,
+                test=test,
+                n=X.shape[0],
+                d=X.shape[1],
+                edges_ours=int(skel_o[iu].sum()),
+                edges_cl=int(skel_t[iu].sum()),
+                skeleton_diff=int((skel_o != skel_t)[iu].sum()),
+                cpdag_diff=int((status(ours.info["cpdag"]) != status(cpdag))[iu].sum()),
+                conflicts=int(ours.info["conflicts"]),
+                meek_diff=int((status((directed | undirected).astype(int)) != status(cpdag))[iu].sum()),
+                max_p_gap=_pvalue_gap(X, test, seed=len(rows)),
+            )
+        )
         print(f"# {name}: done", file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     OUT.mkdir(parents=True, exist_ok=True)
     df.to_csv(a.csv, index=False)
-    print(f"alpha = {a.alpha}, PC-stable, causal-learn "
-          f"{__import__('importlib.metadata').metadata.version('causal-learn')}")
+    print(
+        f"alpha = {a.alpha}, PC-stable, causal-learn "
+        f"{__import__('importlib.metadata').metadata.version('causal-learn')}"
+    )
     print("| " + " | ".join(df.columns) + " |")
     print("|" + "---|" * len(df.columns))
     for r in df.itertuples(index=False):

@@ -27,8 +27,10 @@ def run_one(seed: int, tau: float) -> list[dict]:
     learned = fed_sparse_bnsl(list(het.participants)).W
     mine = personalized_nmse(het.weights, personalize(list(het.participants), learned))
     shared = personalized_nmse(het.weights, [learned] * 10)
-    return [dict(seed=seed, participant=k, tau=tau, personalised=float(mine[k]),
-                 consensus=float(shared[k])) for k in range(10)]
+    return [
+        dict(seed=seed, participant=k, tau=tau, personalised=float(mine[k]), consensus=float(shared[k]))
+        for k in range(10)
+    ]
 
 
 def main() -> None:

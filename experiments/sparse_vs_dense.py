@@ -43,9 +43,20 @@ def run_one(d: int, seed: int, n_per_participant: int, config: str) -> list[dict
         method = f"Fed-Sparse-BNSL ({config})"
         r = fed_sparse_bnsl(data.participants, rho_max=1e16, **CONFIGS[config])
     acc = count_accuracy(data.B_true, r.W)
-    return [dict(d=d, seed=seed, config=config, method=method, mb=r.transcript.total_mb,
-                 shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, rounds=len(r.history),
-                 seconds=time.perf_counter() - t)]
+    return [
+        dict(
+            d=d,
+            seed=seed,
+            config=config,
+            method=method,
+            mb=r.transcript.total_mb,
+            shd=acc.shd,
+            tpr=acc.tpr,
+            fdr=acc.fdr,
+            rounds=len(r.history),
+            seconds=time.perf_counter() - t,
+        )
+    ]
 
 
 def main() -> None:
@@ -58,19 +69,28 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--csv", default=str(RESULTS / "sparse_vs_dense.csv"))
     a = p.parse_args()
-    tasks = [dict(d=int(d), seed=s, n_per_participant=a.n_per_participant, config=c)
-             for d in a.dims.split(",") for s in range(a.first_seed, a.first_seed + a.seeds)
-             for c in a.configs.split(",")]
+    tasks = [
+        dict(d=int(d), seed=s, n_per_participant=a.n_per_participant, config=c)
+        for d in a.dims.split(",")
+        for s in range(a.first_seed, a.first_seed + a.seeds)
+        for c in a.configs.split(",")
+    ]
     df = run_tasks(run_one, tasks, Path(a.csv), key=("d", "seed", "config"), jobs=a.jobs)
     df = df[df.seed.between(a.first_seed, a.first_seed + a.seeds - 1)]
     dense = df[df.config == "fed-bnsl"].set_index(["d", "seed"]).mb
-    df = df.assign(reduction=[dense.get((d, s), float("nan")) / mb
-                              for d, s, mb in zip(df.d, df.seed, df.mb)])
-    table = df.groupby(["d", "method"], sort=False).agg(
-        mb=("mb", lambda x: mean_spread(x, "std")),
-        reduction=("reduction", lambda x: f"{x.mean():.1f}×"),
-        shd=("shd", lambda x: mean_spread(x, "std")), tpr=("tpr", lambda x: mean_spread(x, "std")),
-        fdr=("fdr", lambda x: mean_spread(x, "std")), runs=("seed", "count")).reset_index()
+    df = df.assign(reduction=[dense.get((d, s), float("nan")) / mb for d, s, mb in zip(df.d, df.seed, df.mb)])
+    table = (
+        df.groupby(["d", "method"], sort=False)
+        .agg(
+            mb=("mb", lambda x: mean_spread(x, "std")),
+            reduction=("reduction", lambda x: f"{x.mean():.1f}×"),
+            shd=("shd", lambda x: mean_spread(x, "std")),
+            tpr=("tpr", lambda x: mean_spread(x, "std")),
+            fdr=("fdr", lambda x: mean_spread(x, "std")),
+            runs=("seed", "count"),
+        )
+        .reset_index()
+    )
     print_table(table)
 
 

@@ -19,6 +19,7 @@ single_thread()
 def hang_guard():
     """Fail a test that has not answered after 60 s (bad input must be refused at once; a case
     still running then is a hang). Not a timing assertion: normal cases take milliseconds."""
+
     def fail(*_):
         raise TimeoutError("no answer within 60 s: a hang")
 

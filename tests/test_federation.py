@@ -179,9 +179,7 @@ def test_transcript_filter_rejects_unknown_direction():
 def test_transcript_payloads_stacks_dense_forms():
     t = make_transcript()
     np.testing.assert_array_equal(t.payloads(round=0, direction="up"), [[1, 1, 1], [2, 2, 2]])
-    np.testing.assert_array_equal(
-        t.payloads(round=1, direction="up"), [[10.0, 0, 0], [0, 11.0, 0]]
-    )
+    np.testing.assert_array_equal(t.payloads(round=1, direction="up"), [[10.0, 0, 0], [0, 11.0, 0]])
     assert t.payloads(kind="local").shape == (4, 3)
     with pytest.raises(ValueError, match=r"no message matches \{'round': 9\}"):
         t.payloads(round=9)
@@ -201,7 +199,14 @@ def test_empty_transcript():
     t = Transcript()
     assert (len(t), t.n_rounds, t.n_participants, t.total_bytes, t.total_mb) == (0, 0, 0, 0, 0.0)
     assert list(t.to_frame().columns) == [
-        "round", "sender", "receiver", "direction", "kind", "format", "entries", "bytes"
+        "round",
+        "sender",
+        "receiver",
+        "direction",
+        "kind",
+        "format",
+        "entries",
+        "bytes",
     ]
     assert len(t.to_frame()) == 0
     assert len(t.bytes_by_round()) == 0
@@ -216,7 +221,14 @@ def test_total_mb_uses_decimal_megabytes():
 def test_transcript_to_frame():
     df = make_transcript().to_frame()
     assert list(df.columns) == [
-        "round", "sender", "receiver", "direction", "kind", "format", "entries", "bytes"
+        "round",
+        "sender",
+        "receiver",
+        "direction",
+        "kind",
+        "format",
+        "entries",
+        "bytes",
     ]
     assert df["round"].tolist() == [0, 0, 0, 0, 1, 1, 1]
     assert df["sender"].tolist() == [0, 1, SERVER, SERVER, 0, 1, SERVER]
@@ -296,9 +308,7 @@ def test_run_rounds_message_sequence_and_values():
 
     # mean of k over participants is 1; broadcast after round r is (r + 1) · 1
     for r in range(R):
-        np.testing.assert_array_equal(
-            t.payloads(round=r, direction="down"), np.full((P, 2), float(r + 1))
-        )
+        np.testing.assert_array_equal(t.payloads(round=r, direction="down"), np.full((P, 2), float(r + 1)))
         np.testing.assert_array_equal(
             t.payloads(round=r, direction="up"), np.array([[r + k] * 2 for k in range(P)], float)
         )

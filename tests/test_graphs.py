@@ -102,11 +102,7 @@ def dags(draw, min_d=1, max_d=6, weighted=False):
     mask = np.array(draw(st.lists(st.booleans(), min_size=d * d, max_size=d * d))).reshape(d, d)
     U = np.triu(mask, k=1).astype(float)
     if weighted:
-        w = draw(
-            st.lists(
-                st.floats(0.1, 2.0, allow_nan=False), min_size=d * d, max_size=d * d
-            )
-        )
+        w = draw(st.lists(st.floats(0.1, 2.0, allow_nan=False), min_size=d * d, max_size=d * d))
         signs = draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=d * d, max_size=d * d))
         U = U * (np.array(w) * np.array(signs)).reshape(d, d)
     perm = np.array(draw(st.permutations(range(d))), dtype=int)
@@ -417,9 +413,7 @@ def test_cpdag_chain_is_fully_undirected():
 
 
 def test_cpdag_collider_stays_directed():
-    np.testing.assert_array_equal(
-        dag_to_cpdag(adj(3, (0, 1), (2, 1))), adj(3, (0, 1), (2, 1))
-    )
+    np.testing.assert_array_equal(dag_to_cpdag(adj(3, (0, 1), (2, 1))), adj(3, (0, 1), (2, 1)))
 
 
 def test_cpdag_meek_r1():
@@ -446,9 +440,7 @@ def test_cpdag_meek_r3():
     expected = adj(4, (z1, y), (z2, y), (x, y), (x, z1), (z1, x), (x, z2), (z2, x))
     np.testing.assert_array_equal(dag_to_cpdag(W), expected)
     # cross-check with the brute-force class
-    np.testing.assert_array_equal(
-        np.any(markov_equivalent_dags(W), axis=0).astype(int), expected
-    )
+    np.testing.assert_array_equal(np.any(markov_equivalent_dags(W), axis=0).astype(int), expected)
 
 
 def test_cpdag_of_empty_graph():

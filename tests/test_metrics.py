@@ -107,45 +107,143 @@ def dag_and_graph(draw, max_d=6):
     "truth, est, expected",
     [
         pytest.param(  # perfect estimate
-            CHAIN, 2.5 * CHAIN,
-            dict(shd=0, tpr=1, fdr=0, fpr=0, precision=1, recall=1, f1=1, nnz=2, reversed=0,
-                 extra=0, missing=0, true_positive=2, n_true_edges=2),
+            CHAIN,
+            2.5 * CHAIN,
+            dict(
+                shd=0,
+                tpr=1,
+                fdr=0,
+                fpr=0,
+                precision=1,
+                recall=1,
+                f1=1,
+                nnz=2,
+                reversed=0,
+                extra=0,
+                missing=0,
+                true_positive=2,
+                n_true_edges=2,
+            ),
             id="perfect",
         ),
         pytest.param(  # empty estimate: both true edges missing; empty ratios are 0
-            CHAIN, np.zeros((3, 3)),
-            dict(shd=2, tpr=0, fdr=0, fpr=0, precision=0, recall=0, f1=0, nnz=0, reversed=0,
-                 extra=0, missing=2, true_positive=0, n_true_edges=2),
+            CHAIN,
+            np.zeros((3, 3)),
+            dict(
+                shd=2,
+                tpr=0,
+                fdr=0,
+                fpr=0,
+                precision=0,
+                recall=0,
+                f1=0,
+                nnz=0,
+                reversed=0,
+                extra=0,
+                missing=2,
+                true_positive=0,
+                n_true_edges=2,
+            ),
             id="empty",
         ),
         pytest.param(  # 2 -> 1 is the reverse of 1 -> 2; fpr = 1 / (3 - 2)
-            CHAIN, adj(3, (0, 1), (2, 1)),
-            dict(shd=1, tpr=0.5, fdr=0.5, fpr=1, precision=0.5, recall=0.5, f1=0.5, nnz=2,
-                 reversed=1, extra=0, missing=0, true_positive=1, n_true_edges=2),
+            CHAIN,
+            adj(3, (0, 1), (2, 1)),
+            dict(
+                shd=1,
+                tpr=0.5,
+                fdr=0.5,
+                fpr=1,
+                precision=0.5,
+                recall=0.5,
+                f1=0.5,
+                nnz=2,
+                reversed=1,
+                extra=0,
+                missing=0,
+                true_positive=1,
+                n_true_edges=2,
+            ),
             id="reversal",
         ),
         pytest.param(  # 3-cycle 0 -> 1 -> 2 -> 0: 2 -> 0 is extra; f1 = 2(2/3)(1)/(5/3) = 0.8
-            CHAIN, adj(3, (0, 1), (1, 2), (2, 0)),
-            dict(shd=1, tpr=1, fdr=1 / 3, fpr=1, precision=2 / 3, recall=1, f1=0.8, nnz=3,
-                 reversed=0, extra=1, missing=0, true_positive=2, n_true_edges=2),
+            CHAIN,
+            adj(3, (0, 1), (1, 2), (2, 0)),
+            dict(
+                shd=1,
+                tpr=1,
+                fdr=1 / 3,
+                fpr=1,
+                precision=2 / 3,
+                recall=1,
+                f1=0.8,
+                nnz=3,
+                reversed=0,
+                extra=1,
+                missing=0,
+                true_positive=2,
+                n_true_edges=2,
+            ),
             id="cyclic",
         ),
         pytest.param(  # 0 <-> 1 with 0 -> 1 true: one true positive, 1 -> 0 is extra
-            CHAIN, adj(3, (0, 1), (1, 0), (1, 2)),
-            dict(shd=1, tpr=1, fdr=1 / 3, fpr=1, precision=2 / 3, recall=1, f1=0.8, nnz=3,
-                 reversed=0, extra=1, missing=0, true_positive=2, n_true_edges=2),
+            CHAIN,
+            adj(3, (0, 1), (1, 0), (1, 2)),
+            dict(
+                shd=1,
+                tpr=1,
+                fdr=1 / 3,
+                fpr=1,
+                precision=2 / 3,
+                recall=1,
+                f1=0.8,
+                nnz=3,
+                reversed=0,
+                extra=1,
+                missing=0,
+                true_positive=2,
+                n_true_edges=2,
+            ),
             id="bidirected-one-true",
         ),
         pytest.param(  # 1 <-> 2 absent from the truth: two extra edges; fpr = 2 / (3 - 1)
-            adj(3, (0, 1)), adj(3, (0, 1), (1, 2), (2, 1)),
-            dict(shd=2, tpr=1, fdr=2 / 3, fpr=1, precision=1 / 3, recall=1, f1=0.5, nnz=3,
-                 reversed=0, extra=2, missing=0, true_positive=1, n_true_edges=1),
+            adj(3, (0, 1)),
+            adj(3, (0, 1), (1, 2), (2, 1)),
+            dict(
+                shd=2,
+                tpr=1,
+                fdr=2 / 3,
+                fpr=1,
+                precision=1 / 3,
+                recall=1,
+                f1=0.5,
+                nnz=3,
+                reversed=0,
+                extra=2,
+                missing=0,
+                true_positive=1,
+                n_true_edges=1,
+            ),
             id="bidirected-spurious",
         ),
         pytest.param(  # a self-loop is an extra edge; no true negative pair, so fpr = 1 / 1
-            adj(2, (0, 1)), adj(2, (0, 1), loops=[1]),
-            dict(shd=1, tpr=1, fdr=0.5, fpr=1, precision=0.5, recall=1, f1=2 / 3, nnz=2,
-                 reversed=0, extra=1, missing=0, true_positive=1, n_true_edges=1),
+            adj(2, (0, 1)),
+            adj(2, (0, 1), loops=[1]),
+            dict(
+                shd=1,
+                tpr=1,
+                fdr=0.5,
+                fpr=1,
+                precision=0.5,
+                recall=1,
+                f1=2 / 3,
+                nnz=2,
+                reversed=0,
+                extra=1,
+                missing=0,
+                true_positive=1,
+                n_true_edges=1,
+            ),
             id="self-loop",
         ),
         pytest.param(  # every kind at once. Truth 0->1, 1->2, 2->3, 0->3; estimate 1->0
@@ -153,32 +251,101 @@ def dag_and_graph(draw, max_d=6):
             # fpr = 4 / (6 - 4) = 2 > 1, as NOTEARS allows; f1 = 2(.2)(.25)/.45 = 2/9.
             adj(4, (0, 1), (1, 2), (2, 3), (0, 3)),
             adj(4, (1, 0), (1, 2), (2, 1), (0, 2), loops=[3]),
-            dict(shd=6, tpr=0.25, fdr=0.8, fpr=2, precision=0.2, recall=0.25, f1=2 / 9, nnz=5,
-                 reversed=1, extra=3, missing=2, true_positive=1, n_true_edges=4),
+            dict(
+                shd=6,
+                tpr=0.25,
+                fdr=0.8,
+                fpr=2,
+                precision=0.2,
+                recall=0.25,
+                f1=2 / 9,
+                nnz=5,
+                reversed=1,
+                extra=3,
+                missing=2,
+                true_positive=1,
+                n_true_edges=4,
+            ),
             id="mixed",
         ),
         pytest.param(  # complete truth, one reversal: no true negatives, fpr = 1 / max(0, 1)
-            adj(3, (0, 1), (0, 2), (1, 2)), adj(3, (1, 0), (0, 2), (1, 2)),
-            dict(shd=1, tpr=2 / 3, fdr=1 / 3, fpr=1, precision=2 / 3, recall=2 / 3, f1=2 / 3,
-                 nnz=3, reversed=1, extra=0, missing=0, true_positive=2, n_true_edges=3),
+            adj(3, (0, 1), (0, 2), (1, 2)),
+            adj(3, (1, 0), (0, 2), (1, 2)),
+            dict(
+                shd=1,
+                tpr=2 / 3,
+                fdr=1 / 3,
+                fpr=1,
+                precision=2 / 3,
+                recall=2 / 3,
+                f1=2 / 3,
+                nnz=3,
+                reversed=1,
+                extra=0,
+                missing=0,
+                true_positive=2,
+                n_true_edges=3,
+            ),
             id="complete-truth",
         ),
         pytest.param(  # empty truth and empty estimate: shd 0, all empty ratios 0
-            np.zeros((3, 3)), np.zeros((3, 3)),
-            dict(shd=0, tpr=0, fdr=0, fpr=0, precision=0, recall=0, f1=0, nnz=0, reversed=0,
-                 extra=0, missing=0, true_positive=0, n_true_edges=0),
+            np.zeros((3, 3)),
+            np.zeros((3, 3)),
+            dict(
+                shd=0,
+                tpr=0,
+                fdr=0,
+                fpr=0,
+                precision=0,
+                recall=0,
+                f1=0,
+                nnz=0,
+                reversed=0,
+                extra=0,
+                missing=0,
+                true_positive=0,
+                n_true_edges=0,
+            ),
             id="both-empty",
         ),
         pytest.param(  # d = 1 with a self-loop
-            np.zeros((1, 1)), np.array([[0.3]]),
-            dict(shd=1, tpr=0, fdr=1, fpr=1, precision=0, recall=0, f1=0, nnz=1, reversed=0,
-                 extra=1, missing=0, true_positive=0, n_true_edges=0),
+            np.zeros((1, 1)),
+            np.array([[0.3]]),
+            dict(
+                shd=1,
+                tpr=0,
+                fdr=1,
+                fpr=1,
+                precision=0,
+                recall=0,
+                f1=0,
+                nnz=1,
+                reversed=0,
+                extra=1,
+                missing=0,
+                true_positive=0,
+                n_true_edges=0,
+            ),
             id="d1-self-loop",
         ),
         pytest.param(
-            np.zeros((1, 1)), np.zeros((1, 1)),
-            dict(shd=0, tpr=0, fdr=0, fpr=0, precision=0, recall=0, f1=0, nnz=0, reversed=0,
-                 extra=0, missing=0, true_positive=0, n_true_edges=0),
+            np.zeros((1, 1)),
+            np.zeros((1, 1)),
+            dict(
+                shd=0,
+                tpr=0,
+                fdr=0,
+                fpr=0,
+                precision=0,
+                recall=0,
+                f1=0,
+                nnz=0,
+                reversed=0,
+                extra=0,
+                missing=0,
+                true_positive=0,
+                n_true_edges=0,
+            ),
             id="d1-empty",
         ),
     ],
@@ -242,8 +409,7 @@ def test_count_accuracy_of_truth_against_itself(T):
 def test_skeleton_scores_hand_worked():
     # truth skeleton {01, 12}; estimate 1->0, 2->0, 0->2 (2-cycle), 1->1 (ignored): {01, 02}
     s = skeleton_scores(CHAIN, adj(3, (1, 0), (2, 0), (0, 2), loops=[1]))
-    assert s == SkeletonScores(precision=0.5, recall=0.5, f1=0.5, true_positive=1, n_true=2,
-                               n_predicted=2)
+    assert s == SkeletonScores(precision=0.5, recall=0.5, f1=0.5, true_positive=1, n_true=2, n_predicted=2)
     assert skeleton_scores(CHAIN, CHAIN_REV) == SkeletonScores(1.0, 1.0, 1.0, 2, 2, 2)
     assert skeleton_scores(CHAIN, np.zeros((3, 3))) == SkeletonScores(0.0, 0.0, 0.0, 0, 2, 0)
     empty_truth = skeleton_scores(np.zeros((2, 2)), adj(2, (0, 1)))
@@ -392,8 +558,7 @@ def test_nmse_hand_worked():
 # ----------------------------------------------------------------------------- validation
 
 CYCLE = adj(3, (0, 1), (1, 2), (2, 0))
-GRAPH_FUNCS = [count_accuracy, skeleton_scores, v_structure_counts, v_structure_recall,
-               shd_cpdag, auroc_aupr]
+GRAPH_FUNCS = [count_accuracy, skeleton_scores, v_structure_counts, v_structure_recall, shd_cpdag, auroc_aupr]
 DAG_TRUTH_FUNCS = [count_accuracy, v_structure_counts, v_structure_recall, shd_cpdag, auroc_aupr]
 SECOND = {auroc_aupr: "W_est"}
 
@@ -401,23 +566,32 @@ SECOND = {auroc_aupr: "W_est"}
 @pytest.mark.parametrize("func", GRAPH_FUNCS)
 def test_shape_mismatch_names_both(func):
     second = SECOND.get(func, "B_est")
-    with pytest.raises(ValueError, match=rf"`B_true` and `{second}` must have the same shape; "
-                                         r"got \(3, 3\) and \(2, 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=rf"`B_true` and `{second}` must have the same shape; "
+        r"got \(3, 3\) and \(2, 2\)",
+    ):
         func(CHAIN, np.zeros((2, 2)))
 
 
 @pytest.mark.parametrize("func", DAG_TRUTH_FUNCS)
 def test_cyclic_truth_raises_and_hints_at_swapped_arguments(func):
-    with pytest.raises(ValueError, match=r"`B_true` must be a DAG but has a directed cycle or "
-                                         r"self-loop \(argument order is \(truth, estimate\)\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`B_true` must be a DAG but has a directed cycle or "
+        r"self-loop \(argument order is \(truth, estimate\)\)",
+    ):
         func(CYCLE, CHAIN)
     with pytest.raises(ValueError, match=r"`B_true` must be a DAG"):
         func(adj(2, loops=[0]), np.zeros((2, 2)))
 
 
 def test_shd_cpdag_requires_dag_estimate():
-    with pytest.raises(ValueError, match=r"`B_est` must be a DAG but has a directed cycle or "
-                                         r"self-loop$"):
+    with pytest.raises(
+        ValueError,
+        match=r"`B_est` must be a DAG but has a directed cycle or "
+        r"self-loop$",
+    ):
         shd_cpdag(CHAIN, CYCLE)
 
 
@@ -431,16 +605,22 @@ def test_bad_arrays(func):
         func(np.array([[0.0, np.nan], [0.0, 0.0]]), np.zeros((2, 2)))
     with pytest.raises(TypeError, match=rf"`{second}` must hold real numbers; got dtype <U1"):
         func(CHAIN, np.full((3, 3), "a"))
-    with pytest.raises(ValueError, match=r"`B_true` must have at least one node; got shape "
-                                         r"\(0, 0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`B_true` must have at least one node; got shape "
+        r"\(0, 0\)",
+    ):
         func(np.zeros((0, 0)), np.zeros((0, 0)))
 
 
 def test_nmse_validation():
     with pytest.raises(ValueError, match=r"`W_true` is all zero, so the NMSE is undefined"):
         nmse(np.zeros((2, 2)), np.ones((2, 2)))
-    with pytest.raises(ValueError, match=r"`W_true` and `W_est` must have the same shape; "
-                                         r"got \(2, 2\) and \(3, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`W_true` and `W_est` must have the same shape; "
+        r"got \(2, 2\) and \(3, 3\)",
+    ):
         nmse(np.ones((2, 2)), np.ones((3, 3)))
     inf_msg = r"`W_true` has a non-finite value inf at row 0, column 1"
     with pytest.raises(ValueError, match=inf_msg):

@@ -80,8 +80,12 @@ def test_documented_command_parses(argv):
 
 def test_ci_runs_the_readme_test_command():
     commands = re.findall(r"```bash\n(.*?)```", README, flags=re.S)
-    test_cmd = next(line for block in commands for line in block.splitlines()
-                    if "pytest" in line and not line.startswith("#"))
+    test_cmd = next(
+        line
+        for block in commands
+        for line in block.splitlines()
+        if "pytest" in line and not line.startswith("#")
+    )
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert test_cmd.strip() in [line.strip() for line in ci]
 
@@ -89,8 +93,9 @@ def test_ci_runs_the_readme_test_command():
 def test_readme_main_command_uses_existing_cli_options():
     from dpbnsl.cli import build_parser
 
-    main_cmd = next(line for line in README.splitlines() if line.startswith("python3 -m venv")
-                    and "dpbnsl demo" in line)
+    main_cmd = next(
+        line for line in README.splitlines() if line.startswith("python3 -m venv") and "dpbnsl demo" in line
+    )
     for part in main_cmd.split("&&")[3:]:
         argv = part.split()[1:]
         argv = [a.replace("*", "0") for a in argv]
@@ -108,15 +113,32 @@ def test_docs_repeat_the_readme_commands_exactly():
 
 @pytest.mark.docs
 def test_site_builds_strict(tmp_path):
-    missing = [m for m in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
-               if importlib.util.find_spec(m) is None]
+    missing = [
+        m
+        for m in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
+        if importlib.util.find_spec(m) is None
+    ]
     if missing:
-        pytest.skip(f"the docs extra is not installed (missing {', '.join(missing)}): "
-                    'pip install -e ".[docs]"')
+        pytest.skip(
+            f'the docs extra is not installed (missing {", ".join(missing)}): pip install -e ".[docs]"'
+        )
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
-         str(ROOT / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "api" / "learners" / "index.html").is_file()

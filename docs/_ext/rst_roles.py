@@ -49,8 +49,9 @@ def _rewrite(obj: griffe.Object, text: str) -> str:
         raw = match["target"].strip()
         shown = raw.lstrip("~").rsplit(".", 1)[-1] if raw.startswith("~") else raw
         identifier = _identifier(obj, raw.lstrip("~"))
-        return (f'<autoref identifier="{html.escape(identifier, quote=True)}" optional hover>'
-                f"`{shown}`</autoref>")
+        return (
+            f'<autoref identifier="{html.escape(identifier, quote=True)}" optional hover>`{shown}`</autoref>'
+        )
 
     return ROLE.sub(link, text)
 

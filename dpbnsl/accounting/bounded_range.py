@@ -33,8 +33,8 @@ def _br_divergence(t: np.ndarray, alpha: np.ndarray, e0: float) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         stable = np.log1p(p1 * np.expm1(am1 * t) + p2 * np.expm1(am1 * (t - e0))) / am1
     log_norm = np.log(-np.expm1(-e0))
-    log_q = np.log(-np.expm1(t - e0)) - t - log_norm       # Q(loss = t)
-    log_1mq = np.log(-np.expm1(-t)) - log_norm             # Q(loss = t − ε₀)
+    log_q = np.log(-np.expm1(t - e0)) - t - log_norm  # Q(loss = t)
+    log_1mq = np.log(-np.expm1(-t)) - log_norm  # Q(loss = t − ε₀)
     direct = np.logaddexp(log_q + alpha * t, log_1mq + alpha * (t - e0)) / am1
     return np.where(small, stable, direct)
 

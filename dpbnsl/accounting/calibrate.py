@@ -69,13 +69,14 @@ def calibrate_gaussian(
         return 0.0
     if method == "classic":
         if e >= 1.0:
-            raise ValueError(f"the classic Gaussian calibration holds only for ε < 1; `epsilon` = "
-                             f"{epsilon!r} (use method='analytic')")
+            raise ValueError(
+                f"the classic Gaussian calibration holds only for ε < 1; `epsilon` = "
+                f"{epsilon!r} (use method='analytic')"
+            )
         return s * math.sqrt(2.0 * (math.log(1.25) - math.log(dl))) / e  # 1.25/δ may overflow
     if method == "zcdp":
         z = 1.0 / math.sqrt(2.0 * epsilon_to_rho(e, dl, conversion="bun-steinke"))
-        return s * round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), dl,
-                                                         conversion="bun-steinke") <= e)
+        return s * round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), dl, conversion="bun-steinke") <= e)
     # the double-precision δ(σ) below cancels to ~1e-12 relative, so start 1e-10 above the
     # root found by dp-accounting and step up until the check passes
     z = float(dp_accounting.get_sigma_gaussian(e, dl)) * (1.0 + 1e-10)
@@ -110,8 +111,7 @@ def calibrate_smoothness(
     check_choice(method, "method", ("tight", "paper"))
     if method == "paper":
         m = math.sqrt(dd / (2.0 * epsilon_to_rho(e, dl, conversion="bun-steinke")))
-        return round_up(m, lambda x: rho_to_epsilon(dd * 0.5 / (x * x), dl,
-                                                     conversion="bun-steinke") <= e)
+        return round_up(m, lambda x: rho_to_epsilon(dd * 0.5 / (x * x), dl, conversion="bun-steinke") <= e)
     return math.sqrt(dd) * calibrate_gaussian(e, dl, 1.0, method="analytic")
 
 

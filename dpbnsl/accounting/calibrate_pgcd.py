@@ -63,8 +63,10 @@ def dp_pgcd_entries(multiplier: float, steps: int, label: str = "dp-pgcd") -> li
     selection (ε₀ = 2/m bounded range) and one Gaussian release (z = m) per iteration."""
     multiplier = check_real(multiplier, "multiplier", low=0.0, low_open=True)
     steps = check_int(steps, "steps", low=1)
-    return [LedgerEntry(f"{label}/select", BoundedRangeDpEvent(2.0 / multiplier), steps),
-            LedgerEntry(f"{label}/gradient", GaussianDpEvent(multiplier), steps)]
+    return [
+        LedgerEntry(f"{label}/select", BoundedRangeDpEvent(2.0 / multiplier), steps),
+        LedgerEntry(f"{label}/gradient", GaussianDpEvent(multiplier), steps),
+    ]
 
 
 def calibrate_dp_pgcd(
@@ -106,22 +108,24 @@ def calibrate_dp_pgcd(
     prior = list(prior)
     for i, x in enumerate(prior):
         if not isinstance(x, LedgerEntry):
-            raise TypeError(f"`prior` must hold LedgerEntry objects; item {i} is "
-                            f"{type(x).__name__} {x!r}")
+            raise TypeError(f"`prior` must hold LedgerEntry objects; item {i} is {type(x).__name__} {x!r}")
     rho_prior = sum(x.count * event_rho(x.event)[0] for x in prior)
     xi_prior = sum(x.count * event_rho(x.event)[1] for x in prior)
     rho_left = epsilon_to_rho(e, dl, conversion="bun-steinke") - rho_prior
     if xi_prior > 0 or rho_left <= 0:
-        raise ValueError(f"the releases in `prior` (ρ = {rho_prior:.6g}) already spend the whole "
-                         f"budget ε = {e:g}, δ = {dl:g}; nothing is left for DP-PGCD")
+        raise ValueError(
+            f"the releases in `prior` (ρ = {rho_prior:.6g}) already spend the whole "
+            f"budget ε = {e:g}, δ = {dl:g}; nothing is left for DP-PGCD"
+        )
     # The paper's multiplier, stepped up by ulps where the closed form lands just over the target,
     # is the answer for "paper" and the fallback (and upper end) for "tight".
-    paper = round_up(math.sqrt(steps / rho_left),
-                      lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), dl, "zcdp") <= e)
+    paper = round_up(
+        math.sqrt(steps / rho_left),
+        lambda x: compose_epsilon(prior + dp_pgcd_entries(x, steps), dl, "zcdp") <= e,
+    )
     m = paper
     if method == "tight":
-        eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), dl,
-                                              "rdp")
+        eps_of = lambda mult: compose_epsilon(prior + dp_pgcd_entries(mult, steps), dl, "rdp")
         hi, lo = paper, paper * 0.5
         # The paper's multiplier meets the target under "rdp" too (CKS ≤ Bun–Steinke and the exact
         # selection curve ≤ ε₀²/8); should rounding ever break that, the paper's value stands.
@@ -133,9 +137,18 @@ def calibrate_dp_pgcd(
                 lo, hi = (lo, mid) if eps_of(mid) <= e else (mid, hi)
             m = hi
     entries = prior + dp_pgcd_entries(m, steps)
-    return NoiseScales(method, T, K, m, m, 0.5 / (m * m),
-                       compose_epsilon(entries, dl, "zcdp"), compose_epsilon(entries, dl, "rdp"),
-                       e, dl)
+    return NoiseScales(
+        method,
+        T,
+        K,
+        m,
+        m,
+        0.5 / (m * m),
+        compose_epsilon(entries, dl, "zcdp"),
+        compose_epsilon(entries, dl, "rdp"),
+        e,
+        dl,
+    )
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ __all__ = [
     "flatten_event",
 ]
 
+
 class UnsupportedEventError(dp_accounting.UnsupportedEventError, ValueError):
     """An event (or a δ) an accountant cannot handle. dp-accounting's exception, and a
     ``ValueError`` like every other refusal of this package's API."""
@@ -55,8 +56,7 @@ PLD_MAX_MULTIPLIER = 1e100
 ACCOUNTANTS = ("zcdp", "rdp", "pld")
 #: Rényi orders of the "rdp" accountant: dp-accounting's defaults plus a geometric tail, so that the
 #: small per-step losses of long runs (optimal order in the thousands) are covered.
-ORDERS = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, float),
-                                   np.geomspace(1.05, 1e6, 240)]))
+ORDERS = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, float), np.geomspace(1.05, 1e6, 240)]))
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,9 @@ def flatten_event(event: DpEvent, count: int = 1) -> list[tuple[DpEvent, int]]:
     other event is a leaf (validated: one of the three supported types)."""
     if isinstance(event, ComposedDpEvent):
         if not isinstance(event.events, (list, tuple)):
-            raise UnsupportedEventError(f"`event` ComposedDpEvent must hold a list of events; "
-                                        f"got {event.events!r}")
+            raise UnsupportedEventError(
+                f"`event` ComposedDpEvent must hold a list of events; got {event.events!r}"
+            )
         return [leaf for part in event.events for leaf in flatten_event(part, count)]
     if isinstance(event, SelfComposedDpEvent):
         k = check_int(event.count, "SelfComposedDpEvent.count", low=0)
@@ -112,7 +113,8 @@ def _check_event(event) -> DpEvent:
         raise UnsupportedEventError(
             f"`event` of type {type(event).__name__} is not supported: the ledger composes "
             f"GaussianDpEvent, ZCDpEvent and BoundedRangeDpEvent (also inside ComposedDpEvent and "
-            f"SelfComposedDpEvent); got {event!r}")
+            f"SelfComposedDpEvent); got {event!r}"
+        )
     return event
 
 
@@ -163,7 +165,8 @@ def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Ac
         if not isinstance(e.event, GaussianDpEvent):
             raise UnsupportedEventError(
                 f"the 'pld' accountant supports Gaussian events only; entry {e.label!r} is "
-                f"{type(e.event).__name__} (use accountant='rdp' or 'zcdp')")
+                f"{type(e.event).__name__} (use accountant='rdp' or 'zcdp')"
+            )
         if e.event.noise_multiplier == 0:
             return math.inf
         if math.isinf(e.event.noise_multiplier):
@@ -172,12 +175,14 @@ def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Ac
             raise UnsupportedEventError(
                 f"the 'pld' accountant cannot represent a Gaussian with noise multiplier "
                 f"{e.event.noise_multiplier:g} > {PLD_MAX_MULTIPLIER:g} (entry {e.label!r}; its "
-                f"variance overflows): use accountant='rdp' or 'zcdp'")
+                f"variance overflows): use accountant='rdp' or 'zcdp'"
+            )
         acct.compose(e.event, e.count)
     eps = float(acct.get_epsilon(delta))
     if math.isinf(eps):  # finite noise has finite ε: the accountant's tail truncation at work
         raise UnsupportedEventError(
             f"the 'pld' accountant cannot resolve `delta` = {delta:g}: dp-accounting's PLD "
             f"truncates tails below about 1e-15 and reports ε = ∞ (use accountant='rdp' or "
-            f"'zcdp', or a larger delta)")
+            f"'zcdp', or a larger delta)"
+        )
     return eps

@@ -53,15 +53,15 @@ class PrivacyLedger:
     (0.5, True)
     """
 
-    def __init__(self, *, budget: tuple[float, float] | None = None,
-                 accountant: Accountant = "rdp") -> None:
+    def __init__(self, *, budget: tuple[float, float] | None = None, accountant: Accountant = "rdp") -> None:
         self.accountant = cast(Accountant, check_choice(accountant, "accountant", ACCOUNTANTS))
         if budget is not None:
             if not (isinstance(budget, Sequence) and len(budget) == 2):
                 raise TypeError(f"`budget` must be a pair (epsilon, delta); got {budget!r}")
-            budget = (check_real(budget[0], "epsilon", low=0.0, low_open=True),
-                      check_real(budget[1], "delta", low=0.0, high=1.0, low_open=True,
-                                 high_open=True))
+            budget = (
+                check_real(budget[0], "epsilon", low=0.0, low_open=True),
+                check_real(budget[1], "delta", low=0.0, high=1.0, low_open=True, high_open=True),
+            )
         self.budget = budget
         self._entries: list[LedgerEntry] = []
         self._index: dict[tuple[str, DpEvent], int] = {}
@@ -131,7 +131,8 @@ class PrivacyLedger:
         if eps > eps_budget:
             raise BudgetExceededError(
                 f"recording {what} would spend ε = {eps:.6g} > budget {eps_budget:g} at "
-                f"δ = {delta:g} ({self.accountant}); nothing recorded")
+                f"δ = {delta:g} ({self.accountant}); nothing recorded"
+            )
 
     def rho(self) -> float:
         """Total ρ of the composition (zCDP; ξ-terms excluded, see :meth:`xi`)."""
@@ -149,11 +150,23 @@ class PrivacyLedger:
         rows: dict[tuple[str, str, Any], dict[str, Any]] = {}
         for e in self._entries:
             name = type(e.event).__name__
-            param = {"GaussianDpEvent": "noise_multiplier", "ZCDpEvent": "rho",
-                     "BoundedRangeDpEvent": "epsilon0"}[name]
+            param = {
+                "GaussianDpEvent": "noise_multiplier",
+                "ZCDpEvent": "rho",
+                "BoundedRangeDpEvent": "epsilon0",
+            }[name]
             key = (e.label, name, getattr(e.event, param))
-            row = rows.setdefault(key, {"label": e.label, "event": name, "parameter": param,
-                                        "value": getattr(e.event, param), "count": 0, "rho": 0.0})
+            row = rows.setdefault(
+                key,
+                {
+                    "label": e.label,
+                    "event": name,
+                    "parameter": param,
+                    "value": getattr(e.event, param),
+                    "count": 0,
+                    "rho": 0.0,
+                },
+            )
             row["count"] += e.count
             row["rho"] += e.count * event_rho(e.event)[0]
         cols = ["label", "event", "parameter", "value", "count", "rho"]
@@ -163,9 +176,15 @@ class PrivacyLedger:
         def enc(ev: DpEvent) -> dict:
             return {"type": type(ev).__name__, **attr.asdict(ev)}
 
-        return json.dumps({"accountant": self.accountant, "budget": self.budget,
-                           "entries": [{"label": e.label, "count": e.count, "event": enc(e.event)}
-                                       for e in self._entries]})
+        return json.dumps(
+            {
+                "accountant": self.accountant,
+                "budget": self.budget,
+                "entries": [
+                    {"label": e.label, "count": e.count, "event": enc(e.event)} for e in self._entries
+                ],
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> PrivacyLedger:
@@ -178,10 +197,15 @@ class PrivacyLedger:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"`text` is not valid JSON: {exc}") from None
         if not isinstance(data, dict) or not {"accountant", "entries"} <= set(data):
-            raise ValueError("`text` is not a PrivacyLedger JSON object (it needs the keys "
-                             "'accountant', 'budget' and 'entries')")
-        types = {"GaussianDpEvent": GaussianDpEvent, "ZCDpEvent": ZCDpEvent,
-                 "BoundedRangeDpEvent": BoundedRangeDpEvent}
+            raise ValueError(
+                "`text` is not a PrivacyLedger JSON object (it needs the keys "
+                "'accountant', 'budget' and 'entries')"
+            )
+        types = {
+            "GaussianDpEvent": GaussianDpEvent,
+            "ZCDpEvent": ZCDpEvent,
+            "BoundedRangeDpEvent": BoundedRangeDpEvent,
+        }
         budget = data.get("budget")
         if budget is not None and not isinstance(budget, list):
             raise ValueError(f"`text`: 'budget' must be null or [epsilon, delta]; got {budget!r}")
@@ -195,15 +219,15 @@ class PrivacyLedger:
                 kind = fields.pop("type")
                 label, count = e["label"], e["count"]
             except (KeyError, TypeError, ValueError):
-                raise ValueError(f"`text`: entry {n} must have 'label', 'count' and 'event' "
-                                 f"(with its 'type'); got {e!r}") from None
+                raise ValueError(
+                    f"`text`: entry {n} must have 'label', 'count' and 'event' (with its 'type'); got {e!r}"
+                ) from None
             if kind not in types:
                 raise UnsupportedEventError(f"unknown event type {kind!r} in the JSON ledger")
             try:
                 event = types[kind](**fields)
             except TypeError:
-                raise ValueError(f"`text`: entry {n} has bad fields for {kind}: {fields!r}") \
-                    from None
+                raise ValueError(f"`text`: entry {n} has bad fields for {kind}: {fields!r}") from None
             ledger.record(label, event, count)
         return ledger
 

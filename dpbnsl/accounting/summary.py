@@ -74,8 +74,10 @@ class PrivacySummary:
         delta = format_up(self.delta)
         if math.isinf(self.epsilon):
             return f"(ε, δ) = (inf, {delta}): no privacy guarantee (the noise is switched off)"
-        return (f"(ε, δ) = ({format_up(self.epsilon)}, {delta})-DP per participant, "
-                f"{self.neighbouring}; accountant: {self.accountant} ({self.calibration})")
+        return (
+            f"(ε, δ) = ({format_up(self.epsilon)}, {delta})-DP per participant, "
+            f"{self.neighbouring}; accountant: {self.accountant} ({self.calibration})"
+        )
 
     def describe_looser(self) -> str:
         """One line naming the looser bounds, or '' when there are none."""
@@ -85,9 +87,16 @@ class PrivacySummary:
         return f"looser upper bounds on the same run (not extra spend): {parts}"
 
 
-def summarize_privacy(ledgers: Sequence, *, delta: float, target_epsilon: float,
-                      neighbouring: str, calibration: str, accountants: Sequence[str],
-                      public: Mapping[str, Any]) -> PrivacySummary:
+def summarize_privacy(
+    ledgers: Sequence,
+    *,
+    delta: float,
+    target_epsilon: float,
+    neighbouring: str,
+    calibration: str,
+    accountants: Sequence[str],
+    public: Mapping[str, Any],
+) -> PrivacySummary:
     """The :class:`PrivacySummary` of a run whose participants spent ``ledgers`` (one
     :class:`~dpbnsl.accounting.PrivacyLedger` each): ε(δ) under each of ``accountants`` (the largest
     over participants), and the smallest of them as the guarantee. Ledgers with identical entries
@@ -99,5 +108,13 @@ def summarize_privacy(ledgers: Sequence, *, delta: float, target_epsilon: float,
             distinct.append(ledger)
     bounds = {acc: max(lg.epsilon(dl, accountant=acc) for lg in distinct) for acc in accountants}
     best = min(bounds, key=bounds.__getitem__)
-    return PrivacySummary(bounds[best], dl, float(target_epsilon), str(neighbouring), best,
-                          str(calibration), bounds, dict(public))
+    return PrivacySummary(
+        bounds[best],
+        dl,
+        float(target_epsilon),
+        str(neighbouring),
+        best,
+        str(calibration),
+        bounds,
+        dict(public),
+    )

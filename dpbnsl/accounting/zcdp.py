@@ -78,8 +78,9 @@ def pure_dp_rho(epsilon: float) -> float:
 
 
 def _cks_at(alpha: float, rho: float, log_inv_delta: float) -> float:
-    return alpha * rho + (log_inv_delta + (alpha - 1.0) * math.log1p(-1.0 / alpha)
-                          - math.log(alpha)) / (alpha - 1.0)
+    return alpha * rho + (log_inv_delta + (alpha - 1.0) * math.log1p(-1.0 / alpha) - math.log(alpha)) / (
+        alpha - 1.0
+    )
 
 
 def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") -> float:
@@ -110,8 +111,9 @@ def rho_to_epsilon(rho: float, delta: float, *, conversion: Conversion = "cks") 
     # the optimal α is about 1 + √(L/ρ): search ln(α − 1) around it
     centre = 0.5 * (math.log(max(L, 1e-300)) - math.log(r))
     try:
-        sol = scipy.optimize.minimize_scalar(f, bounds=(centre - 20, centre + 20),
-                                             method="bounded", options={"xatol": 1e-12})
+        sol = scipy.optimize.minimize_scalar(
+            f, bounds=(centre - 20, centre + 20), method="bounded", options={"xatol": 1e-12}
+        )
         cks = float(sol.fun)
     except (OverflowError, ValueError):  # α·ρ or α itself out of range: keep Bun–Steinke
         return bs

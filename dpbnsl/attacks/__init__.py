@@ -13,19 +13,32 @@ public hyperparameters (never of the participants' data):
 """
 
 from .covariance import (
-                         CovarianceError,
-                         CovarianceReconstruction,
-                         covariance_error,
-                         reconstruct_covariance,
-                         reconstruct_covariances,
+    CovarianceError,
+    CovarianceReconstruction,
+    covariance_error,
+    reconstruct_covariance,
+    reconstruct_covariances,
 )
 from .inference import attribute_inference, membership_inference, reconstruct_record, roc_auc, tpr_at_fpr
 from .report import AttackReport, attack_report, population_covariance, server_covariances
 from .sparse import SparseGramReconstruction, reconstruct_gram_sparse, reconstruct_gram_sparse_from_result
 
-__all__ = ["CovarianceError", "CovarianceReconstruction", "covariance_error",
-           "reconstruct_covariance", "reconstruct_covariances", "attribute_inference",
-           "membership_inference", "reconstruct_record", "roc_auc", "tpr_at_fpr", "AttackReport",
-           "attack_report", "population_covariance", "server_covariances",
-           "SparseGramReconstruction", "reconstruct_gram_sparse",
-           "reconstruct_gram_sparse_from_result"]
+__all__ = [
+    "CovarianceError",
+    "CovarianceReconstruction",
+    "covariance_error",
+    "reconstruct_covariance",
+    "reconstruct_covariances",
+    "attribute_inference",
+    "membership_inference",
+    "reconstruct_record",
+    "roc_auc",
+    "tpr_at_fpr",
+    "AttackReport",
+    "attack_report",
+    "population_covariance",
+    "server_covariances",
+    "SparseGramReconstruction",
+    "reconstruct_gram_sparse",
+    "reconstruct_gram_sparse_from_result",
+]

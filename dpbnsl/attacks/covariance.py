@@ -34,8 +34,14 @@ from ..federation import Transcript
 from ..learners.admm import PenaltySchedule
 from ..learners.registry import names
 
-__all__ = ["CovarianceReconstruction", "CovarianceError", "reconstruct_covariance",
-           "reconstruct_covariances", "covariance_error", "DENSE_PROTOCOLS"]
+__all__ = [
+    "CovarianceReconstruction",
+    "CovarianceError",
+    "reconstruct_covariance",
+    "reconstruct_covariances",
+    "covariance_error",
+    "DENSE_PROTOCOLS",
+]
 
 #: The learners whose uploads are closed-form local solutions of eq. 8.
 #: The learners whose dense consensus-ADMM messages this attack reads (from the registry).
@@ -90,29 +96,34 @@ def _check_protocol(transcript: Transcript) -> None:
     if not kinds:
         raise ValueError("`transcript` is empty: there is nothing to reconstruct from")
     if kinds != {"local_B", "global_W"}:
-        raise ValueError(f"`transcript` holds messages of kinds {sorted(kinds)}; covariance "
-                         f"reconstruction applies to Fed-BNSL / DP-Fed-BNSL transcripts "
-                         f"(dense 'local_B' uploads and 'global_W' broadcasts)")
+        raise ValueError(
+            f"`transcript` holds messages of kinds {sorted(kinds)}; covariance "
+            f"reconstruction applies to Fed-BNSL / DP-Fed-BNSL transcripts "
+            f"(dense 'local_B' uploads and 'global_W' broadcasts)"
+        )
     if any(m.payload.__class__.__name__ != "Dense" for m in transcript):
-        raise ValueError("`transcript` has sparse messages (Fed-Sparse-BNSL); use "
-                         "dpbnsl.attacks.sparse.reconstruct_gram_sparse for those protocols")
+        raise ValueError(
+            "`transcript` has sparse messages (Fed-Sparse-BNSL); use "
+            "dpbnsl.attacks.sparse.reconstruct_gram_sparse for those protocols"
+        )
 
 
 def _rounds(transcript: Transcript, participant: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The uploads B_k and the broadcasts W the participant received, in round order."""
     P = transcript.n_participants
     if not 0 <= participant < P:
-        raise ValueError(f"`participant` must be in [0, {P - 1}] for this transcript; "
-                         f"got {participant}")
+        raise ValueError(f"`participant` must be in [0, {P - 1}] for this transcript; got {participant}")
     mine = transcript.by_participant(participant)
     B = {m.round: m for m in mine if m.direction == "up"}
     W = {m.round: m for m in mine if m.direction == "down"}
     T = max(B) + 1
     missing = sorted(set(range(T)) - set(B))
     if missing:
-        raise ValueError(f"the transcript lacks participant {participant}'s upload in round(s) "
-                         f"{missing[:5]}; the duals cannot be replayed past round {missing[0] - 1} "
-                         f"(try `round` < {missing[0]})")
+        raise ValueError(
+            f"the transcript lacks participant {participant}'s upload in round(s) "
+            f"{missing[:5]}; the duals cannot be replayed past round {missing[0] - 1} "
+            f"(try `round` < {missing[0]})"
+        )
     return [B[t].to_dense() for t in range(T)], [W[t].to_dense() for t in sorted(W)]
 
 
@@ -166,12 +177,16 @@ def reconstruct_covariance(
         raise TypeError(f"`transcript` must be a dpbnsl Transcript; got {type(transcript).__name__}")
     _check_protocol(transcript)
     participant = check_int(participant, "participant", low=0)
-    schedule = PenaltySchedule(1.0, check_real(rho2, "rho2", low=0.0, low_open=True), 1.0,
-                               check_real(gamma2, "gamma2", low=1.0),
-                               check_real(rho_max, "rho_max", low=0.0, low_open=True,
-                                          allow_inf=True))
-    normalization = cast(Literal["global", "local"],
-                         check_choice(normalization, "normalization", ("global", "local")))
+    schedule = PenaltySchedule(
+        1.0,
+        check_real(rho2, "rho2", low=0.0, low_open=True),
+        1.0,
+        check_real(gamma2, "gamma2", low=1.0),
+        check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
+    )
+    normalization = cast(
+        Literal["global", "local"], check_choice(normalization, "normalization", ("global", "local"))
+    )
     Bs, Ws = _rounds(transcript, participant)
     T = len(Bs)
     if round != "best":
@@ -197,8 +212,9 @@ def reconstruct_covariance(
         amp = cond * scale / max(np.linalg.norm(rhs), np.finfo(float).tiny)
         if not np.isfinite(cond) or cond > 1.0 / np.finfo(float).eps:
             if round != "best":
-                raise ValueError(f"B_k − I is singular in round {t} (condition {cond:.3g}); "
-                                 f"try `round`=\"best\" or round 0")
+                raise ValueError(
+                    f'B_k − I is singular in round {t} (condition {cond:.3g}); try `round`="best" or round 0'
+                )
             continue
         if best is None or amp < best[2]:
             best = (t, rhs, amp, cond, A)
@@ -213,8 +229,9 @@ def reconstruct_covariance(
     elif n_samples is not None:
         n = [check_int(v, "n_samples", low=1) for v in n_samples]
         if len(n) != transcript.n_participants:
-            raise ValueError(f"`n_samples` must have one entry per participant "
-                             f"({transcript.n_participants}); got {len(n)}")
+            raise ValueError(
+                f"`n_samples` must have one entry per participant ({transcript.n_participants}); got {len(n)}"
+            )
         cov = S * (sum(n) / n[participant])
     return CovarianceReconstruction(participant, t, S, cov, normalization, cond, float(amp), T)
 
@@ -222,12 +239,14 @@ def reconstruct_covariance(
 def reconstruct_covariances(transcript: Transcript, **kwargs) -> tuple[CovarianceReconstruction, ...]:
     """:func:`reconstruct_covariance` for every participant of the transcript."""
     if "participant" in kwargs:
-        raise TypeError("reconstruct_covariances attacks every participant; use "
-                        "reconstruct_covariance for one")
+        raise TypeError(
+            "reconstruct_covariances attacks every participant; use reconstruct_covariance for one"
+        )
     if not isinstance(transcript, Transcript):
         raise TypeError(f"`transcript` must be a dpbnsl Transcript; got {type(transcript).__name__}")
-    return tuple(reconstruct_covariance(transcript, participant=k, **kwargs)
-                 for k in range(transcript.n_participants))
+    return tuple(
+        reconstruct_covariance(transcript, participant=k, **kwargs) for k in range(transcript.n_participants)
+    )
 
 
 def covariance_error(estimate, truth, *, sigma: float | None = None) -> CovarianceError:

@@ -28,9 +28,16 @@ import scipy.stats
 
 from .._validation import as_float_matrix, as_square_matrix, check_choice, check_int, check_real
 
-__all__ = ["AttributeInferenceResult", "MembershipResult", "ReconstructionResult",
-           "attribute_inference", "membership_inference", "reconstruct_record", "roc_auc",
-           "tpr_at_fpr"]
+__all__ = [
+    "AttributeInferenceResult",
+    "MembershipResult",
+    "ReconstructionResult",
+    "attribute_inference",
+    "membership_inference",
+    "reconstruct_record",
+    "roc_auc",
+    "tpr_at_fpr",
+]
 
 MEMBERSHIP_SCORES = ("lr", "quadratic", "residual")
 
@@ -188,13 +195,13 @@ def attribute_inference(
     if isinstance(records, pd.DataFrame) and not isinstance(target, (int, np.integer)):
         hits = np.flatnonzero(records.columns == target)
         if hits.size != 1:
-            raise ValueError(f"`target` {target!r} must name exactly one column of `records`; "
-                             f"it names {hits.size}")
+            raise ValueError(
+                f"`target` {target!r} must name exactly one column of `records`; it names {hits.size}"
+            )
         target = int(hits[0])
     t = check_int(target, "target", low=0, high=d - 1)
     X = _rows(records, "records", d)
-    mu_pop = np.zeros(d) if population_mean is None else _vector(population_mean,
-                                                                 "population_mean", d)
+    mu_pop = np.zeros(d) if population_mean is None else _vector(population_mean, "population_mean", d)
     mu = mu_pop if mean is None else _vector(mean, "mean", d)
     rest = np.arange(d) != t
 
@@ -213,8 +220,15 @@ def attribute_inference(
 
 
 def membership_inference(
-    cov, candidates, *, n_samples, population_cov, members=None, score="lr",
-    prior_records=1.0, fpr=0.01,
+    cov,
+    candidates,
+    *,
+    n_samples,
+    population_cov,
+    members=None,
+    score="lr",
+    prior_records=1.0,
+    fpr=0.01,
 ) -> MembershipResult:
     """Score each candidate record for membership in the rows behind ``cov``.
 
@@ -330,8 +344,7 @@ def reconstruct_record(
     K = _rows(known_records, "known_records", d)
     n = check_int(n_samples, "n_samples", low=1)
     if n < K.shape[0] + 1:
-        raise ValueError(f"`n_samples` must be >= 1 + the number of known records "
-                         f"({K.shape[0]}); got {n}")
+        raise ValueError(f"`n_samples` must be >= 1 + the number of known records ({K.shape[0]}); got {n}")
     tol = check_real(tol, "tol", low=0.0)
     truth = None if true_record is None else _vector(true_record, "true_record", d)
     if centred and K.shape[0] == 0:

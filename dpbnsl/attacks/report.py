@@ -30,8 +30,14 @@ from .covariance import DENSE_PROTOCOLS, reconstruct_covariances
 from .inference import attribute_inference, membership_inference, reconstruct_record, roc_auc, tpr_at_fpr
 from .sparse import reconstruct_gram_sparse_from_result
 
-__all__ = ["ATTACKABLE", "AttackReport", "server_covariances", "attack_report",
-           "population_covariance", "protocol_statistic"]
+__all__ = [
+    "ATTACKABLE",
+    "AttackReport",
+    "server_covariances",
+    "attack_report",
+    "population_covariance",
+    "protocol_statistic",
+]
 
 SPARSE_PROTOCOLS = names(messages="sparse")
 ATTACKABLE = DENSE_PROTOCOLS + SPARSE_PROTOCOLS
@@ -82,18 +88,24 @@ def server_covariances(result, *, prior=None) -> tuple[np.ndarray, ...]:
     adversary's population covariance) fills what the sparse attack leaves undetermined."""
     method = getattr(result, "method", None)
     if method not in ATTACKABLE:
-        raise ValueError(f"`result` must come from one of {', '.join(ATTACKABLE)}; "
-                         f"got method {method!r}")
+        raise ValueError(f"`result` must come from one of {', '.join(ATTACKABLE)}; got method {method!r}")
     p = result.params
     if method in DENSE_PROTOCOLS:
         recs = reconstruct_covariances(
-            result.transcript, rho2=p["rho2"], gamma2=p["gamma2"], rho_max=p["rho_max"],
-            normalization=p["normalize"], n_samples=result.info["n_samples"])
+            result.transcript,
+            rho2=p["rho2"],
+            gamma2=p["gamma2"],
+            rho_max=p["rho_max"],
+            normalization=p["normalize"],
+            n_samples=result.info["n_samples"],
+        )
         # n_samples is given, so every reconstruction carries its covariance
         return tuple(cast(np.ndarray, r.covariance) for r in recs)
     if prior is None:
-        raise ValueError(f"`prior` (a population covariance) is required for {method}: the "
-                         f"sparse attack recovers only some entries")
+        raise ValueError(
+            f"`prior` (a population covariance) is required for {method}: the "
+            f"sparse attack recovers only some entries"
+        )
     d = result.W.shape[0]
     prior = as_square_matrix(prior, "prior")
     if prior.shape != (d, d):
@@ -106,8 +118,16 @@ def server_covariances(result, *, prior=None) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-def attack_report(result, participants, *, population_cov, target: int | None = None,
-                  rtol: float = 1e-2, fpr: float = 0.01, rng=None) -> AttackReport:
+def attack_report(
+    result,
+    participants,
+    *,
+    population_cov,
+    target: int | None = None,
+    rtol: float = 1e-2,
+    fpr: float = 0.01,
+    rng=None,
+) -> AttackReport:
     """Run every attack against every participant of ``result``.
 
     Parameters
@@ -135,8 +155,10 @@ def attack_report(result, participants, *, population_cov, target: int | None = 
     rtol = check_real(rtol, "rtol", low=0.0, low_open=True)
     P, d = len(arrays), arrays[0].shape[1]
     if P < 2:
-        raise ValueError("`participants` must hold at least 2 participants (the non-members of "
-                         "one are drawn from the others)")
+        raise ValueError(
+            "`participants` must hold at least 2 participants (the non-members of "
+            "one are drawn from the others)"
+        )
     pop = as_square_matrix(population_cov, "population_cov")
     target = d - 1 if target is None else target
     estimates = server_covariances(result, prior=pop)
@@ -155,23 +177,35 @@ def attack_report(result, participants, *, population_cov, target: int | None = 
         members = np.r_[np.ones(n, bool), np.zeros(len(outsiders), bool)]
         if centred:  # the statistic is of own-mean-centred rows: score candidates the same way
             candidates = candidates - X.mean(axis=0)
-        mi = membership_inference(C, candidates, n_samples=n, population_cov=pop,
-                                  members=members, fpr=fpr)
-        attr = attribute_inference(C, X, target=target,
-                                   population_cov=pop)
+        mi = membership_inference(C, candidates, n_samples=n, population_cov=pop, members=members, fpr=fpr)
+        attr = attribute_inference(C, X, target=target, population_cov=pop)
         rec = reconstruct_record(C, X[:-1], n_samples=n, centred=centred, true_record=X[-1])
-        rows.append(dict(method=result.method, participant=k, n_k=n,
-                         rel_error=float(np.linalg.norm(C - truth) / np.linalg.norm(truth)),
-                         recovered=recovered, membership_auc=mi.auc, membership_tpr=mi.tpr,
-                         attribute_gain=attr.gain, record_error=rec.error))
+        rows.append(
+            dict(
+                method=result.method,
+                participant=k,
+                n_k=n,
+                rel_error=float(np.linalg.norm(C - truth) / np.linalg.norm(truth)),
+                recovered=recovered,
+                membership_auc=mi.auc,
+                membership_tpr=mi.tpr,
+                attribute_gain=attr.gain,
+                record_error=rec.error,
+            )
+        )
         scores.append(pd.DataFrame(dict(participant=k, member=members, score=mi.scores)))
     table = pd.DataFrame(rows)
     allscores = pd.concat(scores, ignore_index=True)
-    pooled = dict(method=result.method, participant="all", n_k=int(table.n_k.sum()),
-                  rel_error=table.rel_error.median(), recovered=table.recovered.mean(),
-                  membership_auc=roc_auc(allscores.score, allscores.member),
-                  membership_tpr=tpr_at_fpr(allscores.score, allscores.member, fpr),
-                  attribute_gain=table.attribute_gain.mean(),
-                  record_error=table.record_error.median())
+    pooled = dict(
+        method=result.method,
+        participant="all",
+        n_k=int(table.n_k.sum()),
+        rel_error=table.rel_error.median(),
+        recovered=table.recovered.mean(),
+        membership_auc=roc_auc(allscores.score, allscores.member),
+        membership_tpr=tpr_at_fpr(allscores.score, allscores.member, fpr),
+        attribute_gain=table.attribute_gain.mean(),
+        record_error=table.record_error.median(),
+    )
     table = pd.concat([table, pd.DataFrame([pooled])], ignore_index=True)
     return AttackReport(result.method, table, allscores, rtol, fpr)

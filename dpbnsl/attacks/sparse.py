@@ -60,12 +60,12 @@ from ..federation import Dense, Transcript
 from ..learners.admm import PenaltySchedule, check_hyperparameters
 from ..learners.registry import names
 
-__all__ = ["SparseGramReconstruction", "reconstruct_gram_sparse",
-           "reconstruct_gram_sparse_from_result"]
+__all__ = ["SparseGramReconstruction", "reconstruct_gram_sparse", "reconstruct_gram_sparse_from_result"]
 
 _METHODS = names(messages="sparse")
-_DENSE_HINT = ("dense payloads mean a Fed-BNSL / DP-Fed-BNSL transcript; use "
-               "`dpbnsl.attacks.covariance` instead")
+_DENSE_HINT = (
+    "dense payloads mean a Fed-BNSL / DP-Fed-BNSL transcript; use `dpbnsl.attacks.covariance` instead"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,17 +109,23 @@ def _history(transcript: Transcript, k: int) -> tuple[list[np.ndarray], list[np.
     """Participant k's uploads B_k^0..B_k^{T−1} and the broadcasts W^0..W^{T−2} it received."""
     mine = transcript.filter(participant=k)
     if not len(mine):
-        raise ValueError(f"`participant` {k} has no message in the transcript; participants "
-                         f"present: {sorted({m.participant for m in transcript})}")
+        raise ValueError(
+            f"`participant` {k} has no message in the transcript; participants "
+            f"present: {sorted({m.participant for m in transcript})}"
+        )
     out: dict[str, dict[int, np.ndarray]] = {"up": {}, "down": {}}
     for m in mine:
         want = "local_B" if m.direction == "up" else "global_W"
         if m.kind != want:
-            raise ValueError(f"expected `{want}` messages ({m.direction}) in a Fed-Sparse-BNSL "
-                             f"transcript; got kind {m.kind!r} in round {m.round}")
+            raise ValueError(
+                f"expected `{want}` messages ({m.direction}) in a Fed-Sparse-BNSL "
+                f"transcript; got kind {m.kind!r} in round {m.round}"
+            )
         if isinstance(m.payload, Dense):
-            raise ValueError(f"round {m.round} {m.kind!r} is a dense payload; the sparse attack "
-                             f"needs Fed-Sparse-BNSL's sparse messages ({_DENSE_HINT})")
+            raise ValueError(
+                f"round {m.round} {m.kind!r} is a dense payload; the sparse attack "
+                f"needs Fed-Sparse-BNSL's sparse messages ({_DENSE_HINT})"
+            )
         A = m.to_dense()
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise ValueError(f"round {m.round} {m.kind!r} must be a square matrix; got {A.shape}")
@@ -128,9 +134,11 @@ def _history(transcript: Transcript, k: int) -> tuple[list[np.ndarray], list[np.
     missing = sorted(set(range(T)) - set(out["up"]))
     missing_w = sorted(set(range(T - 1)) - set(out["down"]))
     if T == 0 or missing or missing_w:
-        raise ValueError(f"participant {k}'s transcript must hold its `local_B` uploads of rounds "
-                         f"0..T−1 and the `global_W` broadcasts of rounds 0..T−2 (β is rebuilt "
-                         f"from all of them); missing uploads {missing}, broadcasts {missing_w}")
+        raise ValueError(
+            f"participant {k}'s transcript must hold its `local_B` uploads of rounds "
+            f"0..T−1 and the `global_W` broadcasts of rounds 0..T−2 (β is rebuilt "
+            f"from all of them); missing uploads {missing}, broadcasts {missing_w}"
+        )
     return [out["up"][t] for t in range(T)], [out["down"][t] for t in range(T - 1)]
 
 
@@ -195,10 +203,19 @@ def _score(gram, ident, true, rtol):
     return float(ok.mean()), float(np.max(err[ident])), float(np.median(err[ident]))
 
 
-def reconstruct_gram_sparse(transcript: Transcript, *, lambda1: float, rho2: float,
-                            gamma2: float = 1.0, rho_max: float = np.inf,
-                            participant: int | None = None, smoothness=None,
-                            true_gram=None, rtol: float = 1e-2, rcond: float = 1e-10):
+def reconstruct_gram_sparse(
+    transcript: Transcript,
+    *,
+    lambda1: float,
+    rho2: float,
+    gamma2: float = 1.0,
+    rho_max: float = np.inf,
+    participant: int | None = None,
+    smoothness=None,
+    true_gram=None,
+    rtol: float = 1e-2,
+    rcond: float = 1e-10,
+):
     """Reconstruct the identifiable entries of each participant's Gram matrix from PGCD updates.
 
     Parameters
@@ -260,11 +277,12 @@ def reconstruct_gram_sparse(transcript: Transcript, *, lambda1: float, rho2: flo
         if truths is not None:
             true = np.asarray(truths[k if participant is None else 0], dtype=float)
             if true.shape != (d, d) or not np.all(np.isfinite(true)):
-                raise ValueError(f"`true_gram` for participant {k} must be a finite ({d}, {d}) "
-                                 f"array; got shape {true.shape}")
+                raise ValueError(
+                    f"`true_gram` for participant {k} must be a finite ({d}, {d}) "
+                    f"array; got shape {true.shape}"
+                )
             scores = _score(gram, ident, true, rtol)
-        results.append(SparseGramReconstruction(k, gram, ident, A.shape[0], ambiguous, rank,
-                                                *scores))
+        results.append(SparseGramReconstruction(k, gram, ident, A.shape[0], ambiguous, rank, *scores))
     return results[0] if participant is not None else tuple(results)
 
 
@@ -274,8 +292,9 @@ def _truths(true_gram, participant, P):
     if participant is not None:
         return [true_gram]
     if not isinstance(true_gram, Sequence) or len(true_gram) != P:
-        raise ValueError(f"`true_gram` must hold one (d, d) array per participant ({P}) when "
-                         "`participant` is None")
+        raise ValueError(
+            f"`true_gram` must hold one (d, d) array per participant ({P}) when `participant` is None"
+        )
     return true_gram
 
 
@@ -284,8 +303,9 @@ def _vector(m, d):
     if m.ndim == 0:
         m = np.full(d, float(m))
     if m.shape != (d,) or not np.all(np.isfinite(m) & (m >= 0)):
-        raise ValueError(f"`smoothness` must be a scalar or {d} finite non-negative constants; "
-                         f"got shape {m.shape}")
+        raise ValueError(
+            f"`smoothness` must be a scalar or {d} finite non-negative constants; got shape {m.shape}"
+        )
     return m
 
 
@@ -294,11 +314,20 @@ def reconstruct_gram_sparse_from_result(result, **kwargs):
     (λ, ρ₂, γ₂, ρ_max) taken from ``result.params``; ``kwargs`` go through (participant, ...)."""
     method = getattr(result, "method", None)
     if method not in _METHODS:
-        hint = ("; use `dpbnsl.attacks.covariance` for Fed-BNSL / DP-Fed-BNSL results"
-                if method in names(messages="dense") else "")
-        raise ValueError(f"the sparse attack applies to results of {' / '.join(_METHODS)}; got "
-                         f"method {method!r}{hint}")
+        hint = (
+            "; use `dpbnsl.attacks.covariance` for Fed-BNSL / DP-Fed-BNSL results"
+            if method in names(messages="dense")
+            else ""
+        )
+        raise ValueError(
+            f"the sparse attack applies to results of {' / '.join(_METHODS)}; got method {method!r}{hint}"
+        )
     p = result.params
-    return reconstruct_gram_sparse(result.transcript, lambda1=p["lambda1"], rho2=p["rho2"],
-                                   gamma2=p.get("gamma2", 1.0), rho_max=p.get("rho_max", np.inf),
-                                   **kwargs)
+    return reconstruct_gram_sparse(
+        result.transcript,
+        lambda1=p["lambda1"],
+        rho2=p["rho2"],
+        gamma2=p.get("gamma2", 1.0),
+        rho_max=p.get("rho_max", np.inf),
+        **kwargs,
+    )

@@ -13,13 +13,13 @@
 """
 
 from .bounds import (
-                     EpsilonEstimate,
-                     EpsilonLowerBound,
-                     OneRunBound,
-                     clopper_pearson_bound,
-                     gdp_epsilon,
-                     gdp_estimate,
-                     one_run_bound,
+    EpsilonEstimate,
+    EpsilonLowerBound,
+    OneRunBound,
+    clopper_pearson_bound,
+    gdp_epsilon,
+    gdp_estimate,
+    one_run_bound,
 )
 from .games import BROKEN, GAMES, GameResult, run_game
 from .samplers import check_gaussian_sampler, check_selection_sampler
@@ -27,8 +27,26 @@ from .sensitivity import CHECKS, SensitivityCheck, check_sensitivity
 from .tradeoff import SweepResult, summarize, sweep
 from .verdict import Audit, audit
 
-__all__ = ["Audit", "audit", "EpsilonEstimate", "EpsilonLowerBound", "OneRunBound",
-           "clopper_pearson_bound", "gdp_epsilon", "gdp_estimate", "one_run_bound", "BROKEN",
-           "GAMES", "GameResult", "run_game", "SweepResult", "summarize", "sweep",
-           "check_gaussian_sampler", "check_selection_sampler", "CHECKS", "SensitivityCheck",
-           "check_sensitivity"]
+__all__ = [
+    "Audit",
+    "audit",
+    "EpsilonEstimate",
+    "EpsilonLowerBound",
+    "OneRunBound",
+    "clopper_pearson_bound",
+    "gdp_epsilon",
+    "gdp_estimate",
+    "one_run_bound",
+    "BROKEN",
+    "GAMES",
+    "GameResult",
+    "run_game",
+    "SweepResult",
+    "summarize",
+    "sweep",
+    "check_gaussian_sampler",
+    "check_selection_sampler",
+    "CHECKS",
+    "SensitivityCheck",
+    "check_sensitivity",
+]

@@ -39,8 +39,7 @@ from ..mechanisms import clip_bounds, clip_score_sensitivity
 from ..simulation import simulate
 from .game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
-__all__ = ["selection_game", "dp_pgcd_game", "dp_fed_sparse_bnsl_game", "pair_epsilon",
-           "sparse_run"]
+__all__ = ["selection_game", "dp_pgcd_game", "dp_fed_sparse_bnsl_game", "pair_epsilon", "sparse_run"]
 
 _RHO2 = 1.0
 
@@ -65,8 +64,9 @@ def _design(*, d: int, n: int, clip: float, multiplier: float, top: float | None
     X0, X1 = np.vstack([base, x0]), np.vstack([base, x1])
     m = (X0 * X0).mean(axis=0)
     M, zero = m + _RHO2, np.zeros((d, d))
-    state = new_state(X0, zero.copy(), zero, zero, M=M, lambda1=0.0, rho2=_RHO2,
-                      noise=PGCDNoise(clip, multiplier))
+    state = new_state(
+        X0, zero.copy(), zero, zero, M=M, lambda1=0.0, rho2=_RHO2, noise=PGCDNoise(clip, multiplier)
+    )
     Gd, delta_s = state.Gd, score_sensitivity(state)
     lam, cross = multiplier * delta_s, flipped[:, None] != flipped[None, :]
     level = np.where(cross, -(30.0 * lam + (delta_s if top is None else 0.0)), 0.0)
@@ -100,8 +100,17 @@ def pair_epsilon(p0, p1, delta: float) -> float:
     return hi
 
 
-def selection_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
-                   d: int = 10, n: int = 50, clip: float = 1.0, rng=None) -> GameResult:
+def selection_game(
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    broken: str | None = None,
+    d: int = 10,
+    n: int = 50,
+    clip: float = 1.0,
+    rng=None,
+) -> GameResult:
     """One DP-PGCD selection: the exponential mechanism P(j) ∝ exp(s_j/λ_G) on the scores.
 
     λ_G = mΔ_s with m = 2/ε, i.e. ε₀ = 2Δ_s/λ_G = ε (the package's selection event); the claimed ε
@@ -136,8 +145,16 @@ def selection_game(*, epsilon: float, delta: float, trials: int, broken: str | N
     logp, zero = [], np.zeros((d, d))
     for X in design.worlds:
         M = (X * X).mean(axis=0) + _RHO2 if broken == "raw-smoothness" else design.m + _RHO2
-        state = new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=_RHO2,
-                          noise=None if broken == "no-clipping" else PGCDNoise(C, m_used))
+        state = new_state(
+            X,
+            zero.copy(),
+            zero,
+            design.beta,
+            M=M,
+            lambda1=0.0,
+            rho2=_RHO2,
+            noise=None if broken == "no-clipping" else PGCDNoise(C, m_used),
+        )
         logits = state.S.ravel() / (m_used * clip_score_sensitivity(M, C, n))  # λ_G = mΔ_s(M)
         logp.append(logits - logsumexp(logits))
     off = np.isfinite(logp[0])
@@ -149,11 +166,25 @@ def selection_game(*, epsilon: float, delta: float, trials: int, broken: str | N
         pick = np.searchsorted(cdf, rng.random(trials) * cdf[-1], side="right")
         scores.append(llr[np.minimum(pick, p.size - 1)])
     a, b = design.canary
-    return GameResult("selection", scores[0], scores[1], claimed, dl, broken, {
-        "multiplier": m, "multiplier_used": m_used, "epsilon0": 2.0 / m, "canary": (a, b),
-        "probabilities": tuple(p.reshape(d, d) for p in probs), "accountant": "rdp",
-        "pair_epsilon": pair_epsilon(probs[0], probs[1], dl), "rows": design.worlds,
-        "score": "log P1(j)/P0(j) of the selected coordinate j"})
+    return GameResult(
+        "selection",
+        scores[0],
+        scores[1],
+        claimed,
+        dl,
+        broken,
+        {
+            "multiplier": m,
+            "multiplier_used": m_used,
+            "epsilon0": 2.0 / m,
+            "canary": (a, b),
+            "probabilities": tuple(p.reshape(d, d) for p in probs),
+            "accountant": "rdp",
+            "pair_epsilon": pair_epsilon(probs[0], probs[1], dl),
+            "rows": design.worlds,
+            "score": "log P1(j)/P0(j) of the selected coordinate j",
+        },
+    )
 
 
 class UnclippedState(PGCDState):
@@ -164,9 +195,18 @@ class UnclippedState(PGCDState):
         return -(self.X.T @ self.R[:, b]) / self.n
 
 
-def dp_pgcd_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
-                 local_iters: int = 3, d: int = 6, n: int = 50, clip: float = 1.0,
-                 rng=None) -> GameResult:
+def dp_pgcd_game(
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    broken: str | None = None,
+    local_iters: int = 3,
+    d: int = 6,
+    n: int = 50,
+    clip: float = 1.0,
+    rng=None,
+) -> GameResult:
     """A whole DP-PGCD local run (K iterations from B = 0) seen by the server: the message B.
 
     Noise from :func:`~dpbnsl.accounting.calibrate_dp_pgcd` (tight, T = 1, K = ``local_iters``);
@@ -207,32 +247,68 @@ def dp_pgcd_game(*, epsilon: float, delta: float, trials: int, broken: str | Non
         out = np.empty(trials)
         for t in range(trials):
             if broken == "no-clipping":
-                state: PGCDState = UnclippedState(X, zero.copy(), zero, design.beta, M, 0.0, _RHO2,
-                                                  clip_bounds(M, C))
+                state: PGCDState = UnclippedState(
+                    X, zero.copy(), zero, design.beta, M, 0.0, _RHO2, clip_bounds(M, C)
+                )
             else:
-                state = new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0,
-                                  rho2=_RHO2, noise=pgcd_noise)
+                state = new_state(
+                    X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=_RHO2, noise=pgcd_noise
+                )
             run_iterations(state, K, noise=pgcd_noise, rng=rng, ledger=ledger)
             out[t] = -weight * state.B[a, b]
         scores.append(out)
-    return GameResult("dp-pgcd", scores[0], scores[1], noise.epsilon_rdp, dl, broken, {
-        "multiplier": pgcd_noise.multiplier, "local_iters": K, "canary": (a, b),
-        "rows": design.worlds, "beta": design.beta, "m": design.m, "accountant": "rdp",
-        "score": "-M_a* B_a*b* of the released local matrix"})
+    return GameResult(
+        "dp-pgcd",
+        scores[0],
+        scores[1],
+        noise.epsilon_rdp,
+        dl,
+        broken,
+        {
+            "multiplier": pgcd_noise.multiplier,
+            "local_iters": K,
+            "canary": (a, b),
+            "rows": design.worlds,
+            "beta": design.beta,
+            "m": design.m,
+            "accountant": "rdp",
+            "score": "-M_a* B_a*b* of the released local matrix",
+        },
+    )
 
 
 def _learner_hyper(rounds, local_iters) -> dict:
     """:func:`dp_fed_sparse_bnsl`'s protocol hyperparameters at its defaults, validated by it."""
     sig = inspect.signature(dp_fed_sparse_bnsl).parameters
-    hp = {k: sig[k].default for k in ("lambda1", "rho1", "rho2", "threshold", "server_solver",
-                                      "eta", "server_steps")}
-    return sparse_hyperparameters(hp["lambda1"], hp["rho1"], hp["rho2"], 1.0, 1.0, math.inf,
-                                  rounds, local_iters, hp["threshold"], hp["server_solver"],
-                                  hp["eta"], hp["server_steps"])
+    hp = {
+        k: sig[k].default
+        for k in ("lambda1", "rho1", "rho2", "threshold", "server_solver", "eta", "server_steps")
+    }
+    return sparse_hyperparameters(
+        hp["lambda1"],
+        hp["rho1"],
+        hp["rho2"],
+        1.0,
+        1.0,
+        math.inf,
+        rounds,
+        local_iters,
+        hp["threshold"],
+        hp["server_solver"],
+        hp["eta"],
+        hp["server_steps"],
+    )
 
 
-def sparse_run(data, m, *, hyper: dict, noise: PGCDNoise, rng: np.random.Generator,
-               warm: tuple[float, float] | None = None):
+def sparse_run(
+    data,
+    m,
+    *,
+    hyper: dict,
+    noise: PGCDNoise,
+    rng: np.random.Generator,
+    warm: tuple[float, float] | None = None,
+):
     """One DP-Fed-Sparse-BNSL run after calibration: what :func:`dp_fed_sparse_bnsl` does with
     ``smoothness=m`` (public constants), ``centre="declared"`` and the multiplier in ``noise``
     (same streams ``rng.spawn(P)``, same protocol); ``warm`` = (row clip norm, multiplier) adds
@@ -243,18 +319,30 @@ def sparse_run(data, m, *, hyper: dict, noise: PGCDNoise, rng: np.random.Generat
     streams = rng.spawn(P)
     W0 = None
     if warm is not None:
-        W0, _ = covariance_warm_start(list(data), clip_norm=warm[0], multiplier=warm[1],
-                                      rngs=streams, ledgers=ledgers)
-    transcript = run_sparse_admm(list(data), [m] * P, **hyper, noises=[noise] * P, rngs=streams,
-                                 ledgers=ledgers, init=W0)[2]
+        W0, _ = covariance_warm_start(
+            list(data), clip_norm=warm[0], multiplier=warm[1], rngs=streams, ledgers=ledgers
+        )
+    transcript = run_sparse_admm(
+        list(data), [m] * P, **hyper, noises=[noise] * P, rngs=streams, ledgers=ledgers, init=W0
+    )[2]
     return transcript, W0
 
 
-def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
-                            broken: str | None = None, d: int = 5, n: int = 200,
-                            participants: int = 2, rounds: int = 5, local_iters: int = 3,
-                            clip: float = 5.0, warm_start: bool = False,
-                            rng=None) -> GameResult:
+def dp_fed_sparse_bnsl_game(
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    broken: str | None = None,
+    d: int = 5,
+    n: int = 200,
+    participants: int = 2,
+    rounds: int = 5,
+    local_iters: int = 3,
+    clip: float = 5.0,
+    warm_start: bool = False,
+    rng=None,
+) -> GameResult:
     """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
 
     Data: :func:`~dpbnsl.simulation.simulate` (d nodes, n rows per participant, fixed seed 0). The
@@ -302,9 +390,16 @@ def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
     m0 = np.mean([(X * X).mean(axis=0) for X in D], axis=0)
     warm = None
     if warm_start:  # the learner's own calibration of both releases
-        pl = sparse_plan(d, epsilon=e, delta=dl, rounds=hyper["rounds"],
-                         local_iters=hyper["local_iters"], clip=C, smoothness=m0,
-                         warm_start="covariance")
+        pl = sparse_plan(
+            d,
+            epsilon=e,
+            delta=dl,
+            rounds=hyper["rounds"],
+            local_iters=hyper["local_iters"],
+            clip=C,
+            smoothness=m0,
+            warm_start="covariance",
+        )
         assert pl.m_warm is not None  # warm_start="covariance" always plans the warm start
         noise, warm = pl.noise, (pl.warm_clip_norm, pl.m_warm)
     else:
@@ -318,13 +413,27 @@ def dp_fed_sparse_bnsl_game(*, epsilon: float, delta: float, trials: int,
         m = np.mean([(X * X).mean(axis=0) for X in data], axis=0) if raw else m0
         out = np.empty(trials)
         for t in range(trials):
-            transcript, W0 = sparse_run(data, m, hyper=hyper, noise=pgcd_noise, rng=rng,
-                                        warm=warm)
+            transcript, W0 = sparse_run(data, m, hyper=hyper, noise=pgcd_noise, rng=rng, warm=warm)
             ups = transcript.payloads(participant=0, direction="up")
             start = 0.0 if W0 is None else W0[p]
             out[t] = -np.abs(ups[:, p, :] - start).sum()
         scores.append(out)
-    return GameResult("dp-fed-sparse-bnsl", scores[0], scores[1], noise.epsilon_rdp, dl, broken, {
-        "multiplier": pgcd_noise.multiplier, "canary_entry": (0, 0, p), "rows": (D, D1),
-        "canary_value": float(D1[0][0, p]), "smoothness": m0, "hyper": hyper, "warm": warm,
-        "accountant": "rdp", "score": "minus the mass of row p in participant 0's uploads, measured from W₀"})
+    return GameResult(
+        "dp-fed-sparse-bnsl",
+        scores[0],
+        scores[1],
+        noise.epsilon_rdp,
+        dl,
+        broken,
+        {
+            "multiplier": pgcd_noise.multiplier,
+            "canary_entry": (0, 0, p),
+            "rows": (D, D1),
+            "canary_value": float(D1[0][0, p]),
+            "smoothness": m0,
+            "hyper": hyper,
+            "warm": warm,
+            "accountant": "rdp",
+            "score": "minus the mass of row p in participant 0's uploads, measured from W₀",
+        },
+    )

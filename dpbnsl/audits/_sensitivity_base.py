@@ -26,11 +26,13 @@ KINDS = ("random", "far", "boundary")
 #: dataset's raw data. ``"data-dependent-noise"`` scales the covariance noise by the dataset's own
 #: mean clipped squared row norm instead of R² (a local-sensitivity bug: same number of draws,
 #: different noise and events), so only the control-flow part of the check can catch it.
-BROKEN_CHECKS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "no-clipping": ("pgcd-gradient", "pgcd-score", "smoothness", "covariance", "mean"),
-    "raw-smoothness": ("pgcd-gradient", "pgcd-score"),
-    "data-dependent-noise": ("covariance",),
-})
+BROKEN_CHECKS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "no-clipping": ("pgcd-gradient", "pgcd-score", "smoothness", "covariance", "mean"),
+        "raw-smoothness": ("pgcd-gradient", "pgcd-score"),
+        "data-dependent-noise": ("covariance",),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,17 @@ def run_check(name: str, spec: Spec, X, X_prime, pairs: int, broken, rng) -> Sen
     assert worst is not None  # neighbours() yields at least one pair (pairs >= 1 is checked)
     ratio, observed, declared = worst
     flow = failures == 0
-    return SensitivityCheck(name, declared, observed, ratio, count, ratio <= 1 + RTOL and flow,
-                            flow, broken, {"norm": "l2" if spec.l2 else "coordinate",
-                                           "ratio_by_kind": by_kind, "flow_failures": failures})
+    return SensitivityCheck(
+        name,
+        declared,
+        observed,
+        ratio,
+        count,
+        ratio <= 1 + RTOL and flow,
+        flow,
+        broken,
+        {"norm": "l2" if spec.l2 else "coordinate", "ratio_by_kind": by_kind, "flow_failures": failures},
+    )
 
 
 def neighbours(X, X_prime, pairs: int, boundary, rng):
@@ -148,19 +158,21 @@ def check_inputs(X, X_prime, pairs, broken, name: str, rng, min_d: int = 1):
     pairs = check_int(pairs, "pairs", low=1)
     allowed = [b for b, names in BROKEN_CHECKS.items() if name in names]
     if broken is not None and (not isinstance(broken, str) or broken not in allowed):
-        raise ValueError(f"`broken` must be None or one of {', '.join(map(repr, allowed))} for "
-                         f"the {name!r} check; got {broken!r}")
+        raise ValueError(
+            f"`broken` must be None or one of {', '.join(map(repr, allowed))} for "
+            f"the {name!r} check; got {broken!r}"
+        )
     X = rng.normal(scale=0.5, size=(40, 5)) if X is None else as_float_matrix(X, "X")
     if X.shape[0] < 2 or X.shape[1] < min_d:
-        raise ValueError(f"`X` must have at least 2 rows and {min_d} column(s); "
-                         f"got shape {X.shape}")
+        raise ValueError(f"`X` must have at least 2 rows and {min_d} column(s); got shape {X.shape}")
     if X_prime is not None:
         X_prime = as_float_matrix(X_prime, "X_prime")
         if X_prime.shape != X.shape:
-            raise ValueError(f"`X_prime` must have the shape of `X` {X.shape}; "
-                             f"got {X_prime.shape}")
+            raise ValueError(f"`X_prime` must have the shape of `X` {X.shape}; got {X_prime.shape}")
         rows = np.flatnonzero(np.any(X != X_prime, axis=1))
         if rows.size > 1:
-            raise ValueError(f"`X_prime` must be a replace-one neighbour of `X` (differ in at "
-                             f"most one row); rows {rows.tolist()} differ")
+            raise ValueError(
+                f"`X_prime` must be a replace-one neighbour of `X` (differ in at "
+                f"most one row); rows {rows.tolist()} differ"
+            )
     return X, X_prime, pairs, rng

@@ -23,8 +23,15 @@ from scipy import optimize, special, stats
 
 from .._validation import as_generator, check_choice, check_int, check_real
 
-__all__ = ["EpsilonLowerBound", "EpsilonEstimate", "OneRunBound", "clopper_pearson_bound",
-           "gdp_epsilon", "gdp_estimate", "one_run_bound"]
+__all__ = [
+    "EpsilonLowerBound",
+    "EpsilonEstimate",
+    "OneRunBound",
+    "clopper_pearson_bound",
+    "gdp_epsilon",
+    "gdp_estimate",
+    "one_run_bound",
+]
 
 _RULES = ("bonferroni", "split", "fixed")
 _DIRECTIONS = ("both", "greater", "less")
@@ -150,10 +157,17 @@ def _tail_ranks(n: int, m: int) -> np.ndarray:
 
 
 def clopper_pearson_bound(
-    scores0: Any, scores1: Any, *, delta: float, alpha: float = 0.05,
+    scores0: Any,
+    scores1: Any,
+    *,
+    delta: float,
+    alpha: float = 0.05,
     rule: Literal["bonferroni", "split", "fixed"] = "bonferroni",
-    direction: Literal["greater", "less", "both"] = "greater", threshold: float | None = None,
-    n_thresholds: int = 30, split: float = 0.2, rng: Any = None,
+    direction: Literal["greater", "less", "both"] = "greater",
+    threshold: float | None = None,
+    n_thresholds: int = 30,
+    split: float = 0.2,
+    rng: Any = None,
 ) -> EpsilonLowerBound:
     """Lower bound on ε at ``delta`` from scores of runs in world 0 and world 1.
 
@@ -207,12 +221,15 @@ def clopper_pearson_bound(
     a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice(rule, "rule", _RULES)
     dirs = {"both": (True, False), "greater": (True,), "less": (False,)}[
-        check_choice(direction, "direction", _DIRECTIONS)]
+        check_choice(direction, "direction", _DIRECTIONS)
+    ]
     n_thr = check_int(n_thresholds, "n_thresholds", low=1)
     frac = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
     if (threshold is None) == (rule == "fixed"):
-        raise ValueError(f"`threshold` must be given exactly when `rule` is 'fixed'; got "
-                         f"rule={rule!r}, threshold={threshold!r}")
+        raise ValueError(
+            f"`threshold` must be given exactly when `rule` is 'fixed'; got "
+            f"rule={rule!r}, threshold={threshold!r}"
+        )
     n0, n1 = s0.size, s1.size
     if rule == "split":
         k0, k1 = round(frac * n0), round(frac * n1)
@@ -227,8 +244,11 @@ def clopper_pearson_bound(
         best = (-1.0, 0.0, True)
         for g in dirs:  # held-out bound predicted from the selection part's upper bounds
             fp, fn = _errors(sel0, sel1, cand, g)
-            pred = _eps_from(_cp_upper(_cp_upper(fp, k0, a / 2) * s0.size, s0.size, a / 2),
-                             _cp_upper(_cp_upper(fn, k1, a / 2) * s1.size, s1.size, a / 2), d)
+            pred = _eps_from(
+                _cp_upper(_cp_upper(fp, k0, a / 2) * s0.size, s0.size, a / 2),
+                _cp_upper(_cp_upper(fn, k1, a / 2) * s1.size, s1.size, a / 2),
+                d,
+            )
             i = int(np.argmax(pred))
             best = max(best, (float(pred[i]), float(cand[i]), g), key=lambda b: b[0])
         tests, n_tests, fp_rank = [(np.array([best[1]]), best[2])], 1, None
@@ -253,15 +273,25 @@ def clopper_pearson_bound(
     assert best_row is not None  # tests is never empty (dirs has at least one direction)
     eps_lb, thr, g, fp, fn, fpr_bound, fnr_bound = best_row
     return EpsilonLowerBound(
-        epsilon_lb=eps_lb, delta=d, alpha=a, trials=(n0, n1), evaluation_trials=(s0.size, s1.size),
-        threshold=thr, direction="greater" if g else "less", threshold_rule=rule, n_tests=n_tests,
-        fpr=int(fp) / s0.size, fnr=int(fn) / s1.size, fpr_ub=fpr_bound, fnr_ub=fnr_bound)
+        epsilon_lb=eps_lb,
+        delta=d,
+        alpha=a,
+        trials=(n0, n1),
+        evaluation_trials=(s0.size, s1.size),
+        threshold=thr,
+        direction="greater" if g else "less",
+        threshold_rule=rule,
+        n_tests=n_tests,
+        fpr=int(fp) / s0.size,
+        fnr=int(fn) / s1.size,
+        fpr_ub=fpr_bound,
+        fnr_ub=fnr_bound,
+    )
 
 
 def _gdp_delta(eps: float, mu: float) -> float:
     """δ(ε) of μ-GDP (Dong, Roth & Su 2022, Cor. 2.13): Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
-    return float(stats.norm.cdf(-eps / mu + mu / 2)
-                 - math.exp(eps + stats.norm.logcdf(-eps / mu - mu / 2)))
+    return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps + stats.norm.logcdf(-eps / mu - mu / 2)))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
@@ -278,8 +308,9 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return float(optimize.brentq(lambda e: _gdp_delta(e, m) - d, 0.0, hi, xtol=1e-12))
 
 
-def gdp_estimate(scores0: Any, scores1: Any, *, delta: float,
-                 threshold: float | None = None) -> EpsilonEstimate:
+def gdp_estimate(
+    scores0: Any, scores1: Any, *, delta: float, threshold: float | None = None
+) -> EpsilonEstimate:
     """Gaussian-DP **estimate** of ε(δ) (Nasr et al. 2023, "Tight auditing of DPML").
 
     At the threshold (``score > t`` guesses world 1) maximising 1 − FPR − FNR, unless
@@ -300,10 +331,16 @@ def gdp_estimate(scores0: Any, scores1: Any, *, delta: float,
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = float(stats.norm.ppf(1.0 - fpr) - stats.norm.ppf(fnr))
     mu = 0.0 if math.isnan(mu) else mu  # FPR = 1, FNR = 0: the test is the trivial one
-    return EpsilonEstimate(epsilon=gdp_epsilon(max(mu, 0.0), d), mu=mu, delta=d,
-                           trials=(s0.size, s1.size), threshold=t,
-                           threshold_rule="youden" if threshold is None else "fixed",
-                           fpr=fpr, fnr=fnr)
+    return EpsilonEstimate(
+        epsilon=gdp_epsilon(max(mu, 0.0), d),
+        mu=mu,
+        delta=d,
+        trials=(s0.size, s1.size),
+        threshold=t,
+        threshold_rule="youden" if threshold is None else "fixed",
+        fpr=fpr,
+        fnr=fnr,
+    )
 
 
 def _one_run_tail(eps: float, m: int, r: int, v: int, delta: float) -> float:
@@ -322,8 +359,7 @@ def _one_run_tail(eps: float, m: int, r: int, v: int, delta: float) -> float:
     return min(1.0, f_v + 2.0 * m * delta * float(np.max(gap / i)))
 
 
-def one_run_bound(guesses: Any, truths: Any, *, alpha: float = 0.05,
-                  delta: float = 0.0) -> OneRunBound:
+def one_run_bound(guesses: Any, truths: Any, *, alpha: float = 0.05, delta: float = 0.0) -> OneRunBound:
     """One-run ε lower bound from canary guesses (Steinke, Nasr & Jagielski, NeurIPS 2023).
 
     Parameters
@@ -356,8 +392,10 @@ def one_run_bound(guesses: Any, truths: Any, *, alpha: float = 0.05,
     for arr, name, allowed in ((g, "guesses", (-1, 0, 1)), (s, "truths", (-1, 1))):
         bad = np.flatnonzero(~np.isin(arr, allowed))
         if bad.size:
-            raise ValueError(f"`{name}` entries must be in {{{', '.join(map(str, allowed))}}}; "
-                             f"got {arr[bad[0]].item()!r} at index {bad[0]}")
+            raise ValueError(
+                f"`{name}` entries must be in {{{', '.join(map(str, allowed))}}}; "
+                f"got {arr[bad[0]].item()!r} at index {bad[0]}"
+            )
     a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     d = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
     m, r, v = g.size, int(np.count_nonzero(g)), int(np.count_nonzero((g == s) & (g != 0)))

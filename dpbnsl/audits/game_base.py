@@ -11,8 +11,16 @@ import numpy as np
 
 from .._validation import check_epsilon, check_int, check_real, readonly_copy
 
-__all__ = ["GameResult", "BROKEN", "EXCESS", "base_rows", "check_broken", "check_target",
-           "check_trials", "MAX_TRIALS"]
+__all__ = [
+    "GameResult",
+    "BROKEN",
+    "EXCESS",
+    "base_rows",
+    "check_broken",
+    "check_target",
+    "check_trials",
+    "MAX_TRIALS",
+]
 
 #: The crafted row exceeds the clip bound by this factor (in the clipped statistic: a per-sample
 #: gradient, a squared row norm, a squared feature), so clipping always binds on it.
@@ -28,12 +36,14 @@ EXCESS = 4.0
 #: - ``"noise-before-clipping"``: the covariance noise is added to the raw XᵀX/n and the release is
 #:   clipped afterwards (eigenvalues to [0, R²], where covariances of rows of norm ≤ R lie), which
 #:   bounds the output but not the sensitivity.
-BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "noise-halved": ("gaussian-step", "selection", "covariance", "smoothness"),
-    "no-clipping": ("gaussian-step", "selection", "covariance", "smoothness", "dp-pgcd"),
-    "raw-smoothness": ("selection", "dp-pgcd", "dp-fed-sparse-bnsl"),
-    "noise-before-clipping": ("covariance",),
-})
+BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "noise-halved": ("gaussian-step", "selection", "covariance", "smoothness"),
+        "no-clipping": ("gaussian-step", "selection", "covariance", "smoothness", "dp-pgcd"),
+        "raw-smoothness": ("selection", "dp-pgcd", "dp-fed-sparse-bnsl"),
+        "noise-before-clipping": ("covariance",),
+    }
+)
 
 
 def _readonly(a) -> np.ndarray:
@@ -95,8 +105,10 @@ def check_broken(broken, game: str) -> str | None:
     allowed = [name for name, games in BROKEN.items() if game in games]
     if not isinstance(broken, str) or broken not in allowed:
         known = "" if broken in BROKEN else f" (known variants: {', '.join(map(repr, BROKEN))})"
-        raise ValueError(f"`broken` must be None or one of {', '.join(map(repr, allowed))} for "
-                         f"the {game!r} game; got {broken!r}{known}")
+        raise ValueError(
+            f"`broken` must be None or one of {', '.join(map(repr, allowed))} for "
+            f"the {game!r} game; got {broken!r}{known}"
+        )
     return broken
 
 

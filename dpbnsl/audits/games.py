@@ -44,8 +44,18 @@ from ..mechanisms.moments import as_bounds, private_smoothness
 from ._pgcd_games import dp_fed_sparse_bnsl_game, dp_pgcd_game, selection_game
 from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
-__all__ = ["GameResult", "GAMES", "BROKEN", "run_game", "gaussian_step_game", "selection_game",
-           "covariance_game", "smoothness_game", "dp_pgcd_game", "dp_fed_sparse_bnsl_game"]
+__all__ = [
+    "GameResult",
+    "GAMES",
+    "BROKEN",
+    "run_game",
+    "gaussian_step_game",
+    "selection_game",
+    "covariance_game",
+    "smoothness_game",
+    "dp_pgcd_game",
+    "dp_fed_sparse_bnsl_game",
+]
 
 _CHUNK = 1 << 16  # trials per batch for releases of more than one number
 
@@ -53,12 +63,20 @@ _CHUNK = 1 << 16  # trials per batch for releases of more than one number
 @functools.lru_cache(maxsize=64)
 def _pld_epsilon(multiplier: float, count: int, delta: float) -> float:
     """ε(δ) of ``count`` Gaussian releases of one multiplier under the PLD accountant."""
-    return compose_epsilon([LedgerEntry("release", GaussianDpEvent(multiplier), count)], delta,
-                           "pld")
+    return compose_epsilon([LedgerEntry("release", GaussianDpEvent(multiplier), count)], delta, "pld")
 
 
-def gaussian_step_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
-                       n: int = 100, d: int = 4, clip: float = 1.0, rng=None) -> GameResult:
+def gaussian_step_game(
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    broken: str | None = None,
+    n: int = 100,
+    d: int = 4,
+    clip: float = 1.0,
+    rng=None,
+) -> GameResult:
     """The Gaussian release of one clipped DP-PGCD gradient coordinate, calibrated to (ε, δ).
 
     Participant data X (n × d), B = W = β = 0, public smoothness m_a = 1, ρ₂ = 1, coordinate
@@ -104,17 +122,37 @@ def gaussian_step_game(*, epsilon: float, delta: float, trials: int, broken: str
     canary[:, a], canary[:, b] = s, (s, -s)
     worlds, zero = [np.vstack([base_rows(n, d, 0.5), row]) for row in canary], np.zeros((d, d))
     noise = None if broken == "no-clipping" else PGCDNoise(C, z)
-    gradients = [float(new_state(X, zero.copy(), zero, zero, M=M, lambda1=0.0, rho2=rho2,
-                                 noise=noise).G[a, b]) for X in worlds]
+    gradients = [
+        float(new_state(X, zero.copy(), zero, zero, M=M, lambda1=0.0, rho2=rho2, noise=noise).G[a, b])
+        for X in worlds
+    ]
     z_used = z / 2.0 if broken == "noise-halved" else z
-    scores = [gaussian_mechanism(np.full(trials, g), sensitivity=sensitivity, multiplier=z_used,
-                                 rng=rng).value for g in gradients]
-    return GameResult("gaussian-step", scores[0], scores[1], _pld_epsilon(z, 1, dl), dl, broken, {
-        "multiplier": z, "multiplier_used": z_used, "sensitivity": sensitivity,
-        "sigma": z_used * sensitivity, "means": tuple(gradients), "coordinate": (a, b),
-        "clip_a": C_a, "smoothness": M - rho2, "rho2": rho2, "rows": tuple(worlds),
-        "accountant": "pld",
-        "score": "released gradient coordinate g̃_ab"})
+    scores = [
+        gaussian_mechanism(np.full(trials, g), sensitivity=sensitivity, multiplier=z_used, rng=rng).value
+        for g in gradients
+    ]
+    return GameResult(
+        "gaussian-step",
+        scores[0],
+        scores[1],
+        _pld_epsilon(z, 1, dl),
+        dl,
+        broken,
+        {
+            "multiplier": z,
+            "multiplier_used": z_used,
+            "sensitivity": sensitivity,
+            "sigma": z_used * sensitivity,
+            "means": tuple(gradients),
+            "coordinate": (a, b),
+            "clip_a": C_a,
+            "smoothness": M - rho2,
+            "rho2": rho2,
+            "rows": tuple(worlds),
+            "accountant": "pld",
+            "score": "released gradient coordinate g̃_ab",
+        },
+    )
 
 
 def _clip_spectrum(triangles: np.ndarray, iu, d: int, top: float) -> np.ndarray:
@@ -126,8 +164,17 @@ def _clip_spectrum(triangles: np.ndarray, iu, d: int, top: float) -> np.ndarray:
     return ((Q * np.clip(evals, 0.0, top)[:, None, :]) @ np.swapaxes(Q, 1, 2))[:, iu[0], iu[1]]
 
 
-def covariance_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
-                    n: int = 100, d: int = 3, clip_norm: float = 1.0, rng=None) -> GameResult:
+def covariance_game(
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    broken: str | None = None,
+    n: int = 100,
+    d: int = 3,
+    clip_norm: float = 1.0,
+    rng=None,
+) -> GameResult:
     """DP-Fed-BNSL's covariance release S̃ = clip(X)ᵀclip(X)/n + E, calibrated to (ε, δ).
 
     The n − 1 shared rows have norm ≤ R/2; the canary row is 2R·e₀ in D and 2R·e₁ in D′, clipped
@@ -167,35 +214,59 @@ def covariance_game(*, epsilon: float, delta: float, trials: int, broken: str | 
     raw = broken in ("no-clipping", "noise-before-clipping")
 
     def triangle(X, norm):  # the package's release with the noise switched off
-        return release_covariance(X, clip_norm=norm, multiplier=0.0, psd_floor=None,
-                                  rng=rng)[0][iu]
+        return release_covariance(X, clip_norm=norm, multiplier=0.0, psd_floor=None, rng=rng)[0][iu]
 
     clipped = [triangle(X, R) for X in worlds]
     direction = (clipped[1] - clipped[0]) / np.linalg.norm(clipped[1] - clipped[0])
     # unclipped variants: a clip norm no row exceeds leaves every row as it is
-    means = [triangle(X, float(np.linalg.norm(X, axis=1).max())) if raw else c
-             for X, c in zip(worlds, clipped)]
+    means = [
+        triangle(X, float(np.linalg.norm(X, axis=1).max())) if raw else c for X, c in zip(worlds, clipped)
+    ]
     sensitivity = covariance_sensitivity(n, clip_norm=R)
     z_used = z / 2.0 if broken == "noise-halved" else z
     scores = [np.empty(trials), np.empty(trials)]
     for w, u in enumerate(means):
         for start in range(0, trials, _CHUNK):
             k = min(_CHUNK, trials - start)
-            released = gaussian_mechanism(np.broadcast_to(u, (k, u.size)), rng=rng,
-                                          sensitivity=sensitivity, multiplier=z_used).value
+            released = gaussian_mechanism(
+                np.broadcast_to(u, (k, u.size)), rng=rng, sensitivity=sensitivity, multiplier=z_used
+            ).value
             if broken == "noise-before-clipping":
                 released = _clip_spectrum(released, iu, d, R * R)
-            scores[w][start:start + k] = (released - means[0]) @ direction
-    return GameResult("covariance", scores[0], scores[1], claimed, dl, broken, {
-        "multiplier": z, "multiplier_used": z_used, "sensitivity": sensitivity,
-        "sigma": z_used * sensitivity, "shift": float((means[1] - means[0]) @ direction),
-        "direction": direction, "rows": tuple(worlds), "accountant": "pld",
-        "score": "projection of the released upper triangle on e00 - e11"})
+            scores[w][start : start + k] = (released - means[0]) @ direction
+    return GameResult(
+        "covariance",
+        scores[0],
+        scores[1],
+        claimed,
+        dl,
+        broken,
+        {
+            "multiplier": z,
+            "multiplier_used": z_used,
+            "sensitivity": sensitivity,
+            "sigma": z_used * sensitivity,
+            "shift": float((means[1] - means[0]) @ direction),
+            "direction": direction,
+            "rows": tuple(worlds),
+            "accountant": "pld",
+            "score": "projection of the released upper triangle on e00 - e11",
+        },
+    )
 
 
-def smoothness_game(*, epsilon: float, delta: float, trials: int, broken: str | None = None,
-                    n: int = 100, d: int = 3, feature_bound: float = 1.0, floor: float = 1e-3,
-                    rng=None) -> GameResult:
+def smoothness_game(
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    broken: str | None = None,
+    n: int = 100,
+    d: int = 3,
+    feature_bound: float = 1.0,
+    floor: float = 1e-3,
+    rng=None,
+) -> GameResult:
     """The private smoothness constants (Fed-Sparse-BNSL Thm D.1): d Gaussian releases of clipped
     means.
 
@@ -224,8 +295,7 @@ def smoothness_game(*, epsilon: float, delta: float, trials: int, broken: str | 
     e, dl = check_target(epsilon, delta)
     trials, broken = check_trials(trials), check_broken(broken, "smoothness")
     n, d = check_int(n, "n", low=2), check_int(d, "d", low=1)
-    bound = as_bounds(check_real(feature_bound, "feature_bound", low=0.0, low_open=True), d,
-                      "feature_bound")
+    bound = as_bounds(check_real(feature_bound, "feature_bound", low=0.0, low_open=True), d, "feature_bound")
     floor = check_real(floor, "floor", low=0.0, low_open=True)
     rng = as_generator(rng)
     m = calibrate_smoothness(e, dl, d=d, method="tight")
@@ -235,21 +305,38 @@ def smoothness_game(*, epsilon: float, delta: float, trials: int, broken: str | 
 
     def exact(X):  # the package's estimate with the noise switched off
         b = np.maximum(bound, (X * X).max(axis=0)) if broken == "no-clipping" else bound
-        return private_smoothness(X, bound=b, multiplier=0.0, rng=rng, ledger=PrivacyLedger(),
-                                  floor=floor)
+        return private_smoothness(X, bound=b, multiplier=0.0, rng=rng, ledger=PrivacyLedger(), floor=floor)
 
     means = [exact(X) for X in worlds]
     m_used = m / 2.0 if broken == "noise-halved" else m
     scores = []
     for u in means:
-        released = np.column_stack([
-            gaussian_mechanism(np.full(trials, u[a]), sensitivity=bound[a] / n, multiplier=m_used,
-                               rng=rng).value for a in range(d)])
+        released = np.column_stack(
+            [
+                gaussian_mechanism(
+                    np.full(trials, u[a]), sensitivity=bound[a] / n, multiplier=m_used, rng=rng
+                ).value
+                for a in range(d)
+            ]
+        )
         scores.append(((np.maximum(released, floor) - means[0]) / bound).sum(axis=1))
-    return GameResult("smoothness", scores[0], scores[1], _pld_epsilon(m, d, dl), dl, broken, {
-        "multiplier": m, "multiplier_used": m_used, "sensitivity": tuple(bound / n),
-        "means": tuple(map(tuple, means)), "rows": tuple(worlds), "accountant": "pld",
-        "score": "sum_a (released m_a - m_a(D)) / X_a"})
+    return GameResult(
+        "smoothness",
+        scores[0],
+        scores[1],
+        _pld_epsilon(m, d, dl),
+        dl,
+        broken,
+        {
+            "multiplier": m,
+            "multiplier_used": m_used,
+            "sensitivity": tuple(bound / n),
+            "means": tuple(map(tuple, means)),
+            "rows": tuple(worlds),
+            "accountant": "pld",
+            "score": "sum_a (released m_a - m_a(D)) / X_a",
+        },
+    )
 
 
 #: The games by name; each takes keyword-only ``epsilon``, ``delta``, ``trials``, ``broken``,

@@ -20,9 +20,19 @@ __all__ = ["plot_tradeoff"]
 
 _X = ("epsilon", "d", "P", "n_k")
 _FORMATS = (".png", ".svg")
-_LABELS = {"epsilon": "ε", "d": "nodes d", "P": "participants P", "n_k": "rows per participant",
-           "shd": "SHD", "tpr": "TPR", "fdr": "FDR", "f1": "F1", "nnz": "predicted edges",
-           "comm_mb": "communication (MB)", "seconds": "learner time (s)"}
+_LABELS = {
+    "epsilon": "ε",
+    "d": "nodes d",
+    "P": "participants P",
+    "n_k": "rows per participant",
+    "shd": "SHD",
+    "tpr": "TPR",
+    "fdr": "FDR",
+    "f1": "F1",
+    "nnz": "predicted edges",
+    "comm_mb": "communication (MB)",
+    "seconds": "learner time (s)",
+}
 
 
 def _matplotlib():
@@ -30,8 +40,9 @@ def _matplotlib():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as exc:
-        raise ImportError('plotting needs matplotlib, an optional extra of dpbnsl: '
-                          'pip install "dpbnsl[plot]"') from exc
+        raise ImportError(
+            'plotting needs matplotlib, an optional extra of dpbnsl: pip install "dpbnsl[plot]"'
+        ) from exc
     return Figure, FigureCanvasAgg
 
 
@@ -46,19 +57,23 @@ def _fixed(frame: pd.DataFrame, x: str) -> dict:
         for at, opts in frame.groupby(point, sort=False)["options"]:
             values = sorted(opts.unique().tolist())
             if len(values) > 1:
-                where = ", ".join(f"{'ε' if c == 'epsilon' else c} = {v:g}"
-                                  for c, v in zip(point[1:], at[1:]))
-                raise ValueError(f"`frame` mixes options {values} for {at[0]} at {where}; filter "
-                                 f"it first (e.g. frame[frame['options'] == {values[0]!r}])")
+                where = ", ".join(
+                    f"{'ε' if c == 'epsilon' else c} = {v:g}" for c, v in zip(point[1:], at[1:])
+                )
+                raise ValueError(
+                    f"`frame` mixes options {values} for {at[0]} at {where}; filter "
+                    f"it first (e.g. frame[frame['options'] == {values[0]!r}])"
+                )
     fixed = {}
     private = frame[np.isfinite(frame["epsilon"])]
     setting = [c for c in ("graph", "edges_per_node") if c in frame.columns]
     for col, rows in [(c, frame) for c in (*_X[1:], *setting) if c != x] + [("delta", private)]:
         values = sorted(rows[col].unique().tolist())
         if len(values) > 1:
-            raise ValueError(f"`frame` mixes {col} = {values}; filter it first (e.g. "
-                             f"frame[frame[{col!r}] == {values[0]!r}])"
-                             + (f" or plot with x={col!r}" if col in _X else ""))
+            raise ValueError(
+                f"`frame` mixes {col} = {values}; filter it first (e.g. "
+                f"frame[frame[{col!r}] == {values[0]!r}])" + (f" or plot with x={col!r}" if col in _X else "")
+            )
         if values:
             fixed[col] = values[0]
     return fixed
@@ -69,8 +84,9 @@ def _band(ax, xs, mean, std, **style) -> None:
     ax.fill_between(xs, mean - std, mean + std, color=style["color"], alpha=0.2, linewidth=0)
 
 
-def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=None,
-                  log_x=True, title=None) -> Path:
+def plot_tradeoff(
+    frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=None, log_x=True, title=None
+) -> Path:
     """Draw mean ± std (over seeds) of sweep metrics, one panel per metric, and save it.
 
     Parameters
@@ -114,9 +130,13 @@ def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=
     if missing:
         raise ValueError(f"`frame` lacks the sweep columns {missing}")
     present = list(dict.fromkeys(frame["method"]))
-    methods = present if methods is None else [check_choice(m, "methods", present)
-                                               for m in ([methods] if isinstance(methods, str)
-                                                         else methods)]
+    methods = (
+        present
+        if methods is None
+        else [
+            check_choice(m, "methods", present) for m in ([methods] if isinstance(methods, str) else methods)
+        ]
+    )
     frame = frame[frame["method"].isin(methods)]
     if frame.empty:
         raise ValueError("`frame` has no rows to plot")
@@ -129,7 +149,7 @@ def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(ys), squeeze=False)[0]
     for ax, metric in zip(axes, ys):
-        colors = iter(f"C{i % 10}" for i in range(10 ** 6))  # same colours in every panel
+        colors = iter(f"C{i % 10}" for i in range(10**6))  # same colours in every panel
         for method in methods:
             rows = frame[frame["method"] == method]
             if x == "epsilon" and not np.isfinite(rows["epsilon"]).any():
@@ -143,14 +163,27 @@ def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=
                 series = [(method, "-", summarize(rows, by="epsilon", metrics=metric))]
             else:  # one line per ε, the non-private one (ε = ∞) dashed
                 s = summarize(rows, by=["epsilon", x], metrics=metric)
-                series = [(method if not math.isfinite(e) else f"{method}, ε = {e:g}",
-                           "-" if math.isfinite(e) else "--", part)
-                          for e, part in s.groupby("epsilon", sort=True)]
+                series = [
+                    (
+                        method if not math.isfinite(e) else f"{method}, ε = {e:g}",
+                        "-" if math.isfinite(e) else "--",
+                        part,
+                    )
+                    for e, part in s.groupby("epsilon", sort=True)
+                ]
             for label, style, part in series:
                 part = part.sort_values(x)
-                _band(ax, part[x].to_numpy(float), part[f"{metric}_mean"].to_numpy(float),
-                      np.nan_to_num(part[f"{metric}_std"].to_numpy(float)), marker="o",
-                      markersize=3, label=label, linestyle=style, color=next(colors))
+                _band(
+                    ax,
+                    part[x].to_numpy(float),
+                    part[f"{metric}_mean"].to_numpy(float),
+                    np.nan_to_num(part[f"{metric}_std"].to_numpy(float)),
+                    marker="o",
+                    markersize=3,
+                    label=label,
+                    linestyle=style,
+                    color=next(colors),
+                )
         if log_x:
             ax.set_xscale("log")
         ax.set_xlabel(_LABELS[x])
@@ -158,9 +191,14 @@ def plot_tradeoff(frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize="small")
     names = {"delta": "δ", "edges_per_node": "edges/node"}
-    fig.suptitle(title if title is not None else ", ".join(
-        f"{names.get(k, k)} = {v if isinstance(v, str) else format(v, 'g')}"
-        for k, v in fixed.items()), fontsize="medium")
+    fig.suptitle(
+        title
+        if title is not None
+        else ", ".join(
+            f"{names.get(k, k)} = {v if isinstance(v, str) else format(v, 'g')}" for k, v in fixed.items()
+        ),
+        fontsize="medium",
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=path.suffix.lower()[1:], dpi=150)
     return path

@@ -24,8 +24,14 @@ from scipy import special, stats
 from .._validation import as_generator, check_choice, check_int, check_real
 from ..mechanisms import ColumnwiseExponentialMechanism, gaussian_mechanism, gumbel_max
 
-__all__ = ["SelectionSamplerCheck", "GaussianSamplerCheck", "check_selection_sampler",
-           "check_gaussian_sampler", "softmax", "pooled_chi2"]
+__all__ = [
+    "SelectionSamplerCheck",
+    "GaussianSamplerCheck",
+    "check_selection_sampler",
+    "check_gaussian_sampler",
+    "softmax",
+    "pooled_chi2",
+]
 
 MIN_EXPECTED = 5.0  # pool cells until every expected count reaches this (Cochran's rule)
 
@@ -104,16 +110,22 @@ def _columnwise(scores, *, scale, draws, rng):
 
 
 def _gumbel(scores, *, scale, draws, rng):
-    return np.array([gumbel_max(scores, sensitivity=1.0, scale=scale, rng=rng).value
-                     for _ in range(draws)])
+    return np.array([gumbel_max(scores, sensitivity=1.0, scale=scale, rng=rng).value for _ in range(draws)])
 
 
 _SELECTION = {"columnwise": _columnwise, "gumbel-max": _gumbel}
 
 
-def check_selection_sampler(*, scores=None, d: int = 5, scale: float = 1.0, draws: int = 20_000,
-                            sampler: str | Callable = "columnwise", alpha: float = 1e-3,
-                            rng=None) -> SelectionSamplerCheck:
+def check_selection_sampler(
+    *,
+    scores=None,
+    d: int = 5,
+    scale: float = 1.0,
+    draws: int = 20_000,
+    sampler: str | Callable = "columnwise",
+    alpha: float = 1e-3,
+    rng=None,
+) -> SelectionSamplerCheck:
     """χ² goodness of fit of a selection sampler's draws against the exact softmax.
 
     Under the null the pooled counts are multinomial with every expected count ≥ 5, so Pearson's
@@ -150,13 +162,17 @@ def check_selection_sampler(*, scores=None, d: int = 5, scale: float = 1.0, draw
         np.fill_diagonal(scores, -np.inf)
     s = np.array(scores, dtype=float)
     if s.ndim != 2 or np.isnan(s).any() or np.isposinf(s).any() or not np.isfinite(s).any():
-        raise ValueError("`scores` must be a 2-dimensional array of finite scores or -inf, with "
-                         f"at least one finite entry; got {scores!r}")
+        raise ValueError(
+            "`scores` must be a 2-dimensional array of finite scores or -inf, with "
+            f"at least one finite entry; got {scores!r}"
+        )
     p = softmax(s, lam)
     picks = np.asarray(draw(s, scale=lam, draws=draws, rng=rng), dtype=np.int64).ravel()
     if picks.size != draws or picks.min() < 0 or picks.max() >= p.size:
-        raise ValueError(f"`sampler` must return {draws} flat indices in [0, {p.size}); got "
-                         f"{picks.size} in [{picks.min()}, {picks.max()}]")
+        raise ValueError(
+            f"`sampler` must return {draws} flat indices in [0, {p.size}); got "
+            f"{picks.size} in [{picks.min()}, {picks.max()}]"
+        )
     counts = np.bincount(picks, minlength=p.size)
     impossible = int(counts[p == 0].sum())
     deviation = float(np.max(np.abs(counts / draws - p)))
@@ -166,17 +182,24 @@ def check_selection_sampler(*, scores=None, d: int = 5, scale: float = 1.0, draw
     else:
         stat, dof, pools = pooled_chi2(counts[p > 0], p[p > 0])
         pvalue = float(stats.chi2.sf(stat, dof)) if dof > 0 else 1.0
-    return SelectionSamplerCheck(name, draws, stat, dof, pvalue, alpha, pvalue >= alpha, pools,
-                                 impossible, deviation)
+    return SelectionSamplerCheck(
+        name, draws, stat, dof, pvalue, alpha, pvalue >= alpha, pools, impossible, deviation
+    )
 
 
 def _gaussian(values, *, sigma, rng):
     return gaussian_mechanism(values, sensitivity=1.0, sigma=sigma, rng=rng).value
 
 
-def check_gaussian_sampler(*, sigma: float, draws: int, value: float = 0.0,
-                           sampler: str | Callable = "gaussian-mechanism", alpha: float = 1e-3,
-                           rng=None) -> GaussianSamplerCheck:
+def check_gaussian_sampler(
+    *,
+    sigma: float,
+    draws: int,
+    value: float = 0.0,
+    sampler: str | Callable = "gaussian-mechanism",
+    alpha: float = 1e-3,
+    rng=None,
+) -> GaussianSamplerCheck:
     """Mean, variance and distribution of ``draws`` Gaussian releases of ``value`` against
     N(value, σ²); three tests at level α/3 each (Bonferroni), so a correct sampler fails with
     probability ≤ α.
@@ -218,13 +241,26 @@ def check_gaussian_sampler(*, sigma: float, draws: int, value: float = 0.0,
     level = alpha / 3.0
     mean, var = float(x.mean()), float(x.var(ddof=1))
     tol = float(stats.norm.isf(level / 2.0)) * s / math.sqrt(n)
-    q = (n - 1) * var / s ** 2
+    q = (n - 1) * var / s**2
     chi = stats.chi2(n - 1)
-    interval = (float(s * s * chi.ppf(level / 2.0) / (n - 1)),
-                float(s * s * chi.isf(level / 2.0) / (n - 1)))
+    interval = (float(s * s * chi.ppf(level / 2.0) / (n - 1)), float(s * s * chi.isf(level / 2.0) / (n - 1)))
     ks = stats.kstest(x, stats.norm(mu, s).cdf)
-    pvalues = {"mean": float(2.0 * stats.norm.sf(abs(mean - mu) * math.sqrt(n) / s)),
-               "variance": float(min(1.0, 2.0 * min(chi.cdf(q), chi.sf(q)))),
-               "ks": float(ks.pvalue)}
-    return GaussianSamplerCheck(name, s, mu, n, mean, tol, var, interval, float(ks.statistic),
-                                pvalues, alpha, min(pvalues.values()) >= level)
+    pvalues = {
+        "mean": float(2.0 * stats.norm.sf(abs(mean - mu) * math.sqrt(n) / s)),
+        "variance": float(min(1.0, 2.0 * min(chi.cdf(q), chi.sf(q)))),
+        "ks": float(ks.pvalue),
+    }
+    return GaussianSamplerCheck(
+        name,
+        s,
+        mu,
+        n,
+        mean,
+        tol,
+        var,
+        interval,
+        float(ks.statistic),
+        pvalues,
+        alpha,
+        min(pvalues.values()) >= level,
+    )

@@ -52,13 +52,23 @@ from ._pgcd_games import UnclippedState
 from ._sensitivity_base import BROKEN_CHECKS, RTOL, SensitivityCheck, Spec, check_inputs, run_check
 from .game_base import EXCESS
 
-__all__ = ["SensitivityCheck", "CHECKS", "BROKEN_CHECKS", "RTOL", "check_sensitivity",
-           "check_pgcd_gradient", "check_pgcd_score", "check_smoothness", "check_covariance",
-           "check_mean"]
+__all__ = [
+    "SensitivityCheck",
+    "CHECKS",
+    "BROKEN_CHECKS",
+    "RTOL",
+    "check_sensitivity",
+    "check_pgcd_gradient",
+    "check_pgcd_score",
+    "check_smoothness",
+    "check_covariance",
+    "check_mean",
+]
 
 
-def _pgcd(target, X, X_prime, *, pairs, clip, lambda1, rho2, multiplier, local_iters, broken,
-          rng) -> SensitivityCheck:
+def _pgcd(
+    target, X, X_prime, *, pairs, clip, lambda1, rho2, multiplier, local_iters, broken, rng
+) -> SensitivityCheck:
     name = f"pgcd-{target}"
     X, X_prime, pairs, rng = check_inputs(X, X_prime, pairs, broken, name, rng, min_d=2)
     C = check_real(clip, "clip", low=0.0, low_open=True)
@@ -102,14 +112,24 @@ def _pgcd(target, X, X_prime, *, pairs, clip, lambda1, rho2, multiplier, local_i
         declared = np.broadcast_to((2.0 * clip_bounds(M, C) / n)[:, None], (d, d))[off]
     else:
         declared = np.full(d * (d - 1), clip_score_sensitivity(M, C, n))
-    return run_check(name, Spec(exact, noisy, declared, boundary, False, context), X, X_prime,
-                     pairs, broken, rng)
+    return run_check(
+        name, Spec(exact, noisy, declared, boundary, False, context), X, X_prime, pairs, broken, rng
+    )
 
 
-def check_pgcd_gradient(X=None, X_prime=None, *, pairs: int = 200, clip: float = 1.0,
-                        lambda1: float = 0.05, rho2: float = 0.3, multiplier: float = 2.0,
-                        local_iters: int = 3, broken: str | None = None,
-                        rng=None) -> SensitivityCheck:
+def check_pgcd_gradient(
+    X=None,
+    X_prime=None,
+    *,
+    pairs: int = 200,
+    clip: float = 1.0,
+    lambda1: float = 0.05,
+    rho2: float = 0.3,
+    multiplier: float = 2.0,
+    local_iters: int = 3,
+    broken: str | None = None,
+    rng=None,
+) -> SensitivityCheck:
     """DP-PGCD's clipped gradient g_ab, every off-diagonal coordinate, against Δ_g,ab = 2C_ab/n.
 
     The pre-noise gradient is the one :func:`~dpbnsl.learners.linear.pgcd.new_state` computes (the state
@@ -134,23 +154,61 @@ def check_pgcd_gradient(X=None, X_prime=None, *, pairs: int = 200, clip: float =
     -------
     SensitivityCheck
     """
-    return _pgcd("gradient", X, X_prime, pairs=pairs, clip=clip, lambda1=lambda1, rho2=rho2,
-                 multiplier=multiplier, local_iters=local_iters, broken=broken, rng=rng)
+    return _pgcd(
+        "gradient",
+        X,
+        X_prime,
+        pairs=pairs,
+        clip=clip,
+        lambda1=lambda1,
+        rho2=rho2,
+        multiplier=multiplier,
+        local_iters=local_iters,
+        broken=broken,
+        rng=rng,
+    )
 
 
-def check_pgcd_score(X=None, X_prime=None, *, pairs: int = 200, clip: float = 1.0,
-                     lambda1: float = 0.05, rho2: float = 0.3, multiplier: float = 2.0,
-                     local_iters: int = 3, broken: str | None = None,
-                     rng=None) -> SensitivityCheck:
+def check_pgcd_score(
+    X=None,
+    X_prime=None,
+    *,
+    pairs: int = 200,
+    clip: float = 1.0,
+    lambda1: float = 0.05,
+    rho2: float = 0.3,
+    multiplier: float = 2.0,
+    local_iters: int = 3,
+    broken: str | None = None,
+    rng=None,
+) -> SensitivityCheck:
     """DP-PGCD's selection scores s_ab, every coordinate, against Δ_s = 2C/(n√ΣM) (the scale of
     the exponential mechanism is λ_G = mΔ_s). As :func:`check_pgcd_gradient` otherwise."""
-    return _pgcd("score", X, X_prime, pairs=pairs, clip=clip, lambda1=lambda1, rho2=rho2,
-                 multiplier=multiplier, local_iters=local_iters, broken=broken, rng=rng)
+    return _pgcd(
+        "score",
+        X,
+        X_prime,
+        pairs=pairs,
+        clip=clip,
+        lambda1=lambda1,
+        rho2=rho2,
+        multiplier=multiplier,
+        local_iters=local_iters,
+        broken=broken,
+        rng=rng,
+    )
 
 
-def check_smoothness(X=None, X_prime=None, *, pairs: int = 200, feature_bound=1.0,
-                     multiplier: float = 2.0, broken: str | None = None,
-                     rng=None) -> SensitivityCheck:
+def check_smoothness(
+    X=None,
+    X_prime=None,
+    *,
+    pairs: int = 200,
+    feature_bound=1.0,
+    multiplier: float = 2.0,
+    broken: str | None = None,
+    rng=None,
+) -> SensitivityCheck:
     """The private smoothness constants m_a (Fed-Sparse-BNSL Thm D.1), each against X_a/n.
 
     :func:`~dpbnsl.mechanisms.moments.private_smoothness` with multiplier 0 (pre-noise) and
@@ -166,24 +224,26 @@ def check_smoothness(X=None, X_prime=None, *, pairs: int = 200, feature_bound=1.
 
     def exact(Xw, _):
         bw = np.maximum(b, (Xw * Xw).max(axis=0)) if broken == "no-clipping" else b
-        return private_smoothness(Xw, bound=bw, multiplier=0.0, rng=np.random.default_rng(0),
-                                  ledger=PrivacyLedger(), floor=tiny)
+        return private_smoothness(
+            Xw, bound=bw, multiplier=0.0, rng=np.random.default_rng(0), ledger=PrivacyLedger(), floor=tiny
+        )
 
     def noisy(Xw, _, g):
         ledger = PrivacyLedger()
         if broken is None:
-            return private_smoothness(Xw, bound=b, multiplier=z, rng=g, ledger=ledger,
-                                      floor=tiny), ledger.entries
+            return private_smoothness(
+                Xw, bound=b, multiplier=z, rng=g, ledger=ledger, floor=tiny
+            ), ledger.entries
         u = exact(Xw, None)  # unclipped, with the noise of the declared sensitivity
-        out = [gaussian_mechanism(u[a], sensitivity=b[a] / n, multiplier=z, rng=g)
-               for a in range(d)]
+        out = [gaussian_mechanism(u[a], sensitivity=b[a] / n, multiplier=z, rng=g) for a in range(d)]
         return np.maximum([r.value for r in out], tiny), tuple(r.event for r in out)
 
     def boundary(g):
         return np.sqrt(EXCESS * b) * g.choice([-1.0, 1.0], size=d), np.zeros(d)
 
-    return run_check("smoothness", Spec(exact, noisy, b / n, boundary, False, floor=tiny), X,
-                     X_prime, pairs, broken, rng)
+    return run_check(
+        "smoothness", Spec(exact, noisy, b / n, boundary, False, floor=tiny), X, X_prime, pairs, broken, rng
+    )
 
 
 def _row_clip(broken, R, Xw) -> float:
@@ -191,9 +251,16 @@ def _row_clip(broken, R, Xw) -> float:
     return max(R, float(np.linalg.norm(Xw, axis=1).max())) if broken == "no-clipping" else R
 
 
-def check_covariance(X=None, X_prime=None, *, pairs: int = 200, clip_norm: float = 1.0,
-                     multiplier: float = 2.0, broken: str | None = None,
-                     rng=None) -> SensitivityCheck:
+def check_covariance(
+    X=None,
+    X_prime=None,
+    *,
+    pairs: int = 200,
+    clip_norm: float = 1.0,
+    multiplier: float = 2.0,
+    broken: str | None = None,
+    rng=None,
+) -> SensitivityCheck:
     """DP-Fed-BNSL's covariance release: the upper triangle of clip(X)ᵀclip(X)/n against √2R²/n
     in ℓ2 (:func:`~dpbnsl.learners.linear.dp_fed_bnsl.covariance_sensitivity`).
 
@@ -209,8 +276,13 @@ def check_covariance(X=None, X_prime=None, *, pairs: int = 200, clip_norm: float
     declared = covariance_sensitivity(n, clip_norm=R)
 
     def exact(Xw, _):
-        return release_covariance(Xw, clip_norm=_row_clip(broken, R, Xw), multiplier=0.0,
-                                  psd_floor=None, rng=np.random.default_rng(0))[1].value
+        return release_covariance(
+            Xw,
+            clip_norm=_row_clip(broken, R, Xw),
+            multiplier=0.0,
+            psd_floor=None,
+            rng=np.random.default_rng(0),
+        )[1].value
 
     def noisy(Xw, _, g):
         if broken == "no-clipping":
@@ -218,7 +290,7 @@ def check_covariance(X=None, X_prime=None, *, pairs: int = 200, clip_norm: float
             return r.value, (r.event,)
         zw = z
         if broken == "data-dependent-noise":  # σ ∝ mean ‖clip(x_i)‖² instead of R²
-            zw = z * float((clip_rows(Xw, norm=R) ** 2).sum(axis=1).mean()) / R ** 2
+            zw = z * float((clip_rows(Xw, norm=R) ** 2).sum(axis=1).mean()) / R**2
         r = release_covariance(Xw, clip_norm=R, multiplier=zw, psd_floor=None, rng=g)[1]
         return r.value, (r.event,)
 
@@ -226,13 +298,21 @@ def check_covariance(X=None, X_prime=None, *, pairs: int = 200, clip_norm: float
         a, b = g.choice(d, size=2, replace=False) if d > 1 else (0, 0)
         return EXCESS * R * np.eye(d)[a], EXCESS * R * np.eye(d)[b]
 
-    return run_check("covariance", Spec(exact, noisy, np.array([declared]), boundary, True), X,
-                     X_prime, pairs, broken, rng)
+    return run_check(
+        "covariance", Spec(exact, noisy, np.array([declared]), boundary, True), X, X_prime, pairs, broken, rng
+    )
 
 
-def check_mean(X=None, X_prime=None, *, pairs: int = 200, row_norm: float = 1.0,
-               multiplier: float = 2.0, broken: str | None = None,
-               rng=None) -> SensitivityCheck:
+def check_mean(
+    X=None,
+    X_prime=None,
+    *,
+    pairs: int = 200,
+    row_norm: float = 1.0,
+    multiplier: float = 2.0,
+    broken: str | None = None,
+    rng=None,
+) -> SensitivityCheck:
     """The private mean of rows clipped to ‖x‖₂ ≤ R (DP-Fed-BNSL's private centring) against 2R/n
     in ℓ2 (:func:`~dpbnsl.mechanisms.moments.private_mean`, Privacy).
 
@@ -246,8 +326,13 @@ def check_mean(X=None, X_prime=None, *, pairs: int = 200, row_norm: float = 1.0,
     declared = 2.0 * R / n
 
     def exact(Xw, _):
-        return private_mean(Xw, row_norm=_row_clip(broken, R, Xw), multiplier=0.0,
-                            rng=np.random.default_rng(0), ledger=PrivacyLedger())
+        return private_mean(
+            Xw,
+            row_norm=_row_clip(broken, R, Xw),
+            multiplier=0.0,
+            rng=np.random.default_rng(0),
+            ledger=PrivacyLedger(),
+        )
 
     def noisy(Xw, _, g):
         if broken == "no-clipping":
@@ -261,23 +346,27 @@ def check_mean(X=None, X_prime=None, *, pairs: int = 200, row_norm: float = 1.0,
         u *= EXCESS * R / np.linalg.norm(u)
         return u, -u
 
-    return run_check("mean", Spec(exact, noisy, np.array([declared]), boundary, True), X,
-                     X_prime, pairs, broken, rng)
+    return run_check(
+        "mean", Spec(exact, noisy, np.array([declared]), boundary, True), X, X_prime, pairs, broken, rng
+    )
 
 
 #: The checks by name; each takes ``X``, ``X_prime`` and keyword-only ``pairs``, ``broken``,
 #: ``rng`` and the computation's parameters, and returns a :class:`SensitivityCheck`.
-CHECKS: Mapping[str, Callable[..., SensitivityCheck]] = MappingProxyType({
-    "pgcd-gradient": check_pgcd_gradient,
-    "pgcd-score": check_pgcd_score,
-    "smoothness": check_smoothness,
-    "covariance": check_covariance,
-    "mean": check_mean,
-})
+CHECKS: Mapping[str, Callable[..., SensitivityCheck]] = MappingProxyType(
+    {
+        "pgcd-gradient": check_pgcd_gradient,
+        "pgcd-score": check_pgcd_score,
+        "smoothness": check_smoothness,
+        "covariance": check_covariance,
+        "mean": check_mean,
+    }
+)
 
 
-def check_sensitivity(name: str, X=None, X_prime=None, *, pairs: int = 200, rng=None,
-                      **options) -> SensitivityCheck:
+def check_sensitivity(
+    name: str, X=None, X_prime=None, *, pairs: int = 200, rng=None, **options
+) -> SensitivityCheck:
     """Run the check ``name`` (a key of :data:`CHECKS`) with keyword ``options`` (``broken`` and
     the computation's parameters).
 

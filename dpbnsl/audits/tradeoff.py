@@ -40,12 +40,42 @@ from ..simulation import simulate
 
 __all__ = ["COLUMNS", "KEY", "METRICS", "METHODS", "SweepResult", "summarize", "sweep"]
 
-COLUMNS = ("method", "epsilon", "delta", "d", "P", "n_k", "seed", "graph", "edges_per_node",
-           "options", "shd", "tpr", "fdr", "f1", "nnz", "comm_mb", "seconds")
+COLUMNS = (
+    "method",
+    "epsilon",
+    "delta",
+    "d",
+    "P",
+    "n_k",
+    "seed",
+    "graph",
+    "edges_per_node",
+    "options",
+    "shd",
+    "tpr",
+    "fdr",
+    "f1",
+    "nnz",
+    "comm_mb",
+    "seconds",
+)
 KEY, METRICS = COLUMNS[:10], COLUMNS[10:]
-_DTYPES = {"epsilon": float, "delta": float, "d": int, "P": int, "n_k": int, "seed": int,
-           "edges_per_node": int, "shd": int, "tpr": float, "fdr": float, "f1": float, "nnz": int,
-           "comm_mb": float, "seconds": float}
+_DTYPES = {
+    "epsilon": float,
+    "delta": float,
+    "d": int,
+    "P": int,
+    "n_k": int,
+    "seed": int,
+    "edges_per_node": int,
+    "shd": int,
+    "tpr": float,
+    "fdr": float,
+    "f1": float,
+    "nnz": int,
+    "comm_mb": float,
+    "seconds": float,
+}
 _TEXT = {"method": str, "graph": str, "options": str}  # read back as text, never as numbers
 _SETTING = ("graph", "edges_per_node", "options")  # what CSVs of earlier versions lack
 _RESERVED = ("epsilon", "delta", "rng", "local")
@@ -76,8 +106,18 @@ class SweepResult:
 
 def _key(method, epsilon, delta, d, P, n_k, seed, graph, edges, options, *_) -> tuple:
     """Canonical task key: floats by their exact hex form, so "1", "1.0" and 1.0 all match."""
-    return (str(method), float(epsilon).hex(), float(delta).hex(), int(d), int(P), int(n_k),
-            int(seed), str(graph), int(edges), str(options))
+    return (
+        str(method),
+        float(epsilon).hex(),
+        float(delta).hex(),
+        int(d),
+        int(P),
+        int(n_k),
+        int(seed),
+        str(graph),
+        int(edges),
+        str(options),
+    )
 
 
 def _options_text(options: Mapping) -> str:
@@ -110,21 +150,30 @@ def _check_options(method_options) -> dict[str, dict]:
         fn0 = _entry(method).function
         forwards = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn0).parameters.values())
         for fn in (fn0, notears) if forwards else (fn0,):  # baselines forward **kwargs to notears
-            allowed |= {p.name for p in inspect.signature(fn).parameters.values()
-                        if p.kind is p.KEYWORD_ONLY and p.name not in _RESERVED}
+            allowed |= {
+                p.name
+                for p in inspect.signature(fn).parameters.values()
+                if p.kind is p.KEYWORD_ONLY and p.name not in _RESERVED
+            }
         for name in opts:
             if name in _RESERVED:
-                raise ValueError(f"`method_options[{method!r}]` must not set {name!r}: the sweep "
-                                 "sets epsilon, delta and rng itself")
+                raise ValueError(
+                    f"`method_options[{method!r}]` must not set {name!r}: the sweep "
+                    "sets epsilon, delta and rng itself"
+                )
             if name not in allowed:
-                raise ValueError(f"`method_options[{method!r}]` has unknown option {name!r}; "
-                                 f"allowed: {', '.join(sorted(allowed))}")
+                raise ValueError(
+                    f"`method_options[{method!r}]` has unknown option {name!r}; "
+                    f"allowed: {', '.join(sorted(allowed))}"
+                )
             try:
                 _options_text({name: opts[name]})
             except (TypeError, ValueError) as exc:  # ValueError: a circular list
-                raise TypeError(f"`method_options[{method!r}][{name!r}]` must be a number, string, "
-                                f"bool, None or a list of them (it is written to the CSV); got "
-                                f"{opts[name]!r}") from exc
+                raise TypeError(
+                    f"`method_options[{method!r}][{name!r}]` must be a number, string, "
+                    f"bool, None or a list of them (it is written to the CSV); got "
+                    f"{opts[name]!r}"
+                ) from exc
         out[method] = dict(opts)
     return out
 
@@ -133,13 +182,17 @@ def _run_task(task: _Task) -> dict:
     """Simulate the data of ``task``, run its learner, return its row (runs in worker processes)."""
     entry = _entry(task.method)
     s0 = min(task.edges * task.d, task.d * (task.d - 1) // 2)
-    sim = simulate(task.d, task.P * task.n_k, participants=task.P, s0=s0, graph_type=task.graph,
-                   rng=task.seed)
+    sim = simulate(
+        task.d, task.P * task.n_k, participants=task.P, s0=s0, graph_type=task.graph, rng=task.seed
+    )
     kwargs = dict(task.kwargs)
     if entry.private:
         tag = zlib.crc32(repr(_key(*task)[:6]).encode())
-        kwargs.update(epsilon=task.epsilon, delta=task.delta, rng=np.random.default_rng(
-            np.random.SeedSequence(task.seed, spawn_key=(0x5EE9, tag))))
+        kwargs.update(
+            epsilon=task.epsilon,
+            delta=task.delta,
+            rng=np.random.default_rng(np.random.SeedSequence(task.seed, spawn_key=(0x5EE9, tag))),
+        )
     start = time.perf_counter()
     result = entry.function(sim.X if entry.stacked else sim.participants, **kwargs)
     seconds = time.perf_counter() - start
@@ -148,8 +201,16 @@ def _run_task(task: _Task) -> dict:
     warm = result.info.get("warm_start") if isinstance(result.info, dict) else None
     if warm:  # the warm start's messages (kept apart from the DP-PGCD rounds' transcript)
         comm += warm["transcript"].total_mb
-    return dict(zip(KEY, task[:10]), shd=acc.shd, tpr=acc.tpr, fdr=acc.fdr, f1=acc.f1,
-                nnz=acc.nnz, comm_mb=comm, seconds=seconds)
+    return dict(
+        zip(KEY, task[:10]),
+        shd=acc.shd,
+        tpr=acc.tpr,
+        fdr=acc.fdr,
+        f1=acc.f1,
+        nnz=acc.nnz,
+        comm_mb=comm,
+        seconds=seconds,
+    )
 
 
 def _read_csv(path: Path) -> pd.DataFrame | None:
@@ -162,26 +223,30 @@ def _read_csv(path: Path) -> pd.DataFrame | None:
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ValueError(f"`csv` {str(path)!r} is not a sweep CSV ({exc}); {kept}") from exc
     if header != COLUMNS:
-        missing, extra = [c for c in COLUMNS if c not in header], [c for c in header
-                                                                   if c not in COLUMNS]
+        missing, extra = [c for c in COLUMNS if c not in header], [c for c in header if c not in COLUMNS]
         what = f"missing {missing}, unexpected {extra}" if missing or extra else "another order"
         if set(missing) == set(_SETTING) and not extra:
-            what += (": a CSV from before the sweep recorded its setting; add these columns with "
-                     "the values that produced its rows")
-        raise ValueError(f"`csv` {str(path)!r} has columns {list(header)}, expected "
-                         f"{list(COLUMNS)} ({what}); {kept}: pass another path or fix it")
+            what += (
+                ": a CSV from before the sweep recorded its setting; add these columns with "
+                "the values that produced its rows"
+            )
+        raise ValueError(
+            f"`csv` {str(path)!r} has columns {list(header)}, expected "
+            f"{list(COLUMNS)} ({what}); {kept}: pass another path or fix it"
+        )
     with open(path, "rb") as f:
         f.seek(-1, os.SEEK_END)
         if f.read(1) != b"\n":
-            raise ValueError(f"`csv` {str(path)!r} ends with an incomplete row (an interrupted "
-                             f"write?); {kept}: delete its last line")
+            raise ValueError(
+                f"`csv` {str(path)!r} ends with an incomplete row (an interrupted "
+                f"write?); {kept}: delete its last line"
+            )
     return pd.read_csv(path, dtype=_TEXT)
 
 
 def _append(path: Path, row: dict) -> None:
     header = not path.exists() or path.stat().st_size == 0
-    text = pd.DataFrame([row], columns=list(COLUMNS)).to_csv(index=False, header=header,
-                                                             lineterminator="\n")
+    text = pd.DataFrame([row], columns=list(COLUMNS)).to_csv(index=False, header=header, lineterminator="\n")
     with open(path, "a", newline="") as f:  # one write per finished task
         f.write(text)
 
@@ -197,16 +262,32 @@ def _progress(enabled: bool, total: int, skipped: int):
         nonlocal done
         done += 1
         elapsed = time.perf_counter() - start
-        write(f"sweep: {done}/{total} done, {elapsed:.0f} s elapsed, "
-              f"~{elapsed / done * (total - done):.0f} s left", done == total)
+        write(
+            f"sweep: {done}/{total} done, {elapsed:.0f} s elapsed, "
+            f"~{elapsed / done * (total - done):.0f} s left",
+            done == total,
+        )
 
     write(f"sweep: {total} task(s) to run, {skipped} already in the CSV", total == 0)
     return step
 
 
-def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=200,
-          delta=1e-5, csv=None, jobs=1, progress=True, method_options=None, graph="ER",
-          edges_per_node=1) -> SweepResult:
+def sweep(
+    *,
+    methods,
+    epsilons,
+    seeds,
+    d=20,
+    participants=10,
+    n_per_participant=200,
+    delta=1e-5,
+    csv=None,
+    jobs=1,
+    progress=True,
+    method_options=None,
+    graph="ER",
+    edges_per_node=1,
+) -> SweepResult:
     """Run a privacy–utility sweep (resumable) and return its tidy table.
 
     Parameters
@@ -255,11 +336,16 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     if not methods:
         raise ValueError(f"`methods` must not be empty; allowed: {', '.join(METHODS)}")
     methods = list(dict.fromkeys(check_choice(m, "methods", METHODS) for m in methods))
-    eps = list(dict.fromkeys(check_epsilon(e, "epsilons")
-                             for e in ([epsilons] if np.ndim(epsilons) == 0 else epsilons)))
+    eps = list(
+        dict.fromkeys(
+            check_epsilon(e, "epsilons") for e in ([epsilons] if np.ndim(epsilons) == 0 else epsilons)
+        )
+    )
     if not eps and any(_entry(m).private for m in methods):
-        raise ValueError("`epsilons` must not be empty when a private method is requested "
-                         "(the non-private methods give the ε = ∞ reference)")
+        raise ValueError(
+            "`epsilons` must not be empty when a private method is requested "
+            "(the non-private methods give the ε = ∞ reference)"
+        )
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     seed_list = _grid(seeds, "seeds", 0)
     ds, Ps = _grid(d, "d", 2), _grid(participants, "participants", 1)
@@ -271,8 +357,7 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
     path = None if csv is None else Path(csv)
     existing = None if path is None else _read_csv(path)
 
-    kwargs = {m: {**_entry(m).defaults, **_entry(m).simulation, **options.get(m, {})}
-              for m in methods}
+    kwargs = {m: {**_entry(m).defaults, **_entry(m).simulation, **options.get(m, {})} for m in methods}
     texts = {m: _options_text(kw) for m, kw in kwargs.items()}
     for m in methods:  # every private setting is validated and calibrated before any run
         plan = _entry(m).plan
@@ -281,10 +366,15 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
                 for dd in ds:
                     for nk in nks:
                         plan(dd, (nk,), epsilon=e, delta=delta, **kwargs[m])
-    tasks = [_Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m],
-                   kwargs[m])
-             for s in seed_list for dd in ds for P in Ps for nk in nks for m in methods
-             for e in (eps if _entry(m).private else [math.inf])]
+    tasks = [
+        _Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m], kwargs[m])
+        for s in seed_list
+        for dd in ds
+        for P in Ps
+        for nk in nks
+        for m in methods
+        for e in (eps if _entry(m).private else [math.inf])
+    ]
     done = set() if existing is None else set(map(_key, *existing[list(KEY)].T.to_numpy()))
     todo = [t for t in tasks if _key(*t) not in done]
     rows: dict[tuple, dict] = {}
@@ -303,8 +393,9 @@ def sweep(*, methods, epsilons, seeds, d=20, participants=10, n_per_participant=
             record(_run_task(task))
     elif todo:
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx,
-                                 initializer=single_thread) as pool:
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=single_thread
+        ) as pool:
             futures = [pool.submit(_run_task, t) for t in todo]
             try:
                 for future in as_completed(futures):

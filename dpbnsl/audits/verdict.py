@@ -46,8 +46,17 @@ class Audit:
         return self.flagged == (self.broken is not None)
 
 
-def audit(mechanism: str, *, epsilon: float = 1.0, delta: float = 1e-5, trials: int = 100_000,
-          broken: str | None = None, alpha: float = 0.05, rng=None, **game_options) -> Audit:
+def audit(
+    mechanism: str,
+    *,
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    trials: int = 100_000,
+    broken: str | None = None,
+    alpha: float = 0.05,
+    rng=None,
+    **game_options,
+) -> Audit:
     """Run the game ``mechanism`` (a key of :data:`~dpbnsl.audits.games.GAMES`) and bound ε.
 
     Continuous scores use the Bonferroni rule of
@@ -63,23 +72,29 @@ def audit(mechanism: str, *, epsilon: float = 1.0, delta: float = 1e-5, trials: 
     (False, True)
     """
     if not isinstance(mechanism, str) or mechanism not in GAMES:
-        raise ValueError(f"`mechanism` must be one of {', '.join(map(repr, GAMES))}; "
-                         f"got {mechanism!r}")
+        raise ValueError(f"`mechanism` must be one of {', '.join(map(repr, GAMES))}; got {mechanism!r}")
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
-    game = run_game(mechanism, epsilon=epsilon, delta=delta, trials=trials, broken=broken,
-                    rng=rng, **game_options)
+    game = run_game(
+        mechanism, epsilon=epsilon, delta=delta, trials=trials, broken=broken, rng=rng, **game_options
+    )
     s0, s1 = np.asarray(game.scores0, float), np.asarray(game.scores1, float)
     values = np.unique(np.concatenate([s0, s1]))
     estimate = None
     if values.size <= 2:
         mid = float(values.mean()) if values.size == 2 else float(values[0])
-        bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha, rule="fixed",
-                                      threshold=mid)
+        bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha, rule="fixed", threshold=mid)
     elif values.size <= 10:
-        bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha, rule="split",
-                                      rng=rng)
+        bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha, rule="split", rng=rng)
     else:
         bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha)
         estimate = gdp_estimate(s0, s1, delta=game.delta)
-    return Audit(mechanism, game.broken, game.claimed_epsilon, game.delta, game.trials, bound,
-                 estimate, bound.violates(game.claimed_epsilon))
+    return Audit(
+        mechanism,
+        game.broken,
+        game.claimed_epsilon,
+        game.delta,
+        game.trials,
+        bound,
+        estimate,
+        bound.violates(game.claimed_epsilon),
+    )

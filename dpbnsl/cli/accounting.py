@@ -22,52 +22,77 @@ __all__ = ["add_accounting_commands", "run_noise", "PLD_MAX_RHO"]
 #: loss (ρ ≈ 5 takes seconds, ρ = 50 about 15 s, one release with σ/Δ = 0.01 about 8 minutes).
 PLD_MAX_RHO = 10.0
 
-_NOISE_COLUMNS = ("method", "gumbel_multiplier", "gaussian_multiplier", "rho_per_step", "eps_zcdp",
-                  "eps_rdp")
+_NOISE_COLUMNS = ("method", "gumbel_multiplier", "gaussian_multiplier", "rho_per_step", "eps_zcdp", "eps_rdp")
 
 
 def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
     """Add ``noise`` and ``account`` to the sub-parsers ``sub`` (each sets ``handler``)."""
     noise = sub.add_parser(
-        "noise", formatter_class=formatter,
+        "noise",
+        formatter_class=formatter,
         help="noise multipliers of DP-PGCD for a target (ε, δ)",
         description="Calibrate the noise of T·K DP-PGCD iterations (each a Gumbel-max selection "
         "and a Gaussian gradient release) to a target (ε, δ). Multipliers are relative to the "
         "sensitivities: gumbel_multiplier = λ_G/Δ_s, gaussian_multiplier = σ/Δ_g. rho_per_step is "
         "the ρ of one release (an iteration spends twice that). 'paper' is Theorem 5.1 (zCDP, "
         "Bun–Steinke conversion); 'tight' is the smallest multiplier whose RDP accounting (exact "
-        "bounded-range curve, CKS conversion) meets the target, so its eps_zcdp exceeds it.")
+        "bounded-range curve, CKS conversion) meets the target, so its eps_zcdp exceeds it.",
+    )
     noise.add_argument("--epsilon", type=float, required=True, help="target ε > 0 (required)")
     noise.add_argument("--delta", type=float, default=1e-5, help="target δ in (0, 1)")
-    noise.add_argument("--rounds", type=count(1, MAX_COUNT), default=100,
-                       help="communication rounds T")
-    noise.add_argument("--local-iters", type=count(1, MAX_COUNT), default=10,
-                       help="local iterations K per round")
-    noise.add_argument("--method", default="all", choices=("tight", "paper", "all"),
-                       help="calibration(s) to print; the saving line needs 'all'")
-    noise.add_argument("--laplace", action="store_true",
-                       help="also print the Laplace-noise predecessor (advanced composition)")
-    noise.add_argument("--smoothness-d", type=count(1, 10**6), default=None, metavar="D",
-                       help="also print the multiplier for privately estimating the D smoothness "
-                       "constants (Thm D.1), calibrated to the same (ε, δ)")
+    noise.add_argument("--rounds", type=count(1, MAX_COUNT), default=100, help="communication rounds T")
+    noise.add_argument(
+        "--local-iters", type=count(1, MAX_COUNT), default=10, help="local iterations K per round"
+    )
+    noise.add_argument(
+        "--method",
+        default="all",
+        choices=("tight", "paper", "all"),
+        help="calibration(s) to print; the saving line needs 'all'",
+    )
+    noise.add_argument(
+        "--laplace",
+        action="store_true",
+        help="also print the Laplace-noise predecessor (advanced composition)",
+    )
+    noise.add_argument(
+        "--smoothness-d",
+        type=count(1, 10**6),
+        default=None,
+        metavar="D",
+        help="also print the multiplier for privately estimating the D smoothness "
+        "constants (Thm D.1), calibrated to the same (ε, δ)",
+    )
     noise.add_argument("--json", action="store_true", help="print one JSON object instead")
     noise.set_defaults(handler=run_noise)
 
     account = sub.add_parser(
-        "account", formatter_class=formatter,
+        "account",
+        formatter_class=formatter,
         help="ε(δ) of a given noise (ρ-zCDP, or N Gaussian releases / DP-PGCD steps)",
         description="ε(δ) for a given noise. --rho R: ε of R-zCDP under the Bun–Steinke and "
         "Canonne–Kamath–Steinke conversions. --sigma S --steps N: ε of N Gaussian releases with "
         "noise multiplier σ/Δ = S under the zcdp, rdp and pld accountants; --selection-scale L adds "
         "N Gumbel-max selections with λ/Δ = L (ε₀ = 2/L bounded range), i.e. N DP-PGCD steps "
-        f"(pld: Gaussian events only; skipped above total ρ = {PLD_MAX_RHO:g}, where it is slow).")
+        f"(pld: Gaussian events only; skipped above total ρ = {PLD_MAX_RHO:g}, where it is slow).",
+    )
     which = account.add_mutually_exclusive_group(required=True)
     which.add_argument("--rho", type=float, help="total ρ of a ρ-zCDP mechanism")
     which.add_argument("--sigma", type=float, help="Gaussian noise multiplier σ/Δ (needs --steps)")
-    account.add_argument("--steps", type=count(1, 10**15), default=None, metavar="N",
-                         help="number of Gaussian releases (DP-PGCD steps); with --sigma only")
-    account.add_argument("--selection-scale", type=float, default=None, metavar="L",
-                         help="Gumbel multiplier λ_G/Δ_s of one selection per step; with --sigma only")
+    account.add_argument(
+        "--steps",
+        type=count(1, 10**15),
+        default=None,
+        metavar="N",
+        help="number of Gaussian releases (DP-PGCD steps); with --sigma only",
+    )
+    account.add_argument(
+        "--selection-scale",
+        type=float,
+        default=None,
+        metavar="L",
+        help="Gumbel multiplier λ_G/Δ_s of one selection per step; with --sigma only",
+    )
     account.add_argument("--delta", type=float, default=1e-5, help="δ in (0, 1)")
     account.add_argument("--json", action="store_true", help="print one JSON object instead")
     account.set_defaults(handler=_account)
@@ -79,30 +104,57 @@ def run_noise(args) -> int:
     if args.smoothness_d is not None:
         check_int(args.smoothness_d, "smoothness_d", low=1)
     methods: tuple[Literal["tight", "paper"], ...] = (
-        ("tight", "paper") if args.method == "all" else (args.method,))
-    scales = {m: calibrate_dp_pgcd(args.epsilon, args.delta, rounds=args.rounds,
-                                   local_iters=args.local_iters, method=m) for m in methods}
-    rows = [{"method": m, "gumbel_multiplier": s.gumbel_multiplier,
-             "gaussian_multiplier": s.gaussian_multiplier, "rho_per_step": s.rho_per_step,
-             "eps_zcdp": s.epsilon_zcdp, "eps_rdp": s.epsilon_rdp} for m, s in scales.items()]
-    saving = (100.0 * (1.0 - scales["tight"].gaussian_multiplier / scales["paper"].gaussian_multiplier)
-              if len(scales) == 2 else None)
+        ("tight", "paper") if args.method == "all" else (args.method,)
+    )
+    scales = {
+        m: calibrate_dp_pgcd(
+            args.epsilon, args.delta, rounds=args.rounds, local_iters=args.local_iters, method=m
+        )
+        for m in methods
+    }
+    rows = [
+        {
+            "method": m,
+            "gumbel_multiplier": s.gumbel_multiplier,
+            "gaussian_multiplier": s.gaussian_multiplier,
+            "rho_per_step": s.rho_per_step,
+            "eps_zcdp": s.epsilon_zcdp,
+            "eps_rdp": s.epsilon_rdp,
+        }
+        for m, s in scales.items()
+    ]
+    saving = (
+        100.0 * (1.0 - scales["tight"].gaussian_multiplier / scales["paper"].gaussian_multiplier)
+        if len(scales) == 2
+        else None
+    )
     smooth: dict[str, float] | None
     laplace = smooth = None
     if args.laplace:
-        lap = calibrate_dp_pgcd_laplace(args.epsilon, args.delta, rounds=args.rounds,
-                                        local_iters=args.local_iters)
-        laplace = {"selection_multiplier": lap.selection_multiplier,
-                   "update_multiplier": lap.update_multiplier, "eps_per_step": lap.epsilon_per_step}
+        lap = calibrate_dp_pgcd_laplace(
+            args.epsilon, args.delta, rounds=args.rounds, local_iters=args.local_iters
+        )
+        laplace = {
+            "selection_multiplier": lap.selection_multiplier,
+            "update_multiplier": lap.update_multiplier,
+            "eps_per_step": lap.epsilon_per_step,
+        }
     if args.smoothness_d is not None:
-        smooth = {m: calibrate_smoothness(args.epsilon, args.delta, d=args.smoothness_d, method=m)
-                  for m in methods}
+        smooth = {
+            m: calibrate_smoothness(args.epsilon, args.delta, d=args.smoothness_d, method=m) for m in methods
+        }
     one = next(iter(scales.values()))
 
     if args.json:
-        out = {"epsilon": one.epsilon, "delta": one.delta, "rounds": one.rounds,
-               "local_iters": one.local_iters, "steps": one.steps, "rows": rows,
-               "saving_percent": saving}
+        out = {
+            "epsilon": one.epsilon,
+            "delta": one.delta,
+            "rounds": one.rounds,
+            "local_iters": one.local_iters,
+            "steps": one.steps,
+            "rows": rows,
+            "saving_percent": saving,
+        }
         if laplace is not None:
             out["laplace"] = laplace
         if smooth is not None:
@@ -110,20 +162,24 @@ def run_noise(args) -> int:
         print(json.dumps(out))
         return 0
 
-    print(f"DP-PGCD for (ε, δ) = ({one.epsilon:g}, {one.delta:g}): T = {one.rounds} rounds × "
-          f"K = {one.local_iters} local iterations = {one.steps} steps")
+    print(
+        f"DP-PGCD for (ε, δ) = ({one.epsilon:g}, {one.delta:g}): T = {one.rounds} rounds × "
+        f"K = {one.local_iters} local iterations = {one.steps} steps"
+    )
     print(_table(_NOISE_COLUMNS, [[r[c] for c in _NOISE_COLUMNS] for r in rows], round_up=True))
     if saving is not None:
         print(f"tight uses {saving:.1f}% less noise than paper (Theorem 5.1)")
     if laplace is not None:
-        print(f"\nLaplace predecessor (advanced composition over 2TK = {2 * one.steps} steps; "
-              "multipliers b_s/Δ_s and b_g/Δ_g):")
+        print(
+            f"\nLaplace predecessor (advanced composition over 2TK = {2 * one.steps} steps; "
+            "multipliers b_s/Δ_s and b_g/Δ_g):"
+        )
         print(_table(("method",) + tuple(laplace), [["laplace", *laplace.values()]]))
     if smooth is not None:
-        print(f"\nsmoothness constants (d = {args.smoothness_d} Gaussian releases; "
-              "multiplier σ_a/(X_a/n_k)):")
-        print(_table(("method", "multiplier"), [[m, v] for m, v in smooth.items()],
-                     round_up=True))
+        print(
+            f"\nsmoothness constants (d = {args.smoothness_d} Gaussian releases; multiplier σ_a/(X_a/n_k)):"
+        )
+        print(_table(("method", "multiplier"), [[m, v] for m, v in smooth.items()], round_up=True))
     return 0
 
 
@@ -137,8 +193,10 @@ def _account(args) -> int:
             raise CLIError("--steps and --selection-scale go with --sigma, not --rho")
         rho = check_real(args.rho, "rho", low=0.0)
         # cast: older mypy releases infer `str` for c (no behaviour change)
-        eps_rho = {c: rho_to_epsilon(rho, args.delta, conversion=cast(Literal["bun-steinke", "cks"], c))
-                   for c in ("bun-steinke", "cks")}
+        eps_rho = {
+            c: rho_to_epsilon(rho, args.delta, conversion=cast(Literal["bun-steinke", "cks"], c))
+            for c in ("bun-steinke", "cks")
+        }
         if args.json:
             print(json.dumps({"rho": rho, "delta": args.delta, "epsilon": eps_rho}))
             return 0
@@ -155,8 +213,9 @@ def _account(args) -> int:
         scale = check_real(args.selection_scale, "selection_scale", low=0.0, low_open=True)
         ledger.record("select", BoundedRangeDpEvent(2.0 / scale), steps)
     ledger.record("gradient", GaussianDpEvent(sigma), steps)
-    eps: dict[str, float | None] = {a: ledger.epsilon(args.delta, accountant=cast(Literal["zcdp", "rdp"], a))
-                                    for a in ("zcdp", "rdp")}
+    eps: dict[str, float | None] = {
+        a: ledger.epsilon(args.delta, accountant=cast(Literal["zcdp", "rdp"], a)) for a in ("zcdp", "rdp")
+    }
     if args.selection_scale is not None:
         eps["pld"], pld_note = None, "n/a (Gaussian events only)"
     elif ledger.rho() > PLD_MAX_RHO:
@@ -167,14 +226,31 @@ def _account(args) -> int:
         except UnsupportedEventError:  # σ/Δ or δ beyond what the PLD accountant represents
             eps["pld"], pld_note = None, "n/a (beyond the PLD accountant's range)"
     if args.json:
-        print(json.dumps({"sigma": sigma, "steps": steps, "selection_scale": args.selection_scale,
-                          "delta": args.delta, "rho": ledger.rho(), "epsilon": eps}))
+        print(
+            json.dumps(
+                {
+                    "sigma": sigma,
+                    "steps": steps,
+                    "selection_scale": args.selection_scale,
+                    "delta": args.delta,
+                    "rho": ledger.rho(),
+                    "epsilon": eps,
+                }
+            )
+        )
         return 0
-    what = (f"{steps} DP-PGCD step(s): Gumbel-max selection with λ/Δ = {args.selection_scale:g} "
-            f"(ε₀ = {2.0 / args.selection_scale:.6g}) and Gaussian release with σ/Δ = {sigma:g}"
-            if args.selection_scale is not None else
-            f"{steps} Gaussian release(s) with σ/Δ = {sigma:g}")
+    what = (
+        f"{steps} DP-PGCD step(s): Gumbel-max selection with λ/Δ = {args.selection_scale:g} "
+        f"(ε₀ = {2.0 / args.selection_scale:.6g}) and Gaussian release with σ/Δ = {sigma:g}"
+        if args.selection_scale is not None
+        else f"{steps} Gaussian release(s) with σ/Δ = {sigma:g}"
+    )
     print(f"{what}; ρ = {ledger.rho():.6g} in total; δ = {args.delta:g}")
-    print(_table(("accountant", "epsilon"),
-                 [[a, pld_note if e is None else e] for a, e in eps.items()], round_up=True))
+    print(
+        _table(
+            ("accountant", "epsilon"),
+            [[a, pld_note if e is None else e] for a, e in eps.items()],
+            round_up=True,
+        )
+    )
     return 0

@@ -68,71 +68,142 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_simulate_command(sub, _formatter)
 
-    learn = sub.add_parser("learn", formatter_class=_formatter,
-                           help="learn a DAG from one or several CSV files",
-                           description="Learn a DAG. Each --data CSV (header row of variable names) "
-                           "is one participant; with a single CSV, --participants splits its rows "
-                           "into equal contiguous shards. Centralised NOTEARS pools all rows.")
+    learn = sub.add_parser(
+        "learn",
+        formatter_class=_formatter,
+        help="learn a DAG from one or several CSV files",
+        description="Learn a DAG. Each --data CSV (header row of variable names) "
+        "is one participant; with a single CSV, --participants splits its rows "
+        "into equal contiguous shards. Centralised NOTEARS pools all rows.",
+    )
     learn.add_argument("--method", default="fed-bnsl", choices=METHODS, help="learner")
-    learn.add_argument("--data", nargs="+", type=Path, required=True, metavar="CSV",
-                       help="one CSV per participant (required)")
-    learn.add_argument("--participants", type=count(1, 100_000), default=None,
-                       help="split a single --data file into this many participants")
+    learn.add_argument(
+        "--data",
+        nargs="+",
+        type=Path,
+        required=True,
+        metavar="CSV",
+        help="one CSV per participant (required)",
+    )
+    learn.add_argument(
+        "--participants",
+        type=count(1, 100_000),
+        default=None,
+        help="split a single --data file into this many participants",
+    )
     learn.add_argument("--out", type=Path, default=None, help="write the learned weights here")
     learn.add_argument("--force", action="store_true", help="overwrite an existing --out file")
-    learn.add_argument("--truth", type=Path, default=None,
-                       help="true adjacency CSV (d×d DAG, optionally labelled); prints metrics")
-    learn.add_argument("--lambda1", type=float, default=None,
-                       help="ℓ1 weight (default: each method's own: 0.1 for notears and "
-                            "(dp-)fed-sparse-bnsl, 1e-3 for fed-bnsl-mlp, Table 6 for "
-                            "ds-fcd/as-fcd, 0.01 otherwise)")
+    learn.add_argument(
+        "--truth",
+        type=Path,
+        default=None,
+        help="true adjacency CSV (d×d DAG, optionally labelled); prints metrics",
+    )
+    learn.add_argument(
+        "--lambda1",
+        type=float,
+        default=None,
+        help="ℓ1 weight (default: each method's own: 0.1 for notears and "
+        "(dp-)fed-sparse-bnsl, 1e-3 for fed-bnsl-mlp, Table 6 for "
+        "ds-fcd/as-fcd, 0.01 otherwise)",
+    )
     learn.add_argument("--threshold", type=float, default=0.3, help="edge weight threshold")
-    learn.add_argument("--max-rounds", type=count(1, MAX_COUNT), default=200,
-                       help="Fed-BNSL rounds at most")
-    learn.add_argument("--seed", type=count(0, MAX_SEED), default=None,
-                       help="random seed of the private noise and of random initialisations "
-                            "(default: fresh entropy from the operating system; a seed makes a "
-                            "private run reproducible and therefore NOT private against anyone "
-                            "who knows it)")
+    learn.add_argument("--max-rounds", type=count(1, MAX_COUNT), default=200, help="Fed-BNSL rounds at most")
+    learn.add_argument(
+        "--seed",
+        type=count(0, MAX_SEED),
+        default=None,
+        help="random seed of the private noise and of random initialisations "
+        "(default: fresh entropy from the operating system; a seed makes a "
+        "private run reproducible and therefore NOT private against anyone "
+        "who knows it)",
+    )
     sparse = learn.add_argument_group("Fed-Sparse-BNSL and DP-Fed-Sparse-BNSL")
-    sparse.add_argument("--rounds", type=count(1, MAX_COUNT), default=None,
-                        help="ADMM rounds T (default: 100; private: chosen from d, n_k, ε, δ)")
-    sparse.add_argument("--local-iters", type=count(1, MAX_COUNT), default=None,
-                        help="(DP-)PGCD iterations K per round (default: 20; private: chosen "
-                             "from d, n_k, ε, δ)")
+    sparse.add_argument(
+        "--rounds",
+        type=count(1, MAX_COUNT),
+        default=None,
+        help="ADMM rounds T (default: 100; private: chosen from d, n_k, ε, δ)",
+    )
+    sparse.add_argument(
+        "--local-iters",
+        type=count(1, MAX_COUNT),
+        default=None,
+        help="(DP-)PGCD iterations K per round (default: 20; private: chosen from d, n_k, ε, δ)",
+    )
     dp = learn.add_argument_group("privacy (private methods)")
-    dp.add_argument("--epsilon", type=float, default=None,
-                    help="ε per participant, in [1e-6, 100] (required)")
+    dp.add_argument(
+        "--epsilon", type=float, default=None, help="ε per participant, in [1e-6, 100] (required)"
+    )
     dp.add_argument("--delta", type=float, default=1e-5, help="δ per participant")
-    dp.add_argument("--clip", type=float, default=1.0,
-                    help="DP-PGCD clip bound: per-sample gradients are clipped at --clip times "
-                         "their parent's scale (public: not chosen by looking at the data)")
-    dp.add_argument("--clip-scheme", default="relative",
-                    choices=("relative", "parents", "coordinates"),
-                    help="how --clip becomes per-parent thresholds ('parents' reproduces the "
-                         "paper's C values)")
-    dp.add_argument("--calibration", default="tight", choices=("tight", "paper"),
-                    help="DP-PGCD noise calibration")
-    dp.add_argument("--smoothness", default="private", choices=("private", "bounds"),
-                    help="smoothness constants: private estimate or the public bound itself")
-    dp.add_argument("--feature-bound", type=float, default=None,
-                    help="public bound on every x_ia², from the data's known range, not from the "
-                         "data (required by the private method)")
-    dp.add_argument("--centre", default="declared", choices=("declared", "private"),
-                    help="data declared centred, or centred by a private mean")
-    dp.add_argument("--warm-start", default="auto", choices=("auto", "covariance", "none"),
-                    help="dp-fed-sparse-bnsl: start from a graph learned on one private "
-                         "covariance release per participant ('auto': when d <= 30)")
-    dp.add_argument("--warm-share", type=float, default=None,
-                    help="dp-fed-sparse-bnsl: fraction of the budget for the warm start "
-                         "(default 0.8 below ε = 2, else 0.5)")
-    dp.add_argument("--warm-clip-norm", type=float, default=1.0,
-                    help="dp-fed-sparse-bnsl: row clipping norm of the warm start's covariance "
-                         "release (public; 1 keeps each row's direction)")
-    dp.add_argument("--clip-norm", type=float, default=1.0,
-                    help="dp-fed-bnsl: row clipping norm R of the covariance release (public)")
-    dp.add_argument("--gaussian", default="analytic", choices=("analytic", "classic", "zcdp"),
-                    help="dp-fed-bnsl: calibration of the covariance release")
+    dp.add_argument(
+        "--clip",
+        type=float,
+        default=1.0,
+        help="DP-PGCD clip bound: per-sample gradients are clipped at --clip times "
+        "their parent's scale (public: not chosen by looking at the data)",
+    )
+    dp.add_argument(
+        "--clip-scheme",
+        default="relative",
+        choices=("relative", "parents", "coordinates"),
+        help="how --clip becomes per-parent thresholds ('parents' reproduces the paper's C values)",
+    )
+    dp.add_argument(
+        "--calibration", default="tight", choices=("tight", "paper"), help="DP-PGCD noise calibration"
+    )
+    dp.add_argument(
+        "--smoothness",
+        default="private",
+        choices=("private", "bounds"),
+        help="smoothness constants: private estimate or the public bound itself",
+    )
+    dp.add_argument(
+        "--feature-bound",
+        type=float,
+        default=None,
+        help="public bound on every x_ia², from the data's known range, not from the "
+        "data (required by the private method)",
+    )
+    dp.add_argument(
+        "--centre",
+        default="declared",
+        choices=("declared", "private"),
+        help="data declared centred, or centred by a private mean",
+    )
+    dp.add_argument(
+        "--warm-start",
+        default="auto",
+        choices=("auto", "covariance", "none"),
+        help="dp-fed-sparse-bnsl: start from a graph learned on one private "
+        "covariance release per participant ('auto': when d <= 30)",
+    )
+    dp.add_argument(
+        "--warm-share",
+        type=float,
+        default=None,
+        help="dp-fed-sparse-bnsl: fraction of the budget for the warm start "
+        "(default 0.8 below ε = 2, else 0.5)",
+    )
+    dp.add_argument(
+        "--warm-clip-norm",
+        type=float,
+        default=1.0,
+        help="dp-fed-sparse-bnsl: row clipping norm of the warm start's covariance "
+        "release (public; 1 keeps each row's direction)",
+    )
+    dp.add_argument(
+        "--clip-norm",
+        type=float,
+        default=1.0,
+        help="dp-fed-bnsl: row clipping norm R of the covariance release (public)",
+    )
+    dp.add_argument(
+        "--gaussian",
+        default="analytic",
+        choices=("analytic", "classic", "zcdp"),
+        help="dp-fed-bnsl: calibration of the covariance release",
+    )
     add_extra_options(learn)
     learn.set_defaults(handler=_learn)
 
@@ -151,16 +222,16 @@ def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
     if df.shape[0] != df.shape[1]:
         raise CLIError(f"--truth {str(path)!r} must be a square matrix; got shape {df.shape}")
     if df.shape[0] != len(columns):
-        raise CLIError(f"--truth {str(path)!r} has {df.shape[0]} variables but the data have "
-                       f"{len(columns)}")
+        raise CLIError(f"--truth {str(path)!r} has {df.shape[0]} variables but the data have {len(columns)}")
     labels = [str(c) for c in df.columns]
     if labels != columns and labels != [str(i) for i in range(len(columns))]:
         # unlabelled (pandas' default 0 .. d−1 header) is matched by position; names must match
         if sorted(labels) == sorted(columns):
-            raise CLIError(f"--truth {str(path)!r} names the data's variables in another order "
-                           f"({labels} vs {columns}); write it in the data's column order")
-        raise CLIError(f"--truth {str(path)!r} names variables {labels} but the data have "
-                       f"{columns}")
+            raise CLIError(
+                f"--truth {str(path)!r} names the data's variables in another order "
+                f"({labels} vs {columns}); write it in the data's column order"
+            )
+        raise CLIError(f"--truth {str(path)!r} names variables {labels} but the data have {columns}")
     if not is_dag(df.to_numpy(dtype=float)):
         raise CLIError(f"--truth {str(path)!r} is not a DAG (it has a cycle or a self-loop)")
     return df
@@ -205,22 +276,22 @@ def _learn(args) -> int:
     if args.out is not None:
         check_output_file(args.out, "--out", force=args.force)
         if _temporal(args.method):
-            check_output_file(args.out.with_suffix(".lagged.csv"), "--out (lagged weights)",
-                              force=args.force)
+            check_output_file(args.out.with_suffix(".lagged.csv"), "--out (lagged weights)", force=args.force)
     participants, _ = _participants(args)
     names = [str(c) for c in participants[0].columns]
     entry = LEARNERS[args.method]
     rows = sum(len(f) for f in participants)
     if entry.pooled and rows < 2:
         files = ", ".join(repr(str(p)) for p in args.data)
-        raise CLIError(f"--data file(s) {files} hold {rows} row in all; --method {args.method} "
-                       f"pools the rows and needs at least 2")
+        raise CLIError(
+            f"--data file(s) {files} hold {rows} row in all; --method {args.method} "
+            f"pools the rows and needs at least 2"
+        )
     truth = _read_truth(args.truth, names) if args.truth is not None else None
     if entry.oracle and truth is None:
         raise CLIError(f"--method {args.method} is an oracle: it needs --truth")
     if entry.pooled and len({tuple(f.columns) for f in participants}) > 1:
-        raise CLIError(f"--data files must have the same columns to be pooled for "
-                       f"{args.method}")
+        raise CLIError(f"--data files must have the same columns to be pooled for {args.method}")
     if private and args.seed is not None:
         seed_warning()
     B = None if truth is None or not entry.oracle else truth.to_numpy(dtype=float)
@@ -230,23 +301,31 @@ def _learn(args) -> int:
 
 def _report(args, participants, truth, result) -> int:
     W = result.to_frame()
-    print(f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
-          f"{result.n_edges} edges" + (f", {len(result.history)} rounds" if len(result.history) else ""))
+    print(
+        f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
+        f"{result.n_edges} edges" + (f", {len(result.history)} rounds" if len(result.history) else "")
+    )
     if result.lagged is not None:
-        print(f"lagged edges (lag {result.info.get('lag', args.lag)}): "
-              f"{int(np.count_nonzero(result.lagged))}")
+        print(
+            f"lagged edges (lag {result.info.get('lag', args.lag)}): {int(np.count_nonzero(result.lagged))}"
+        )
     warm = result.info.get("warm_start")
     if warm:
-        print(f"warm start: {warm['edges']} edges from one private covariance release per "
-              f"participant ({warm['share']:.0%} of the budget after pre-processing)")
+        print(
+            f"warm start: {warm['edges']} edges from one private covariance release per "
+            f"participant ({warm['share']:.0%} of the budget after pre-processing)"
+        )
     if result.transcript is not None:
         mb = result.transcript.total_mb + (warm["transcript"].total_mb if warm else 0.0)
         print(f"communication: {mb:.3f} MB")
     print_privacy(result)
     if truth is not None:
         acc = count_accuracy(truth.to_numpy(dtype=float), result.W)
-        print("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
-                        for k, v in acc.as_dict().items()))
+        print(
+            "  ".join(
+                f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in acc.as_dict().items()
+            )
+        )
         constraint = LEARNERS[args.method].family == "constraint"
         if constraint and result.is_dag:  # PC learns an equivalence class
             print(f"shd_cpdag={shd_cpdag(truth.to_numpy(dtype=float), result.W)}")
@@ -254,8 +333,7 @@ def _report(args, participants, truth, result) -> int:
         files = [(args.out, lambda tmp: W.to_csv(tmp))]
         if result.lagged is not None:  # time series: the lagged weights too
             lagged = args.out.with_suffix(".lagged.csv")
-            A = pd.DataFrame(np.asarray(result.lagged), index=list(result.lagged_index),
-                             columns=W.columns)
+            A = pd.DataFrame(np.asarray(result.lagged), index=list(result.lagged_index), columns=W.columns)
             files.append((lagged, lambda tmp: A.to_csv(tmp)))
         write_files(files)
         print(f"weights written to {args.out}")
@@ -285,6 +363,7 @@ def _show_warning(seen: set[str]):
         if text not in seen:
             seen.add(text)
             warn(text)
+
     return show
 
 
@@ -308,8 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 141
     except MemoryError:
-        print("dpbnsl: error: out of memory (reduce the problem size: --d, --n, --trials, ...)",
-              file=sys.stderr)
+        print(
+            "dpbnsl: error: out of memory (reduce the problem size: --d, --n, --trials, ...)", file=sys.stderr
+        )
         return 2
     except (CLIError, ValueError, TypeError, UnsupportedEventError, OSError) as exc:
         print(f"dpbnsl: error: {_one_line(exc)}", file=sys.stderr)
@@ -317,8 +397,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, not a traceback (DPBNSL_DEBUG=1 shows it)
         if os.environ.get("DPBNSL_DEBUG"):
             raise
-        print(f"dpbnsl: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a bug; "
-              f"set DPBNSL_DEBUG=1 for the traceback and please report it)", file=sys.stderr)
+        print(
+            f"dpbnsl: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a bug; "
+            f"set DPBNSL_DEBUG=1 for the traceback and please report it)",
+            file=sys.stderr,
+        )
         return 70
 
 

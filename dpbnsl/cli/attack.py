@@ -36,52 +36,90 @@ from .files import distinct_files, read_csv, same_columns
 
 __all__ = ["add_attack_command", "run_attack"]
 
-_COLUMNS = ("participant", "n_k", "rel_error", "recovered", "membership_auc", "membership_tpr",
-            "attribute_gain", "record_error")
+_COLUMNS = (
+    "participant",
+    "n_k",
+    "rel_error",
+    "recovered",
+    "membership_auc",
+    "membership_tpr",
+    "attribute_gain",
+    "record_error",
+)
 
 
 def add_attack_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
     """Add ``attack`` to the sub-parsers ``sub``."""
     p = sub.add_parser(
-        "attack", formatter_class=formatter,
+        "attack",
+        formatter_class=formatter,
         help="show what the server learns about each participant",
         description="Run a federated protocol, reconstruct every participant's covariance from "
-                    "the messages alone, and use it for membership inference, attribute "
-                    "inference and record reconstruction. Without --data the participants are "
-                    "simulated (linear-Gaussian SEM, ER graph with d edges).")
+        "the messages alone, and use it for membership inference, attribute "
+        "inference and record reconstruction. Without --data the participants are "
+        "simulated (linear-Gaussian SEM, ER graph with d edges).",
+    )
     p.add_argument("--method", required=True, choices=ATTACKABLE, help="protocol to attack")
-    p.add_argument("--data", nargs="+", type=Path, default=None, metavar="CSV",
-                   help="one CSV per participant (default: simulated participants)")
-    p.add_argument("--d", type=count(2, 10_000), default=20,
-                   help="simulated: number of variables")
-    p.add_argument("--participants", type=count(1, 100_000), default=10,
-                   help="simulated: participants")
-    p.add_argument("--n-per-participant", type=count(2, 10**6), default=20,
-                   help="simulated: rows each")
-    p.add_argument("--seed", type=count(0, MAX_SEED), default=None,
-                   help="random seed of the simulated data, the privacy noise and the attacker's "
-                        "non-members (default: fresh entropy; with a DP method a seed makes the "
-                        "run NOT private against anyone who knows it)")
-    p.add_argument("--epsilon", type=float, default=None,
-                   help="ε per participant (DP methods, required there)")
+    p.add_argument(
+        "--data",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="CSV",
+        help="one CSV per participant (default: simulated participants)",
+    )
+    p.add_argument("--d", type=count(2, 10_000), default=20, help="simulated: number of variables")
+    p.add_argument("--participants", type=count(1, 100_000), default=10, help="simulated: participants")
+    p.add_argument("--n-per-participant", type=count(2, 10**6), default=20, help="simulated: rows each")
+    p.add_argument(
+        "--seed",
+        type=count(0, MAX_SEED),
+        default=None,
+        help="random seed of the simulated data, the privacy noise and the attacker's "
+        "non-members (default: fresh entropy; with a DP method a seed makes the "
+        "run NOT private against anyone who knows it)",
+    )
+    p.add_argument(
+        "--epsilon", type=float, default=None, help="ε per participant (DP methods, required there)"
+    )
     p.add_argument("--delta", type=float, default=1e-5, help="δ per participant (DP methods)")
-    p.add_argument("--rounds", type=count(1, MAX_COUNT), default=None,
-                   help="rounds (default: Fed-BNSL 200 at most; sparse 100; private sparse: "
-                        "chosen from public quantities)")
-    p.add_argument("--clip", type=float, default=1.0,
-                   help="dp-fed-sparse-bnsl: clip bound (relative to each parent's scale)")
-    p.add_argument("--feature-bound", type=float, default=30.0,
-                   help="dp-fed-sparse-bnsl: public bound on x_ia² (private smoothness)")
-    p.add_argument("--clip-norm", type=float, default=10.0,
-                   help="dp-fed-bnsl: row-norm clip bound R")
-    p.add_argument("--target", type=count(0, 10_000), default=None,
-                   help="hidden column of attribute inference (default: the last)")
+    p.add_argument(
+        "--rounds",
+        type=count(1, MAX_COUNT),
+        default=None,
+        help="rounds (default: Fed-BNSL 200 at most; sparse 100; private sparse: "
+        "chosen from public quantities)",
+    )
+    p.add_argument(
+        "--clip",
+        type=float,
+        default=1.0,
+        help="dp-fed-sparse-bnsl: clip bound (relative to each parent's scale)",
+    )
+    p.add_argument(
+        "--feature-bound",
+        type=float,
+        default=30.0,
+        help="dp-fed-sparse-bnsl: public bound on x_ia² (private smoothness)",
+    )
+    p.add_argument("--clip-norm", type=float, default=10.0, help="dp-fed-bnsl: row-norm clip bound R")
+    p.add_argument(
+        "--target",
+        type=count(0, 10_000),
+        default=None,
+        help="hidden column of attribute inference (default: the last)",
+    )
     p.set_defaults(handler=_attack)
 
 
 #: options of `attack` that only some methods (or only simulated data) read
-_USERS = {"epsilon": PRIVATE, "delta": PRIVATE, "clip": ("dp-fed-sparse-bnsl",),
-          "feature_bound": ("dp-fed-sparse-bnsl",), "clip_norm": ("dp-fed-bnsl",)}
+_USERS = {
+    "epsilon": PRIVATE,
+    "delta": PRIVATE,
+    "clip": ("dp-fed-sparse-bnsl",),
+    "feature_bound": ("dp-fed-sparse-bnsl",),
+    "clip_norm": ("dp-fed-bnsl",),
+}
 _SIMULATED = ("d", "participants", "n_per_participant")
 
 
@@ -96,8 +134,9 @@ def run_attack(args) -> tuple[LearnResult, AttackReport]:
     if args.data is not None:
         extra = [n for n in _SIMULATED if n in given]
         if extra:
-            raise CLIError(f"--{extra[0].replace('_', '-')} applies to simulated participants "
-                           f"only, not with --data")
+            raise CLIError(
+                f"--{extra[0].replace('_', '-')} applies to simulated participants only, not with --data"
+            )
         distinct_files(args.data, "--data")
         frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
         same_columns(frames, args.data, "--data")
@@ -115,24 +154,37 @@ def run_attack(args) -> tuple[LearnResult, AttackReport]:
     rng = np.random.default_rng(args.seed)  # one stream: data, noise and non-members
     data_rng, noise_rng, attack_rng = rng.spawn(3)
     if args.data is None:
-        data = simulate(args.d, args.participants * args.n_per_participant,
-                        participants=args.participants, rng=data_rng)
+        data = simulate(
+            args.d, args.participants * args.n_per_participant, participants=args.participants, rng=data_rng
+        )
         participants = list(data.participants)
         population = population_covariance(data.W_true)
     rounds = args.rounds
     fit = {
         "fed-bnsl": lambda: fed_bnsl(participants, max_rounds=rounds or 200),
         "fed-sparse-bnsl": lambda: fed_sparse_bnsl(participants, rounds=rounds or 100),
-        "dp-fed-bnsl": lambda: dp_fed_bnsl(participants, epsilon=args.epsilon, delta=args.delta,
-                                           clip_norm=args.clip_norm, max_rounds=rounds or 200,
-                                           rng=noise_rng),
+        "dp-fed-bnsl": lambda: dp_fed_bnsl(
+            participants,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            clip_norm=args.clip_norm,
+            max_rounds=rounds or 200,
+            rng=noise_rng,
+        ),
         "dp-fed-sparse-bnsl": lambda: dp_fed_sparse_bnsl(
-            participants, epsilon=args.epsilon, delta=args.delta, clip=args.clip,
-            feature_bound=args.feature_bound, rounds=rounds, rng=noise_rng),
+            participants,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            clip=args.clip,
+            feature_bound=args.feature_bound,
+            rounds=rounds,
+            rng=noise_rng,
+        ),
     }
     result = fit[args.method]()
-    report = attack_report(result, participants, population_cov=population, target=args.target,
-                           rng=attack_rng)
+    report = attack_report(
+        result, participants, population_cov=population, target=args.target, rng=attack_rng
+    )
     return result, report
 
 
@@ -140,13 +192,17 @@ def _attack(args) -> int:
     result, report = run_attack(args)
     assert result.transcript is not None  # every attackable protocol is federated
     d = result.W.shape[0]
-    print(f"{result.method}: {len(report.table) - 1} participants, d = {d}, "
-          f"{len(result.history)} rounds, {result.transcript.total_mb:.3f} MB")
+    print(
+        f"{result.method}: {len(report.table) - 1} participants, d = {d}, "
+        f"{len(result.history)} rounds, {result.transcript.total_mb:.3f} MB"
+    )
     print_privacy(result)
     rows = [[r[c] for c in _COLUMNS] for r in report.table.to_dict("records")]
     print(table(_COLUMNS, rows))
-    print(f"rel_error: ‖Ĉ − C‖_F/‖C‖_F of the server's covariance estimate; recovered: entries "
-          f"within {report.rtol:g}·√(C_ii C_jj); membership: AUC and TPR at FPR = {report.fpr:g} "
-          f"(members vs other participants' rows); attribute_gain: baseline MSE / attack MSE; "
-          f"record_error: relative error of the last row rebuilt from the others.")
+    print(
+        f"rel_error: ‖Ĉ − C‖_F/‖C‖_F of the server's covariance estimate; recovered: entries "
+        f"within {report.rtol:g}·√(C_ii C_jj); membership: AUC and TPR at FPR = {report.fpr:g} "
+        f"(members vs other participants' rows); attribute_gain: baseline MSE / attack MSE; "
+        f"record_error: relative error of the last row rebuilt from the others."
+    )
     return 0

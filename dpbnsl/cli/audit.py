@@ -21,38 +21,66 @@ __all__ = ["add_audit_command", "print_audit"]
 def add_audit_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
     """Add ``audit`` to the sub-parsers ``sub``."""
     p = sub.add_parser(
-        "audit", formatter_class=formatter, help="empirical lower bound on a mechanism's ε",
+        "audit",
+        formatter_class=formatter,
+        help="empirical lower bound on a mechanism's ε",
         description="Run a mechanism many times on worst-case neighbouring datasets and bound its "
-                    "ε from below (Clopper-Pearson, failure probability --alpha). A correct "
-                    "mechanism must stay below its claimed ε; a --broken variant must be flagged.")
+        "ε from below (Clopper-Pearson, failure probability --alpha). A correct "
+        "mechanism must stay below its claimed ε; a --broken variant must be flagged.",
+    )
     p.add_argument("--mechanism", required=True, choices=tuple(GAMES), help="what to audit")
     p.add_argument("--epsilon", type=float, default=1.0, help="the ε the release is calibrated to")
     p.add_argument("--delta", type=float, default=1e-5, help="δ")
-    p.add_argument("--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000,
-                   help="runs per world")
-    p.add_argument("--broken", default=None, choices=tuple(BROKEN),
-                   help="audit a deliberately broken variant instead (a negative control)")
+    p.add_argument("--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000, help="runs per world")
+    p.add_argument(
+        "--broken",
+        default=None,
+        choices=tuple(BROKEN),
+        help="audit a deliberately broken variant instead (a negative control)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="failure probability of the bound")
-    p.add_argument("--seed", type=count(0, MAX_SEED), default=None,
-                   help="random seed of the game (default: fresh entropy; give one to reproduce "
-                        "an audit: the worlds are synthetic, so a seed exposes no one's data)")
+    p.add_argument(
+        "--seed",
+        type=count(0, MAX_SEED),
+        default=None,
+        help="random seed of the game (default: fresh entropy; give one to reproduce "
+        "an audit: the worlds are synthetic, so a seed exposes no one's data)",
+    )
     p.set_defaults(handler=_audit)
 
 
 def print_audit(results) -> None:
     """One table row per :class:`~dpbnsl.audits.verdict.Audit`."""
     header = ("mechanism", "variant", "trials", "claimed ε", "ε_lb", "estimate", "verdict")
-    rows = [[a.mechanism, a.broken or "correct", a.trials[0], a.claimed_epsilon,
-             a.bound.epsilon_lb, "-" if a.estimate is None else a.estimate.epsilon, a.verdict]
-            for a in results]
+    rows = [
+        [
+            a.mechanism,
+            a.broken or "correct",
+            a.trials[0],
+            a.claimed_epsilon,
+            a.bound.epsilon_lb,
+            "-" if a.estimate is None else a.estimate.epsilon,
+            a.verdict,
+        ]
+        for a in results
+    ]
     print(table(header, rows))
 
 
 def _audit(args) -> int:
-    result = audit(args.mechanism, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
-                   broken=args.broken, alpha=args.alpha, rng=args.seed)
+    result = audit(
+        args.mechanism,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        trials=args.trials,
+        broken=args.broken,
+        alpha=args.alpha,
+        rng=args.seed,
+    )
     print_audit([result])
-    print(f"ε_lb: Clopper-Pearson lower bound, wrong with probability ≤ {args.alpha:g} "
-          f"({result.bound.threshold_rule} threshold rule); estimate: Gaussian-DP point estimate "
-          f"(not a bound; meaningful for Gaussian releases only).")
+    print(
+        f"ε_lb: Clopper-Pearson lower bound, wrong with probability ≤ {args.alpha:g} "
+        f"({result.bound.threshold_rule} threshold rule); estimate: Gaussian-DP point estimate "
+        f"(not a bound; meaningful for Gaussian releases only)."
+    )
     return 0 if result.expected else 1

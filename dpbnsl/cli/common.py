@@ -8,8 +8,19 @@ from collections.abc import Callable, Sequence
 
 from ..learners.registry import names
 
-__all__ = ["CLIError", "PRIVATE", "formatter", "table", "warn", "seed_warning", "count",
-           "MAX_SEED", "refuse_unused", "refuse_no_noise", "print_privacy"]
+__all__ = [
+    "CLIError",
+    "PRIVATE",
+    "formatter",
+    "table",
+    "warn",
+    "seed_warning",
+    "count",
+    "MAX_SEED",
+    "refuse_unused",
+    "refuse_no_noise",
+    "print_privacy",
+]
 
 #: The private learners (they need --epsilon and accept the privacy options).
 PRIVATE = names(private=True)
@@ -25,8 +36,10 @@ def refuse_unused(args, users: dict, method: str, what: str | None = None) -> No
     for name, readers in users.items():
         if name in args.given and method not in readers:
             flag = "--" + name.replace("_", "-")
-            raise CLIError(f"{flag} does not apply to {what or '--method ' + method} (it is used "
-                           f"by {', '.join(readers)})")
+            raise CLIError(
+                f"{flag} does not apply to {what or '--method ' + method} (it is used "
+                f"by {', '.join(readers)})"
+            )
 
 
 def refuse_no_noise(args) -> None:
@@ -34,9 +47,11 @@ def refuse_no_noise(args) -> None:
     eps = getattr(args, "epsilon", None)
     if eps is not None and eps == float("inf"):
         twin = {"dp-fed-bnsl": "fed-bnsl", "dp-fed-sparse-bnsl": "fed-sparse-bnsl"}
-        raise CLIError(f"--epsilon inf would switch the noise off: run --method "
-                       f"{twin.get(args.method, 'without privacy')} instead (ε must lie in "
-                       f"[1e-6, 100])")
+        raise CLIError(
+            f"--epsilon inf would switch the noise off: run --method "
+            f"{twin.get(args.method, 'without privacy')} instead (ε must lie in "
+            f"[1e-6, 100])"
+        )
 
 
 def print_privacy(result) -> None:
@@ -56,8 +71,10 @@ def warn(message: str) -> None:
 
 def seed_warning() -> None:
     """The warning printed when a private run is given --seed."""
-    warn("--seed makes the privacy noise reproducible: this run is NOT private against anyone "
-         "who knows the seed (they can regenerate the noise and subtract it)")
+    warn(
+        "--seed makes the privacy noise reproducible: this run is NOT private against anyone "
+        "who knows the seed (they can regenerate the noise and subtract it)"
+    )
 
 
 #: Seeds are non-negative integers below 2**63 (numpy's SeedSequence takes any, but a CLI seed
@@ -74,8 +91,7 @@ def count(low: int, high: int, what: str = "") -> Callable[[str], int]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(
-                f"must be between {low} and {high:,}{what}; got {value:,}")
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high:,}{what}; got {value:,}")
         return value
 
     parse.__name__ = "integer"
@@ -88,8 +104,12 @@ class _DefaultsFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if (action.default not in (None, argparse.SUPPRESS) and "default" not in text
-                and action.option_strings and action.nargs != 0):
+        if (
+            action.default not in (None, argparse.SUPPRESS)
+            and "default" not in text
+            and action.option_strings
+            and action.nargs != 0
+        ):
             text += " (default: %(default)s)"
         return text
 
@@ -102,8 +122,7 @@ def _num(x: float) -> str:
     return f"{x:.6g}"
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[object]], *,
-          round_up: bool = False) -> str:
+def table(header: Sequence[str], rows: Sequence[Sequence[object]], *, round_up: bool = False) -> str:
     """Plain-text table: first column left-aligned, the others right-aligned; floats to 6 digits,
     rounded to nearest, or up with ``round_up`` (privacy costs and noise multipliers: a value
     copied from the table then never means less noise or less privacy loss than computed)."""
@@ -112,5 +131,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], *,
     fmt = format_up if round_up else _num
     cells = [list(header)] + [[fmt(v) if isinstance(v, float) else str(v) for v in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in cells)
+    return "\n".join(
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in cells
+    )

@@ -40,24 +40,37 @@ def _ints(text: str, flag: str, low: int, high: int) -> list[int]:
 def add_curve_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
     """Add ``curve`` to the sub-parsers ``sub``."""
     p = sub.add_parser(
-        "curve", formatter_class=formatter, help="privacy-utility sweep on simulated data",
+        "curve",
+        formatter_class=formatter,
+        help="privacy-utility sweep on simulated data",
         description="Run methods × ε × seeds (× d or × participants) on simulated data; append "
-                    "one row per run to --out (a re-run skips finished rows) and draw mean ± std "
-                    "bands with the non-private methods dashed.")
-    p.add_argument("--methods", default="fed-sparse-bnsl,dp-fed-sparse-bnsl",
-                   help=f"comma-separated, from {', '.join(METHODS)}")
+        "one row per run to --out (a re-run skips finished rows) and draw mean ± std "
+        "bands with the non-private methods dashed.",
+    )
+    p.add_argument(
+        "--methods",
+        default="fed-sparse-bnsl,dp-fed-sparse-bnsl",
+        help=f"comma-separated, from {', '.join(METHODS)}",
+    )
     p.add_argument("--epsilons", default="0.5,1,2,5,25,50", help="ε grid of the private methods")
     p.add_argument("--delta", type=float, default=1e-5, help="δ")
-    p.add_argument("--seeds", type=count(1, 10_000), default=3,
-                   help="seeds 0 .. N-1 (of the simulated data and their noise: a curve is a "
-                        "simulation study, reproducible on purpose)")
+    p.add_argument(
+        "--seeds",
+        type=count(1, 10_000),
+        default=3,
+        help="seeds 0 .. N-1 (of the simulated data and their noise: a curve is a "
+        "simulation study, reproducible on purpose)",
+    )
     p.add_argument("--d", default="20", help="dimension(s), comma-separated")
     p.add_argument("--participants", default="10", help="participant count(s), comma-separated")
-    p.add_argument("--n-per-participant", type=count(2, 10**6), default=200,
-                   help="rows per participant")
+    p.add_argument("--n-per-participant", type=count(2, 10**6), default=200, help="rows per participant")
     p.add_argument("--jobs", type=count(1, 256), default=1, help="parallel processes")
-    p.add_argument("--out", type=Path, required=True,
-                   help="CSV of results (appended, resumable: finished rows are skipped)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="CSV of results (appended, resumable: finished rows are skipped)",
+    )
     p.add_argument("--plot", type=Path, default=None, help="PNG or SVG to draw (needs matplotlib)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
     p.set_defaults(handler=_curve)
@@ -94,11 +107,17 @@ def _curve(args) -> int:
             raise CLIError("--plot needs matplotlib: pip install 'dpbnsl[plot]'") from None
         if x == "epsilon" and not any(m.startswith("dp-") for m in methods):
             raise CLIError("--plot against ε needs a private method (dp-...) in --methods")
-    result = sweep(methods=methods, epsilons=_floats(args.epsilons, "--epsilons"),
-                   seeds=list(range(args.seeds)), d=ds if len(ds) > 1 else ds[0],
-                   participants=ps if len(ps) > 1 else ps[0],
-                   n_per_participant=args.n_per_participant, delta=args.delta, csv=args.out,
-                   jobs=args.jobs)
+    result = sweep(
+        methods=methods,
+        epsilons=_floats(args.epsilons, "--epsilons"),
+        seeds=list(range(args.seeds)),
+        d=ds if len(ds) > 1 else ds[0],
+        participants=ps if len(ps) > 1 else ps[0],
+        n_per_participant=args.n_per_participant,
+        delta=args.delta,
+        csv=args.out,
+        jobs=args.jobs,
+    )
     print(f"{result.computed} runs computed, {result.skipped} already in {args.out}")
     by = ["method", "epsilon"] + (["d"] if len(ds) > 1 else ["P"] if len(ps) > 1 else [])
     print(summarize(result.frame, by=tuple(by)).round(3).to_string(index=False))
@@ -110,7 +129,6 @@ def _curve(args) -> int:
             eps = sorted(e for e in frame.epsilon.unique() if e != float("inf"))
             keep = eps[len(eps) // 2] if eps else None
             frame = frame[(frame.epsilon == keep) | (frame.epsilon == float("inf"))]
-        write_files([(args.plot, lambda tmp: plot_tradeoff(frame, path=tmp, x=x,
-                                                             log_x=x == "epsilon"))])
+        write_files([(args.plot, lambda tmp: plot_tradeoff(frame, path=tmp, x=x, log_x=x == "epsilon"))])
         print(f"plot written to {args.plot}")
     return 0

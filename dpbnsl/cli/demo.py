@@ -35,17 +35,28 @@ _ATTACK_COLUMNS = ("participant", "rel_error", "recovered", "membership_auc", "r
 
 def add_demo_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
     """Add ``demo`` to the sub-parsers ``sub``."""
-    p = sub.add_parser("demo", formatter_class=formatter, help="the whole package in a few minutes",
-                       description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("dpbnsl-demo"),
-                   help="directory for the curve CSV and PNG")
-    p.add_argument("--force", action="store_true",
-                   help="overwrite curve.csv and curve.png of an earlier demo in --out")
-    p.add_argument("--seed", type=count(0, MAX_SEED), default=None,
-                   help="random seed of the data, the noise and the audits (default: fresh "
-                        "entropy; the data are simulated, so a seed exposes no one)")
-    p.add_argument("--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000,
-                   help="audit runs per world")
+    p = sub.add_parser(
+        "demo",
+        formatter_class=formatter,
+        help="the whole package in a few minutes",
+        description=__doc__.splitlines()[0],
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("dpbnsl-demo"), help="directory for the curve CSV and PNG"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="overwrite curve.csv and curve.png of an earlier demo in --out"
+    )
+    p.add_argument(
+        "--seed",
+        type=count(0, MAX_SEED),
+        default=None,
+        help="random seed of the data, the noise and the audits (default: fresh "
+        "entropy; the data are simulated, so a seed exposes no one)",
+    )
+    p.add_argument(
+        "--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000, help="audit runs per world"
+    )
     p.set_defaults(handler=_demo)
 
 
@@ -61,6 +72,7 @@ def _attack_table(report) -> None:
 def _demo(args) -> int:
     try:
         import matplotlib  # noqa: F401
+
         outputs: tuple[str, ...] = ("curve.csv", "curve.png")
     except ImportError:
         outputs = ("curve.csv",)
@@ -70,47 +82,67 @@ def _demo(args) -> int:
     data_rng, noise_rng, attack_rng, audit_rng = np.random.default_rng(args.seed).spawn(4)
     data = simulate(d, P * n_k, participants=P, rng=data_rng)
     pop = population_covariance(data.W_true)
-    _section(f"data: {P} participants × {n_k} rows, d = {d}, "
-             f"{int(data.B_true.sum())} true edges (linear-Gaussian SEM)")
+    _section(
+        f"data: {P} participants × {n_k} rows, d = {d}, "
+        f"{int(data.B_true.sum())} true edges (linear-Gaussian SEM)"
+    )
 
     _section(f"noise for ε = {eps:g}, δ = 1e-5, T = K = 10 (dpbnsl noise)")
-    run_noise(argparse.Namespace(epsilon=eps, delta=1e-5, rounds=10, local_iters=10,
-                              method="all", laplace=False, smoothness_d=None, json=False))
+    run_noise(
+        argparse.Namespace(
+            epsilon=eps,
+            delta=1e-5,
+            rounds=10,
+            local_iters=10,
+            method="all",
+            laplace=False,
+            smoothness_d=None,
+            json=False,
+        )
+    )
 
     _section("Fed-BNSL: the server reconstructs every participant's covariance")
     fed = fed_bnsl(data.participants)
     assert fed.transcript is not None  # a federated learner always has one
     acc = count_accuracy(data.B_true, fed.W)
-    print(f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, "
-          f"{fed.transcript.total_mb:.2f} MB over {len(fed.history)} rounds")
+    print(
+        f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, "
+        f"{fed.transcript.total_mb:.2f} MB over {len(fed.history)} rounds"
+    )
     _attack_table(attack_report(fed, data.participants, population_cov=pop, rng=attack_rng))
 
     _section(f"DP-Fed-Sparse-BNSL at ε = {eps:g}: the same attack fails")
-    dp = dp_fed_sparse_bnsl(data.participants, epsilon=eps, delta=1e-5, feature_bound=30.0,
-                            rng=noise_rng)
+    dp = dp_fed_sparse_bnsl(data.participants, epsilon=eps, delta=1e-5, feature_bound=30.0, rng=noise_rng)
     assert dp.transcript is not None  # a federated learner always has one
     acc = count_accuracy(data.B_true, dp.W)
-    print(f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, "
-          f"{dp.transcript.total_mb:.3f} MB")
+    print(f"SHD {acc.shd}, TPR {acc.tpr:.2f}, FDR {acc.fdr:.2f}, {dp.transcript.total_mb:.3f} MB")
     print_privacy(dp)
     _attack_table(attack_report(dp, data.participants, population_cov=pop, rng=attack_rng))
 
     _section(f"audits at ε = {eps:g} ({args.trials} trials per world)")
-    print_audit([audit("gaussian-step", epsilon=eps, trials=args.trials, rng=audit_rng),
-                 audit("selection", epsilon=eps, trials=args.trials, rng=audit_rng),
-                 audit("gaussian-step", epsilon=eps, trials=args.trials, broken="noise-halved",
-                       rng=audit_rng)])
+    print_audit(
+        [
+            audit("gaussian-step", epsilon=eps, trials=args.trials, rng=audit_rng),
+            audit("selection", epsilon=eps, trials=args.trials, rng=audit_rng),
+            audit("gaussian-step", epsilon=eps, trials=args.trials, broken="noise-halved", rng=audit_rng),
+        ]
+    )
 
     _section("privacy-utility curve")
     from ..audits.tradeoff import sweep
 
     csv, png = args.out / "curve.csv", args.out / "curve.png"
     # the curve is simulated data: its seeds are the study's, reproducible on purpose
-    frame = sweep(methods=("fed-sparse-bnsl", "dp-fed-sparse-bnsl"), epsilons=(1.0, 5.0, 50.0),
-                  seeds=(0, 1), d=10, participants=5, n_per_participant=200,
-                  progress=False).frame
-    print(frame.groupby(["method", "epsilon"])[["shd", "tpr", "fdr"]].mean().round(2)
-          .to_string())
+    frame = sweep(
+        methods=("fed-sparse-bnsl", "dp-fed-sparse-bnsl"),
+        epsilons=(1.0, 5.0, 50.0),
+        seeds=(0, 1),
+        d=10,
+        participants=5,
+        n_per_participant=200,
+        progress=False,
+    ).frame
+    print(frame.groupby(["method", "epsilon"])[["shd", "tpr", "fdr"]].mean().round(2).to_string())
     files = [(csv, lambda tmp: frame.to_csv(tmp, index=False))]
     if "curve.png" in outputs:
         from ..audits.plots import plot_tradeoff

@@ -28,8 +28,14 @@ from .common import CLIError
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
-__all__ = ["read_csv", "check_output_file", "check_output_dir", "write_files", "same_columns",
-           "distinct_files"]
+__all__ = [
+    "read_csv",
+    "check_output_file",
+    "check_output_dir",
+    "write_files",
+    "same_columns",
+    "distinct_files",
+]
 
 
 def _check_input(path: Path, what: str) -> None:
@@ -52,13 +58,16 @@ def _header(path: Path, what: str) -> list[str]:
     except (OSError, csv.Error) as exc:
         raise CLIError(f"cannot read {what} file {str(path)!r}: {exc}") from None
     if row is None or not any(cell.strip() for cell in row):
-        raise CLIError(f"{what} file {str(path)!r} is empty (a header row of variable names and "
-                       f"at least one data row are needed)")
+        raise CLIError(
+            f"{what} file {str(path)!r} is empty (a header row of variable names and "
+            f"at least one data row are needed)"
+        )
     return row
 
 
-def read_csv(path: Path, what: str, *, index: bool | str = False,
-             participant: int | None = None) -> pd.DataFrame:
+def read_csv(
+    path: Path, what: str, *, index: bool | str = False, participant: int | None = None
+) -> pd.DataFrame:
     """Read one CSV of numbers with a header row; refuse, naming ``what`` and the file, anything
     a learner could not use as it is. ``index=True`` takes the first column as row labels
     (``--truth`` matrices may carry them); ``"auto"`` does when the first header cell is empty
@@ -68,20 +77,22 @@ def read_csv(path: Path, what: str, *, index: bool | str = False,
     if index == "auto":
         index = _labelled(path, header)
     names = header[1:] if index else header
-    label = f"{what} file {str(path)!r}" + (f" (participant {participant})"
-                                            if participant is not None else "")
+    label = f"{what} file {str(path)!r}" + (
+        f" (participant {participant})" if participant is not None else ""
+    )
     if any(not n.strip() for n in names):
         pos = next(i for i, n in enumerate(names) if not n.strip()) + (1 if index else 0)
-        raise CLIError(f"{label}: column {pos + 1} has no name in the header (a row index written "
-                       f"by pandas' to_csv? write the file with index=False)")
+        raise CLIError(
+            f"{label}: column {pos + 1} has no name in the header (a row index written "
+            f"by pandas' to_csv? write the file with index=False)"
+        )
     seen: set[str] = set()
     dup = [n for n in names if n in seen or seen.add(n)]  # type: ignore[func-returns-value]
     if dup:
         raise CLIError(f"{label}: duplicate column name(s) {sorted(set(dup))} in the header")
     try:
         frame = pd.read_csv(path, index_col=0 if index else None)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError,
-            OSError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CLIError(f"cannot read {label}: {first}") from None
     if len(frame) == 0:
@@ -98,8 +109,10 @@ def read_csv(path: Path, what: str, *, index: bool | str = False,
     if bad.any():
         i, j = np.argwhere(bad)[0]
         kind = "missing" if np.isnan(values[i, j]) else f"non-finite ({float(values[i, j])!r})"
-        raise CLIError(f"{label}: {kind} value at data row {i} (0-based, header excluded), "
-                       f"column {frame.columns[j]!r}; remove or impute it first")
+        raise CLIError(
+            f"{label}: {kind} value at data row {i} (0-based, header excluded), "
+            f"column {frame.columns[j]!r}; remove or impute it first"
+        )
     return frame
 
 
@@ -120,8 +133,10 @@ def distinct_files(paths: Sequence[Path], flag: str) -> None:
     for p in paths:
         key = os.path.realpath(p)
         if key in seen:
-            raise CLIError(f"{flag} names {str(p)!r} twice (as {str(seen[key])!r}): every "
-                           f"participant's data must be given once")
+            raise CLIError(
+                f"{flag} names {str(p)!r} twice (as {str(seen[key])!r}): every "
+                f"participant's data must be given once"
+            )
         seen[key] = p
 
 
@@ -130,9 +145,11 @@ def same_columns(frames: Sequence[pd.DataFrame], paths: Sequence[Path], what: st
     first = list(frames[0].columns)
     for frame, path in zip(frames[1:], paths[1:]):
         if list(frame.columns) != first:
-            raise CLIError(f"{what} file {str(path)!r} has columns {list(frame.columns)} but "
-                           f"{str(paths[0])!r} has {first}: every participant needs the same "
-                           f"variables in the same order")
+            raise CLIError(
+                f"{what} file {str(path)!r} has columns {list(frame.columns)} but "
+                f"{str(paths[0])!r} has {first}: every participant needs the same "
+                f"variables in the same order"
+            )
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -172,8 +189,10 @@ def check_output_dir(path: Path, flag: str, names: Sequence[str], *, force: bool
             raise CLIError(f"{flag} {str(path)!r} exists and is not a directory")
         taken = [n for n in names if (path / n).exists()]
         if taken and not force:
-            raise CLIError(f"{flag} {str(path)!r} already holds {', '.join(taken)}; pass --force "
-                           f"to overwrite, or choose another directory")
+            raise CLIError(
+                f"{flag} {str(path)!r} already holds {', '.join(taken)}; pass --force "
+                f"to overwrite, or choose another directory"
+            )
         special = [n for n in taken if not (path / n).is_file()]
         if special:
             raise CLIError(f"{flag} {str(path)!r}: {special[0]} exists and is not a regular file")
@@ -205,8 +224,9 @@ def write_files(writers: Sequence[tuple[Path, Callable[[Path], object]]]) -> Non
                 p = p.parent
             path.parent.mkdir(parents=True, exist_ok=True)
             made.extend(reversed(missing))
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}",
-                                            dir=path.parent)  # same suffix: writers may go by it
+            fd, tmp_name = tempfile.mkstemp(
+                prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent
+            )  # same suffix: writers may go by it
             os.close(fd)
             staged.append((Path(tmp_name), path))
             mode = (os.stat(path).st_mode & 0o7777) if path.is_file() else 0o666 & ~_UMASK
@@ -215,8 +235,7 @@ def write_files(writers: Sequence[tuple[Path, Callable[[Path], object]]]) -> Non
         for tmp, path in staged:
             keep = None
             if path.exists():
-                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old",
-                                            dir=path.parent)
+                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)
                 os.close(fd)
                 keep = Path(name)
                 placed.append((path, keep, False))

@@ -20,27 +20,37 @@ __all__ = ["add_simulate_command"]
 
 def add_simulate_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
     """Add ``simulate`` to the sub-parsers ``sub``."""
-    sim = sub.add_parser("simulate", formatter_class=formatter,
-                         help="simulate a linear SEM and write one CSV per participant",
-                         description="Simulate an ER/SF DAG with weights U(±[0.5, 2]) and a linear "
-                         "SEM; write participant_<k>.csv, true_graph.csv and true_weights.csv.")
+    sim = sub.add_parser(
+        "simulate",
+        formatter_class=formatter,
+        help="simulate a linear SEM and write one CSV per participant",
+        description="Simulate an ER/SF DAG with weights U(±[0.5, 2]) and a linear "
+        "SEM; write participant_<k>.csv, true_graph.csv and true_weights.csv.",
+    )
     sim.add_argument("--d", type=count(2, 10_000), default=10, help="number of variables")
     sim.add_argument("--n", type=count(2, 10**8), default=1000, help="total number of samples")
-    sim.add_argument("--participants", type=count(1, 100_000), default=10,
-                     help="number of participants")
-    sim.add_argument("--s0", type=count(0, 10**8), default=None,
-                     help="number of edges (default: d)")
-    sim.add_argument("--graph-type", default="ER", choices=("ER", "SF"),
-                     help="Erdős–Rényi or scale-free DAG")
-    sim.add_argument("--noise", default="gaussian",
-                     choices=("gaussian", "exponential", "gumbel", "uniform"), help="noise family")
-    sim.add_argument("--seed", type=count(0, MAX_SEED), default=0,
-                     help="random seed (simulated data, not privacy noise: a fixed default keeps "
-                          "examples reproducible)")
+    sim.add_argument("--participants", type=count(1, 100_000), default=10, help="number of participants")
+    sim.add_argument("--s0", type=count(0, 10**8), default=None, help="number of edges (default: d)")
+    sim.add_argument("--graph-type", default="ER", choices=("ER", "SF"), help="Erdős–Rényi or scale-free DAG")
+    sim.add_argument(
+        "--noise",
+        default="gaussian",
+        choices=("gaussian", "exponential", "gumbel", "uniform"),
+        help="noise family",
+    )
+    sim.add_argument(
+        "--seed",
+        type=count(0, MAX_SEED),
+        default=0,
+        help="random seed (simulated data, not privacy noise: a fixed default keeps examples reproducible)",
+    )
     sim.add_argument("--out", type=Path, default=Path("dpbnsl-data"), help="output directory")
-    sim.add_argument("--force", action="store_true",
-                     help="overwrite the files of an earlier simulation in --out (and remove its "
-                          "participant files beyond --participants)")
+    sim.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the files of an earlier simulation in --out (and remove its "
+        "participant files beyond --participants)",
+    )
     sim.set_defaults(handler=_simulate)
 
 
@@ -48,8 +58,9 @@ def _stale(out: Path, names: list[str]) -> list[Path]:
     """An earlier simulation's participant files that this one would not overwrite."""
     if not out.is_dir():
         return []
-    return sorted(p for p in out.glob("participant_*.csv")
-                  if p.name not in names and p.stem.split("_", 1)[1].isdigit())
+    return sorted(
+        p for p in out.glob("participant_*.csv") if p.name not in names and p.stem.split("_", 1)[1].isdigit()
+    )
 
 
 def _simulate(args) -> int:
@@ -58,25 +69,45 @@ def _simulate(args) -> int:
     check_output_dir(args.out, "--out", outputs, force=args.force)
     stale = _stale(args.out, names)
     if stale and not args.force:  # `--data out/participant_*.csv` would pick them up
-        raise CLIError(f"--out {str(args.out)!r} holds {stale[0].name} of an earlier simulation; "
-                       f"pass --force to replace that simulation, or choose another directory")
+        raise CLIError(
+            f"--out {str(args.out)!r} holds {stale[0].name} of an earlier simulation; "
+            f"pass --force to replace that simulation, or choose another directory"
+        )
     if args.participants > args.n:
-        raise CLIError(f"--participants {args.participants} exceeds --n {args.n}: every "
-                       f"participant needs at least one row")
-    data = simulate(args.d, args.n, participants=args.participants, s0=args.s0,
-                    graph_type=args.graph_type, noise=args.noise, rng=args.seed)
+        raise CLIError(
+            f"--participants {args.participants} exceeds --n {args.n}: every "
+            f"participant needs at least one row"
+        )
+    data = simulate(
+        args.d,
+        args.n,
+        participants=args.participants,
+        s0=args.s0,
+        graph_type=args.graph_type,
+        noise=args.noise,
+        rng=args.seed,
+    )
     cols = [f"X{i}" for i in range(args.d)]
     frames = [pd.DataFrame(X, columns=cols) for X in data.participants]
     files: list[tuple[Path, Callable[..., object]]] = [
-        (args.out / n, lambda tmp, f=f: f.to_csv(tmp, index=False)) for n, f in zip(names, frames)]
-    files += [(args.out / "true_graph.csv",
-               lambda tmp: pd.DataFrame(data.B_true, index=cols, columns=cols).to_csv(tmp)),
-              (args.out / "true_weights.csv",
-               lambda tmp: pd.DataFrame(data.W_true, index=cols, columns=cols).to_csv(tmp))]
+        (args.out / n, lambda tmp, f=f: f.to_csv(tmp, index=False)) for n, f in zip(names, frames)
+    ]
+    files += [
+        (
+            args.out / "true_graph.csv",
+            lambda tmp: pd.DataFrame(data.B_true, index=cols, columns=cols).to_csv(tmp),
+        ),
+        (
+            args.out / "true_weights.csv",
+            lambda tmp: pd.DataFrame(data.W_true, index=cols, columns=cols).to_csv(tmp),
+        ),
+    ]
     write_files(files)
     for p in stale:  # only with --force (refused above otherwise)
         p.unlink()
-    print(f"wrote {len(data.participants)} participant files, true_graph.csv and true_weights.csv "
-          f"to {args.out} ({int(np.count_nonzero(data.B_true))} true edges)"
-          + (f"; removed {len(stale)} participant file(s) of an earlier simulation" if stale else ""))
+    print(
+        f"wrote {len(data.participants)} participant files, true_graph.csv and true_weights.csv "
+        f"to {args.out} ({int(np.count_nonzero(data.B_true))} true edges)"
+        + (f"; removed {len(stale)} participant file(s) of an earlier simulation" if stale else "")
+    )
     return 0

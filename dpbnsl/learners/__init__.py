@@ -2,14 +2,14 @@
 
 from .combiners import LocalFits, notears_average, notears_best, notears_local, notears_voting
 from .constraint.fed_pc import (
-                     LocalPC,
-                     fed_pc,
-                     fed_pc_simple_i,
-                     fed_pc_simple_ii,
-                     pc_all,
-                     pc_avg_scores,
-                     pc_best,
-                     pc_local,
+    LocalPC,
+    fed_pc,
+    fed_pc_simple_i,
+    fed_pc_simple_ii,
+    pc_all,
+    pc_avg_scores,
+    pc_best,
+    pc_local,
 )
 from .constraint.pc import pc
 from .linear.dp_fed_bnsl import dp_fed_bnsl

@@ -23,8 +23,14 @@ from .._validation import check_int, check_real
 from ..federation import Dense, Payload, ServerReply, Sparse
 from ..graphs import acyclicity
 
-__all__ = ["PenaltySchedule", "ServerProblem", "solve_server", "check_hyperparameters",
-           "ConsensusServer", "gradient_steps"]
+__all__ = [
+    "PenaltySchedule",
+    "ServerProblem",
+    "solve_server",
+    "check_hyperparameters",
+    "ConsensusServer",
+    "gradient_steps",
+]
 
 _NONNEG = ("lambda1", "h_tol", "gap_tol", "threshold")
 _POSITIVE = ("rho1", "rho2", "eta")
@@ -188,9 +194,17 @@ class ConsensusServer:
     ``stop(t, h, gap)`` ends the protocol after round t when it returns True.
     """
 
-    def __init__(self, n_participants: int, d: int, schedule: PenaltySchedule, *,
-                 lambda1: float = 0.0, sparse: bool = False, solver: Callable = solve_server,
-                 stop: Callable[[int, float, float], bool] | None = None) -> None:
+    def __init__(
+        self,
+        n_participants: int,
+        d: int,
+        schedule: PenaltySchedule,
+        *,
+        lambda1: float = 0.0,
+        sparse: bool = False,
+        solver: Callable = solve_server,
+        stop: Callable[[int, float, float], bool] | None = None,
+    ) -> None:
         self.schedule, self.lambda1, self.sparse = schedule, lambda1, sparse
         self.solver, self.stop = solver, stop
         self.W = np.zeros((d, d))
@@ -204,9 +218,15 @@ class ConsensusServer:
         rho1, rho2 = self.schedule.rho(t)
         B_mean = Bs.mean(axis=0)
         problem = ServerProblem(
-            B_mean=B_mean, beta_sum=self.betas.sum(axis=0),
+            B_mean=B_mean,
+            beta_sum=self.betas.sum(axis=0),
             const=float(np.sum(self.betas * Bs) + 0.5 * rho2 * np.sum((Bs - B_mean) ** 2)),
-            n_participants=len(Bs), alpha=self.alpha, rho1=rho1, rho2=rho2, lambda1=self.lambda1)
+            n_participants=len(Bs),
+            alpha=self.alpha,
+            rho1=rho1,
+            rho2=rho2,
+            lambda1=self.lambda1,
+        )
         free = None
         if self.sparse:
             free = (Bs != 0).any(axis=0) | (self.betas != 0).any(axis=0)
@@ -217,8 +237,15 @@ class ConsensusServer:
         self.betas += rho2 * (Bs - self.W)  # dual updates with the penalties of this round
         self.alpha += rho1 * h
         now = time.perf_counter()
-        row = {"round": t, "h": h, "gap": gap, "rho1": rho1, "rho2": rho2, "alpha": self.alpha,
-               "nnz": int(np.count_nonzero(self.W))}
+        row = {
+            "round": t,
+            "h": h,
+            "gap": gap,
+            "rho1": rho1,
+            "rho2": rho2,
+            "alpha": self.alpha,
+            "nnz": int(np.count_nonzero(self.W)),
+        }
         if self.sparse:
             row["nnz_local_mean"] = float((Bs != 0).sum(axis=(1, 2)).mean())
         self.rows.append({**row, "seconds": now - self._clock})

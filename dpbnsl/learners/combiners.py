@@ -58,8 +58,15 @@ def notears_local(
     arrays, columns = as_participants(participants)
     start = time.perf_counter()
     results = tuple(
-        notears(X, lambda1=lambda1, threshold=threshold, max_iter=max_iter, h_tol=h_tol,
-                rho_max=rho_max, centre=centre)
+        notears(
+            X,
+            lambda1=lambda1,
+            threshold=threshold,
+            max_iter=max_iter,
+            h_tol=h_tol,
+            rho_max=rho_max,
+            centre=centre,
+        )
         for X in arrays
     )
     return LocalFits(results, columns, time.perf_counter() - start)
@@ -68,8 +75,10 @@ def notears_local(
 def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
     if local is not None and (participants is not None or kwargs):
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
-        raise ValueError(f"`local` fits were given, so {given} would be ignored: pass either the "
-                         f"data (and NOTEARS arguments) or `local`")
+        raise ValueError(
+            f"`local` fits were given, so {given} would be ignored: pass either the "
+            f"data (and NOTEARS arguments) or `local`"
+        )
     if local is None:
         if participants is None:
             raise ValueError("pass `participants` (data) or `local` (fits from notears_local)")
@@ -79,10 +88,18 @@ def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
     return local
 
 
-def _result(method: str, W: np.ndarray, W_raw: np.ndarray, fits: LocalFits, params: dict,
-            **info) -> LearnResult:
-    return LearnResult(method=method, W=W, W_raw=W_raw, history=pd.DataFrame(), columns=fits.columns,
-                       params=params, info={"local": fits.results, "seconds": fits.seconds, **info})
+def _result(
+    method: str, W: np.ndarray, W_raw: np.ndarray, fits: LocalFits, params: dict, **info
+) -> LearnResult:
+    return LearnResult(
+        method=method,
+        W=W,
+        W_raw=W_raw,
+        history=pd.DataFrame(),
+        columns=fits.columns,
+        params=params,
+        info={"local": fits.results, "seconds": fits.seconds, **info},
+    )
 
 
 def notears_voting(
@@ -132,8 +149,14 @@ def notears_voting(
     W = np.where(votes >= need, mean_w, 0.0)
     if acyclic:
         W = threshold_to_dag(W)
-    return _result("notears-voting", W, mean_w, fits, {"min_votes": need, "acyclic": acyclic,
-                   **notears_kwargs}, votes=votes)
+    return _result(
+        "notears-voting",
+        W,
+        mean_w,
+        fits,
+        {"min_votes": need, "acyclic": acyclic, **notears_kwargs},
+        votes=votes,
+    )
 
 
 def notears_best(
@@ -157,13 +180,20 @@ def notears_best(
     shds = [count_accuracy(truth, r.W).shd for r in fits.results]
     k = int(np.argmin(shds))
     chosen = fits.results[k]
-    return _result("notears-best (oracle)", chosen.W, chosen.W_raw, fits, dict(notears_kwargs),
-                   oracle=True, chosen=k, shd_per_participant=tuple(shds))
+    return _result(
+        "notears-best (oracle)",
+        chosen.W,
+        chosen.W_raw,
+        fits,
+        dict(notears_kwargs),
+        oracle=True,
+        chosen=k,
+        shd_per_participant=tuple(shds),
+    )
 
 
 def notears_average(
-    participants=None, *, local: LocalFits | None = None, threshold: float = 0.3,
-    **notears_kwargs
+    participants=None, *, local: LocalFits | None = None, threshold: float = 0.3, **notears_kwargs
 ) -> LearnResult:
     """NOTEARS-Avg: average the participants' raw weights, threshold, remove cycles.
 

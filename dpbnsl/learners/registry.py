@@ -122,6 +122,7 @@ def _stack(participants):
 
 # --- `dpbnsl learn` options as keyword arguments (None = the learner's own default) ------------
 
+
 def _given(args, *names, rename: Mapping[str, str] | None = None) -> dict:
     rename = rename or {}
     return {rename.get(n, n): getattr(args, n) for n in names if getattr(args, n) is not None}
@@ -143,18 +144,32 @@ def _sparse_kwargs(args) -> dict:
 
 
 _PRIVATE = ("epsilon", "delta", "centre", "seed")
-_DP_SPARSE = ("clip", "clip_scheme", "calibration", "smoothness", "feature_bound", "warm_start",
-              "warm_share", "warm_clip_norm")
+_DP_SPARSE = (
+    "clip",
+    "clip_scheme",
+    "calibration",
+    "smoothness",
+    "feature_bound",
+    "warm_start",
+    "warm_share",
+    "warm_clip_norm",
+)
 
 
 def _dp_sparse_kwargs(args) -> dict:
-    return _given(args, *_LINEAR, "rounds", "local_iters", *_PRIVATE, *_DP_SPARSE,
-                  rename={"seed": "rng"})
+    return _given(args, *_LINEAR, "rounds", "local_iters", *_PRIVATE, *_DP_SPARSE, rename={"seed": "rng"})
 
 
 def _dp_covariance_kwargs(args) -> dict:
-    return _given(args, *_LINEAR, "max_rounds", *_PRIVATE, "clip_norm", "gaussian",
-                  rename={"seed": "rng", "gaussian": "calibration"})
+    return _given(
+        args,
+        *_LINEAR,
+        "max_rounds",
+        *_PRIVATE,
+        "clip_norm",
+        "gaussian",
+        rename={"seed": "rng", "gaussian": "calibration"},
+    )
 
 
 _CI = ("alpha", "ci_test")
@@ -213,68 +228,160 @@ def _plan_covariance_learner(d, n_k, **options):  # independent of d and n_k
 _BASELINE_LAMBDA = {"lambda1": 0.01}
 _MLP_QUICK = {"max_iter": 3, "solver_options": {"ftol": 1e-6}, "rng": 0}
 _DBN_QUICK = {"lag": 1, "max_iter": 5}
-_FCD_QUICK = {"it_in": 40, "it_fl": 20, "it_max": 2, "rho_max": 1.0, "hidden": 4, "layers": 2,
-              "rng": 0}
+_FCD_QUICK = {"it_in": 40, "it_fl": 20, "it_max": 2, "rho_max": 1.0, "hidden": 4, "layers": 2, "rng": 0}
 
 _ENTRIES = (
     # linear, score-based
-    Learner("notears", notears, "linear", pooled=True, cli_options=_LINEAR,
-            cli_kwargs=_linear_kwargs),
-    Learner("fed-bnsl", fed_bnsl, "linear", messages="dense",
-            cli_options=_LINEAR + ("max_rounds",), cli_kwargs=_fed_bnsl_kwargs),
-    Learner("notears-voting", notears_voting, "linear", dag=False, defaults=_BASELINE_LAMBDA,
-            cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
-    Learner("notears-average", notears_average, "linear", defaults=_BASELINE_LAMBDA,
-            cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
-    Learner("notears-best", notears_best, "linear", oracle=True, defaults=_BASELINE_LAMBDA,
-            cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
-    Learner("fed-sparse-bnsl", fed_sparse_bnsl, "linear", messages="sparse",
-            quick={"rounds": 20}, cli_options=_LINEAR + ("rounds", "local_iters"),
-            cli_kwargs=_sparse_kwargs),
-    Learner("dp-fed-sparse-bnsl", dp_fed_sparse_bnsl, "linear", private=True, messages="sparse",
-            simulation={"feature_bound": 30.0},
-            quick={"epsilon": 5.0, "delta": 1e-5, "rounds": 5, "feature_bound": 50.0},
-            cli_options=_LINEAR + ("rounds", "local_iters") + _PRIVATE + _DP_SPARSE,
-            cli_kwargs=_dp_sparse_kwargs, plan=_plan_sparse_learner),
-    Learner("dp-fed-bnsl", dp_fed_bnsl, "linear", private=True, messages="dense",
-            quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
-            cli_options=_LINEAR + ("max_rounds",) + _PRIVATE + ("clip_norm", "gaussian"),
-            cli_kwargs=_dp_covariance_kwargs, plan=_plan_covariance_learner),
+    Learner("notears", notears, "linear", pooled=True, cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
+    Learner(
+        "fed-bnsl",
+        fed_bnsl,
+        "linear",
+        messages="dense",
+        cli_options=_LINEAR + ("max_rounds",),
+        cli_kwargs=_fed_bnsl_kwargs,
+    ),
+    Learner(
+        "notears-voting",
+        notears_voting,
+        "linear",
+        dag=False,
+        defaults=_BASELINE_LAMBDA,
+        cli_options=_LINEAR,
+        cli_kwargs=_linear_kwargs,
+    ),
+    Learner(
+        "notears-average",
+        notears_average,
+        "linear",
+        defaults=_BASELINE_LAMBDA,
+        cli_options=_LINEAR,
+        cli_kwargs=_linear_kwargs,
+    ),
+    Learner(
+        "notears-best",
+        notears_best,
+        "linear",
+        oracle=True,
+        defaults=_BASELINE_LAMBDA,
+        cli_options=_LINEAR,
+        cli_kwargs=_linear_kwargs,
+    ),
+    Learner(
+        "fed-sparse-bnsl",
+        fed_sparse_bnsl,
+        "linear",
+        messages="sparse",
+        quick={"rounds": 20},
+        cli_options=_LINEAR + ("rounds", "local_iters"),
+        cli_kwargs=_sparse_kwargs,
+    ),
+    Learner(
+        "dp-fed-sparse-bnsl",
+        dp_fed_sparse_bnsl,
+        "linear",
+        private=True,
+        messages="sparse",
+        simulation={"feature_bound": 30.0},
+        quick={"epsilon": 5.0, "delta": 1e-5, "rounds": 5, "feature_bound": 50.0},
+        cli_options=_LINEAR + ("rounds", "local_iters") + _PRIVATE + _DP_SPARSE,
+        cli_kwargs=_dp_sparse_kwargs,
+        plan=_plan_sparse_learner,
+    ),
+    Learner(
+        "dp-fed-bnsl",
+        dp_fed_bnsl,
+        "linear",
+        private=True,
+        messages="dense",
+        quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
+        cli_options=_LINEAR + ("max_rounds",) + _PRIVATE + ("clip_norm", "gaussian"),
+        cli_kwargs=_dp_covariance_kwargs,
+        plan=_plan_covariance_learner,
+    ),
     # constraint-based
     Learner("pc", pc, "constraint", pooled=True, cli_options=_CI, cli_kwargs=_ci_kwargs),
     Learner("fed-pc", fed_pc, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
     Learner("pc-all", pc_all, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
-    Learner("pc-best", pc_best, "constraint", oracle=True, cli_options=_CI,
-            cli_kwargs=_ci_kwargs),
-    Learner("fed-pc-simple-i", fed_pc_simple_i, "constraint", cli_options=_CI,
-            cli_kwargs=_ci_kwargs),
-    Learner("fed-pc-simple-ii", fed_pc_simple_ii, "constraint", cli_options=_CI,
-            cli_kwargs=_ci_kwargs),
+    Learner("pc-best", pc_best, "constraint", oracle=True, cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner("fed-pc-simple-i", fed_pc_simple_i, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner("fed-pc-simple-ii", fed_pc_simple_ii, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
     # nonlinear
-    Learner("notears-mlp", notears_mlp, "nonlinear", pooled=True, quick=_MLP_QUICK,
-            cli_options=_MLP, cli_kwargs=_mlp_kwargs),
-    Learner("fed-bnsl-mlp", fed_bnsl_mlp, "nonlinear",
-            quick={"max_rounds": 5, "solver_options": {"ftol": 1e-6}, "rng": 0},
-            cli_options=_MLP + ("max_rounds",), cli_kwargs=_mlp_rounds_kwargs),
-    Learner("notears-mlp-voting", notears_mlp_voting, "nonlinear", dag=False, quick=_MLP_QUICK,
-            cli_options=_MLP, cli_kwargs=_mlp_kwargs),
-    Learner("notears-mlp-best", notears_mlp_best, "nonlinear", oracle=True, quick=_MLP_QUICK,
-            cli_options=_MLP, cli_kwargs=_mlp_kwargs),
-    Learner("ds-fcd", ds_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD,
-            cli_kwargs=_fcd_kwargs),
-    Learner("as-fcd", as_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD,
-            cli_kwargs=_fcd_kwargs),
+    Learner(
+        "notears-mlp",
+        notears_mlp,
+        "nonlinear",
+        pooled=True,
+        quick=_MLP_QUICK,
+        cli_options=_MLP,
+        cli_kwargs=_mlp_kwargs,
+    ),
+    Learner(
+        "fed-bnsl-mlp",
+        fed_bnsl_mlp,
+        "nonlinear",
+        quick={"max_rounds": 5, "solver_options": {"ftol": 1e-6}, "rng": 0},
+        cli_options=_MLP + ("max_rounds",),
+        cli_kwargs=_mlp_rounds_kwargs,
+    ),
+    Learner(
+        "notears-mlp-voting",
+        notears_mlp_voting,
+        "nonlinear",
+        dag=False,
+        quick=_MLP_QUICK,
+        cli_options=_MLP,
+        cli_kwargs=_mlp_kwargs,
+    ),
+    Learner(
+        "notears-mlp-best",
+        notears_mlp_best,
+        "nonlinear",
+        oracle=True,
+        quick=_MLP_QUICK,
+        cli_options=_MLP,
+        cli_kwargs=_mlp_kwargs,
+    ),
+    Learner("ds-fcd", ds_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD, cli_kwargs=_fcd_kwargs),
+    Learner("as-fcd", as_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD, cli_kwargs=_fcd_kwargs),
     # time series (each participant's rows are one series, in time order)
-    Learner("dynotears", dynotears, "temporal", pooled=True, quick=_DBN_QUICK,
-            cli_options=_DBN, cli_kwargs=_dbn_kwargs),
-    Learner("fed-dbn", fed_dbn, "temporal", quick={"lag": 1, "max_rounds": 30},
-            cli_options=_DBN + ("max_rounds",), cli_kwargs=_dbn_rounds_kwargs),
-    Learner("dynotears-average", dynotears_average, "temporal",
-            quick={**_DBN_QUICK, "acyclic": True}, cli_options=_DBN, cli_kwargs=_dbn_kwargs),
-    Learner("dynotears-best", dynotears_best, "temporal", oracle=True, quick=_DBN_QUICK,
-            cli_options=_DBN, cli_kwargs=_dbn_kwargs),
-    Learner("dynotears-all", dynotears_all, "temporal", quick=_DBN_QUICK, cli_options=_DBN,
-            cli_kwargs=_dbn_kwargs),
+    Learner(
+        "dynotears",
+        dynotears,
+        "temporal",
+        pooled=True,
+        quick=_DBN_QUICK,
+        cli_options=_DBN,
+        cli_kwargs=_dbn_kwargs,
+    ),
+    Learner(
+        "fed-dbn",
+        fed_dbn,
+        "temporal",
+        quick={"lag": 1, "max_rounds": 30},
+        cli_options=_DBN + ("max_rounds",),
+        cli_kwargs=_dbn_rounds_kwargs,
+    ),
+    Learner(
+        "dynotears-average",
+        dynotears_average,
+        "temporal",
+        quick={**_DBN_QUICK, "acyclic": True},
+        cli_options=_DBN,
+        cli_kwargs=_dbn_kwargs,
+    ),
+    Learner(
+        "dynotears-best",
+        dynotears_best,
+        "temporal",
+        oracle=True,
+        quick=_DBN_QUICK,
+        cli_options=_DBN,
+        cli_kwargs=_dbn_kwargs,
+    ),
+    Learner(
+        "dynotears-all", dynotears_all, "temporal", quick=_DBN_QUICK, cli_options=_DBN, cli_kwargs=_dbn_kwargs
+    ),
 )
 
 #: Every learner by name, in the order the command line lists them.
@@ -288,10 +395,14 @@ def learner(name: str) -> Learner:
     return LEARNERS[name]
 
 
-def names(*, family: str | None = None, private: bool | None = None,
-          messages: str | None = None) -> tuple[str, ...]:
+def names(
+    *, family: str | None = None, private: bool | None = None, messages: str | None = None
+) -> tuple[str, ...]:
     """The names of the learners matching every given criterion, in registry order."""
-    return tuple(x.name for x in _ENTRIES
-                 if (family is None or x.family == family)
-                 and (private is None or x.private == private)
-                 and (messages is None or x.messages == messages))
+    return tuple(
+        x.name
+        for x in _ENTRIES
+        if (family is None or x.family == family)
+        and (private is None or x.private == private)
+        and (messages is None or x.messages == messages)
+    )

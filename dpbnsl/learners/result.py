@@ -89,8 +89,11 @@ class LearnResult:
             if value is None and key in self.info:
                 value = self.info[key]
             if value is not None:
-                value = (tuple(str(v) for v in value) if name == "lagged_index"
-                         else readonly_copy(np.asarray(value)))
+                value = (
+                    tuple(str(v) for v in value)
+                    if name == "lagged_index"
+                    else readonly_copy(np.asarray(value))
+                )
             object.__setattr__(self, name, value)
 
     @property

@@ -17,18 +17,18 @@ from .covariance import covariance_sensitivity, release_covariance
 from .gradients import CLIP_SCHEMES, clip_bounds, clip_score_sensitivity, clipped_products, scores_sensitivity
 from .moments import as_bounds, private_mean, private_smoothness, public_smoothness
 from .releases import (
-                        CLIP_RANGE,
-                        BoundedRangeDpEvent,
-                        ColumnwiseExponentialMechanism,
-                        Neighbouring,
-                        Release,
-                        check_neighbouring,
-                        clip,
-                        clip_rows,
-                        exponential_mechanism_sample,
-                        gaussian_mechanism,
-                        gumbel_max,
-                        row_norms,
+    CLIP_RANGE,
+    BoundedRangeDpEvent,
+    ColumnwiseExponentialMechanism,
+    Neighbouring,
+    Release,
+    check_neighbouring,
+    clip,
+    clip_rows,
+    exponential_mechanism_sample,
+    gaussian_mechanism,
+    gumbel_max,
+    row_norms,
 )
 
 __all__ = [

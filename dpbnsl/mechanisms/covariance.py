@@ -19,19 +19,24 @@ __all__ = ["covariance_sensitivity", "release_covariance"]
 def covariance_sensitivity(n: int, *, clip_norm: float) -> float:
     """ℓ2 replace-one sensitivity √2·R²/n of the upper triangle of XᵀX/n for rows with ‖x‖₂ ≤ R
     (derivation: :func:`~dpbnsl.learners.dp_fed_bnsl`, Privacy)."""
-    return math.sqrt(2.0) * clip_norm ** 2 / n
+    return math.sqrt(2.0) * clip_norm**2 / n
 
 
-def release_covariance(X: np.ndarray, *, clip_norm: float, multiplier: float,
-                       psd_floor: float | None, rng: np.random.Generator):
+def release_covariance(
+    X: np.ndarray, *, clip_norm: float, multiplier: float, psd_floor: float | None, rng: np.random.Generator
+):
     """Release ``S̃ = clip(X)ᵀclip(X)/n + E`` by one Gaussian release of its d(d+1)/2 upper-triangle
     entries (σ = multiplier · :func:`covariance_sensitivity`), mirrored into the lower triangle, then
     (post-processing) eigenvalues raised to ``psd_floor`` unless it is None. Returns (S̃, Release)."""
     n, d = X.shape
     Xc = clip_rows(X, norm=clip_norm)
     iu = np.triu_indices(d)
-    release = gaussian_mechanism((Xc.T @ Xc / n)[iu], multiplier=multiplier, rng=rng,
-                                 sensitivity=covariance_sensitivity(n, clip_norm=clip_norm))
+    release = gaussian_mechanism(
+        (Xc.T @ Xc / n)[iu],
+        multiplier=multiplier,
+        rng=rng,
+        sensitivity=covariance_sensitivity(n, clip_norm=clip_norm),
+    )
     S = np.empty((d, d))
     S[iu] = release.value
     S.T[iu] = release.value

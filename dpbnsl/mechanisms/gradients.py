@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CLIP_SCHEMES", "clip_bounds", "clipped_products", "clip_score_sensitivity",
-           "scores_sensitivity"]
+__all__ = ["CLIP_SCHEMES", "clip_bounds", "clipped_products", "clip_score_sensitivity", "scores_sensitivity"]
 
 #: How the global clip bound C becomes the per-parent thresholds C_a = c·√M_a: ``"relative"``
 #: c = C; ``"parents"`` c = C/√(Σ_a M_a); ``"coordinates"`` c = C/√((d−1)Σ_a M_a).
 CLIP_SCHEMES = ("relative", "parents", "coordinates")
-
 
 
 def clip_bounds(M: np.ndarray, clip: float, scheme: str = "relative") -> np.ndarray:
@@ -31,12 +29,17 @@ def clip_bounds(M: np.ndarray, clip: float, scheme: str = "relative") -> np.ndar
         return clip * np.sqrt(M / M.sum())
     if scheme == "coordinates":
         return clip * np.sqrt(M / ((M.size - 1) * M.sum()))
-    raise ValueError(f"`scheme` must be one of {', '.join(map(repr, CLIP_SCHEMES))}; got "
-                     f"{scheme!r}")
+    raise ValueError(f"`scheme` must be one of {', '.join(map(repr, CLIP_SCHEMES))}; got {scheme!r}")
 
 
-def clipped_products(X: np.ndarray, r: np.ndarray, bounds: np.ndarray, *,
-                     out: np.ndarray | None = None, x_finite: bool | None = None) -> np.ndarray:
+def clipped_products(
+    X: np.ndarray,
+    r: np.ndarray,
+    bounds: np.ndarray,
+    *,
+    out: np.ndarray | None = None,
+    x_finite: bool | None = None,
+) -> np.ndarray:
     """Per-sample products x_ia·r_i clipped to [−C_a, C_a]: entry (i, a) is −g_i,ab of DP-PGCD for
     the column b whose residual is ``r`` (g_i,ab = −x_ia r_ib).
 

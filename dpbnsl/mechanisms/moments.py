@@ -32,9 +32,11 @@ def as_bounds(bound, d: int, name: str) -> np.ndarray:
     if b.shape != (d,):
         raise ValueError(f"`{name}` must be a scalar or have shape ({d},); got shape {b.shape}")
     if not np.all(np.isfinite(b) & (b >= CLIP_RANGE[0]) & (b <= CLIP_RANGE[1])):
-        raise ValueError(f"`{name}` must lie in [{CLIP_RANGE[0]:g}, {CLIP_RANGE[1]:g}] (a public "
-                         f"bound outside makes the sensitivities underflow or overflow); got "
-                         f"{bound!r}")
+        raise ValueError(
+            f"`{name}` must lie in [{CLIP_RANGE[0]:g}, {CLIP_RANGE[1]:g}] (a public "
+            f"bound outside makes the sensitivities underflow or overflow); got "
+            f"{bound!r}"
+        )
     return b
 
 
@@ -43,8 +45,16 @@ def public_smoothness(bound, d: int) -> np.ndarray:
     return as_bounds(bound, d, "feature_bound")
 
 
-def private_smoothness(X: np.ndarray, *, bound, multiplier: float, rng: np.random.Generator,
-                       ledger, floor: float = 1e-3, label: str = "smoothness") -> np.ndarray:
+def private_smoothness(
+    X: np.ndarray,
+    *,
+    bound,
+    multiplier: float,
+    rng: np.random.Generator,
+    ledger,
+    floor: float = 1e-3,
+    label: str = "smoothness",
+) -> np.ndarray:
     """Privately estimate m_a = (1/n_k) Σ_i x_ia² for every a (Fassy El Fehri et al., Thm D.1).
 
     Privacy
@@ -68,8 +78,16 @@ def private_smoothness(X: np.ndarray, *, bound, multiplier: float, rng: np.rando
     return np.maximum(out, floor)
 
 
-def private_mean(X: np.ndarray, *, multiplier: float, rng: np.random.Generator, ledger,
-                 bound=None, row_norm: float | None = None, label: str = "centring") -> np.ndarray:
+def private_mean(
+    X: np.ndarray,
+    *,
+    multiplier: float,
+    rng: np.random.Generator,
+    ledger,
+    bound=None,
+    row_norm: float | None = None,
+    label: str = "centring",
+) -> np.ndarray:
     """Privately release the column means for centring (give ``bound`` or ``row_norm``).
 
     Privacy

@@ -139,8 +139,14 @@ def clip_rows(X: np.ndarray, *, norm: float) -> np.ndarray:
     return out
 
 
-def gaussian_mechanism(value, *, sensitivity: float, sigma: float | None = None,
-                       multiplier: float | None = None, rng: np.random.Generator) -> Release:
+def gaussian_mechanism(
+    value,
+    *,
+    sensitivity: float,
+    sigma: float | None = None,
+    multiplier: float | None = None,
+    rng: np.random.Generator,
+) -> Release:
     """Release ``value + N(0, σ²)`` (entrywise) for a statistic of ℓ2-sensitivity Δ.
 
     Give the noise either as ``sigma`` or as ``multiplier`` = σ/Δ (then σ = multiplier·Δ and the
@@ -156,9 +162,11 @@ def gaussian_mechanism(value, *, sensitivity: float, sigma: float | None = None,
         if s == 0.0 and z > 0.0:
             # a noise multiplier means noise is intended; Δ = 0 here is an underflowed bound
             # (e.g. R²/n with a tiny R), and releasing without noise would leak the value
-            raise ValueError("`sensitivity` is 0 with a positive noise `multiplier`: a "
-                             "sensitivity computed from positive bounds has underflowed; use "
-                             "larger public bounds")
+            raise ValueError(
+                "`sensitivity` is 0 with a positive noise `multiplier`: a "
+                "sensitivity computed from positive bounds has underflowed; use "
+                "larger public bounds"
+            )
         g = z * s
     else:
         g = check_real(sigma, "sigma", low=0.0)
@@ -206,8 +214,14 @@ class ColumnwiseExponentialMechanism:
     Privacy: each draw on scores of sensitivity Δ is ε₀ = 2Δ/λ bounded-range (as :func:`gumbel_max`).
     """
 
-    def __init__(self, scores: np.ndarray, *, sensitivity: float, scale: float | None = None,
-                 multiplier: float | None = None) -> None:
+    def __init__(
+        self,
+        scores: np.ndarray,
+        *,
+        sensitivity: float,
+        scale: float | None = None,
+        multiplier: float | None = None,
+    ) -> None:
         self.sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
         if (scale is None) == (multiplier is None):
             raise TypeError("give exactly one of `scale` and `multiplier` (= scale/sensitivity)")

@@ -61,18 +61,23 @@ class DiscreteBN:
             shape = tuple(len(states[p]) for p in pa) + (len(states[j]),)
             cpt = np.asarray(cpt, dtype=float)
             if cpt.shape != shape:
-                raise ValueError(f"CPT of {self.names[j]!r} has shape {cpt.shape}; expected {shape} "
-                                 f"(parent states ..., own states)")
+                raise ValueError(
+                    f"CPT of {self.names[j]!r} has shape {cpt.shape}; expected {shape} "
+                    f"(parent states ..., own states)"
+                )
             sums = cpt.sum(axis=-1)
             if not np.all(np.isfinite(cpt)) or np.any(cpt < 0) or np.any(np.abs(sums - 1) > 1e-3):
-                raise ValueError(f"CPT of {self.names[j]!r} must hold probabilities whose rows sum "
-                                 f"to 1; row sums range over [{sums.min():g}, {sums.max():g}]")
+                raise ValueError(
+                    f"CPT of {self.names[j]!r} must hold probabilities whose rows sum "
+                    f"to 1; row sums range over [{sums.min():g}, {sums.max():g}]"
+                )
             cpts.append(readonly_copy(cpt / sums[..., None]))
         try:
             order = topological_order(B)
         except ValueError:
-            raise ValueError("the parent sets form a directed cycle; a Bayesian network needs a "
-                             "DAG") from None
+            raise ValueError(
+                "the parent sets form a directed cycle; a Bayesian network needs a DAG"
+            ) from None
         object.__setattr__(self, "names", tuple(str(n) for n in self.names))
         object.__setattr__(self, "states", states)
         object.__setattr__(self, "parents", parents)
@@ -109,8 +114,11 @@ class DiscreteBN:
         for j in self._order:
             pa = self.parents[j]
             cpt = self.cpts[j].reshape(-1, len(self.states[j]))
-            config = (np.ravel_multi_index(tuple(X[:, p] for p in pa), self.cpts[j].shape[:-1])
-                      if pa else np.zeros(n, dtype=np.int64))
+            config = (
+                np.ravel_multi_index(tuple(X[:, p] for p in pa), self.cpts[j].shape[:-1])
+                if pa
+                else np.zeros(n, dtype=np.int64)
+            )
             cum = np.cumsum(cpt, axis=1)[config]
             u = rng.random(n)
             X[:, j] = np.minimum((u[:, None] >= cum).sum(axis=1), cpt.shape[1] - 1)
@@ -128,8 +136,7 @@ def _check_levels(levels, d: int) -> list[int]:
     return [check_int(v, f"levels[{k}]", low=2) for k, v in enumerate(levels)]
 
 
-def random_discrete_bn(d, *, s0, levels=2, graph_type="ER", concentration=1.0,
-                       rng=None) -> DiscreteBN:
+def random_discrete_bn(d, *, s0, levels=2, graph_type="ER", concentration=1.0, rng=None) -> DiscreteBN:
     """A random discrete network: a random DAG and Dirichlet-distributed CPT rows.
 
     Parameters
@@ -158,9 +165,12 @@ def random_discrete_bn(d, *, s0, levels=2, graph_type="ER", concentration=1.0,
         rows = cpt_rng.dirichlet(np.full(levs[j], conc), size=math.prod(shape))
         parents.append(pa)
         cpts.append(rows.reshape(shape + (levs[j],)))
-    return DiscreteBN(names=tuple(f"X{j}" for j in range(d)),
-                      states=tuple(tuple(str(s) for s in range(r)) for r in levs),
-                      parents=tuple(parents), cpts=tuple(cpts))
+    return DiscreteBN(
+        names=tuple(f"X{j}" for j in range(d)),
+        states=tuple(tuple(str(s) for s in range(r)) for r in levs),
+        parents=tuple(parents),
+        cpts=tuple(cpts),
+    )
 
 
 @dataclass(frozen=True)
@@ -173,8 +183,9 @@ class DiscreteData:
     X: np.ndarray
 
 
-def simulate_discrete(d, n, *, s0=None, levels=2, graph_type="ER", concentration=1.0,
-                      rng=None) -> DiscreteData:
+def simulate_discrete(
+    d, n, *, s0=None, levels=2, graph_type="ER", concentration=1.0, rng=None
+) -> DiscreteData:
     """Random discrete network (:func:`random_discrete_bn`, ``s0`` defaults to ``d`` edges capped
     at ``d(d-1)/2``) and ``n`` forward samples; the network and the samples use two streams.
 
@@ -188,8 +199,9 @@ def simulate_discrete(d, n, *, s0=None, levels=2, graph_type="ER", concentration
     if s0 is None:
         s0 = min(d, d * (d - 1) // 2)
     net_rng, data_rng = as_generator(rng).spawn(2)
-    bn = random_discrete_bn(d, s0=s0, levels=levels, graph_type=graph_type,
-                            concentration=concentration, rng=net_rng)
+    bn = random_discrete_bn(
+        d, s0=s0, levels=levels, graph_type=graph_type, concentration=concentration, rng=net_rng
+    )
     return DiscreteData(bn=bn, B_true=bn.adjacency, X=bn.sample(n, rng=data_rng))
 
 
@@ -213,7 +225,7 @@ def _blocks(text: str, path) -> list[tuple[str, str, str]]:
             k += 1
         if depth:
             raise ValueError(f"{path}: unbalanced braces in the block starting {m.group(0)!r}")
-        out.append((m.group(1), m.group(2).strip(), text[m.end():k - 1]))
+        out.append((m.group(1), m.group(2).strip(), text[m.end() : k - 1]))
         pos = k
     return out
 
@@ -256,12 +268,14 @@ def read_bif(path) -> DiscreteBN:
     for _, name, body in (b for b in blocks if b[0] == "variable"):
         m = _TYPE.search(body)
         if m is None:
-            raise ValueError(f"{path}: variable {name!r} is not of the form "
-                             f"'type discrete [ k ] {{ states }}'")
+            raise ValueError(
+                f"{path}: variable {name!r} is not of the form 'type discrete [ k ] {{ states }}'"
+            )
         st = _tokens(m.group(2))
         if len(st) != int(m.group(1)):
-            raise ValueError(f"{path}: variable {name!r} declares {m.group(1)} states but lists "
-                             f"{len(st)}: {st}")
+            raise ValueError(
+                f"{path}: variable {name!r} declares {m.group(1)} states but lists {len(st)}: {st}"
+            )
         names.append(name.strip('"'))
         states.append(tuple(st))
     if not names:
@@ -299,8 +313,9 @@ def read_bif(path) -> DiscreteBN:
         for cfg, values in _ROW.findall(body):
             labels = _tokens(cfg)
             if len(labels) != len(pidx):
-                raise ValueError(f"{where}: row ({cfg}) names {len(labels)} parent states; "
-                                 f"expected {len(pidx)}")
+                raise ValueError(
+                    f"{where}: row ({cfg}) names {len(labels)} parent states; expected {len(pidx)}"
+                )
             try:
                 pos = tuple(states[p].index(s) for p, s in zip(pidx, labels))
             except ValueError:
@@ -310,13 +325,13 @@ def read_bif(path) -> DiscreteBN:
                 raise ValueError(f"{where}: row ({cfg}) has {vals.size} values; expected {r}")
             table[pos] = vals
         if np.isnan(table).any():
-            raise ValueError(f"{where}: {int(np.isnan(table[..., 0]).sum())} parent "
-                             f"configuration(s) have no probabilities")
+            raise ValueError(
+                f"{where}: {int(np.isnan(table[..., 0]).sum())} parent configuration(s) have no probabilities"
+            )
         order = np.argsort(pidx)  # DiscreteBN keeps parents ascending
         parents[j] = tuple(pidx[k] for k in order)
         cpts[j] = np.moveaxis(table, list(order), list(range(len(pidx))))
     missing = [names[k] for k in range(len(names)) if cpts[k] is None]
     if missing:
         raise ValueError(f"{path}: no probability block for {missing}")
-    return DiscreteBN(names=tuple(names), states=tuple(states), parents=tuple(parents),
-                      cpts=tuple(cpts))
+    return DiscreteBN(names=tuple(names), states=tuple(states), parents=tuple(parents), cpts=tuple(cpts))

@@ -113,9 +113,7 @@ def _check_ranges(w_ranges) -> np.ndarray:
             f"`w_ranges` must be a sequence of (low, high) pairs of real numbers; got {w_ranges!r}"
         ) from exc
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] != 2:
-        raise ValueError(
-            f"`w_ranges` must be a non-empty sequence of (low, high) pairs; got {w_ranges!r}"
-        )
+        raise ValueError(f"`w_ranges` must be a non-empty sequence of (low, high) pairs; got {w_ranges!r}")
     if not np.isfinite(arr).all() or np.any(arr[:, 0] >= arr[:, 1]):
         raise ValueError(f"`w_ranges` needs finite pairs with low < high; got {w_ranges!r}")
     srt = arr[np.argsort(arr[:, 0])]
@@ -283,9 +281,7 @@ class SimulatedData:
     participants: list
 
 
-def simulate(
-    d, n, *, participants=10, s0=None, graph_type="ER", noise="gaussian", rng=None
-) -> SimulatedData:
+def simulate(d, n, *, participants=10, s0=None, graph_type="ER", noise="gaussian", rng=None) -> SimulatedData:
     """Simulate the standard benchmark: a random DAG, weights ``±[0.5, 2]``, SEM data, equal shards.
 
     Parameters

@@ -68,7 +68,8 @@ def _gp_exact(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         except np.linalg.LinAlgError:
             continue
     raise np.linalg.LinAlgError(  # pragma: no cover - K + 1e-2 I is always positive definite
-        "GP kernel matrix not positive definite even with jitter 1e-2")
+        "GP kernel matrix not positive definite even with jitter 1e-2"
+    )
 
 
 def _gp_rff(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -106,9 +107,7 @@ def _mechanism(kind: str, Z: np.ndarray, rng: np.random.Generator, gp_method: st
     return cast(np.ndarray, sum(_gp(Z[:, [i]], rng, gp_method) for i in range(p)))
 
 
-def simulate_nonlinear_sem(
-    B, n, *, kind="mlp", noise_scale=1.0, gp_method="auto", rng=None
-) -> np.ndarray:
+def simulate_nonlinear_sem(B, n, *, kind="mlp", noise_scale=1.0, gp_method="auto", rng=None) -> np.ndarray:
     """Sample ``n`` rows of the nonlinear SEM ``x_j = f_j(x_pa(j)) + z_j`` in topological order.
 
     Mechanisms (``X_pa`` is the n × p matrix of the parents' values; fresh parameters per node):
@@ -188,7 +187,15 @@ def _default_s0(d: int, per_node: int) -> int:
 
 
 def simulate_nonlinear(
-    d, n, *, participants=1, kind="mlp", s0=None, graph_type="ER", gp_method="auto", rng=None,
+    d,
+    n,
+    *,
+    participants=1,
+    kind="mlp",
+    s0=None,
+    graph_type="ER",
+    gp_method="auto",
+    rng=None,
     sizes=None,
 ) -> NonlinearData:
     """Fed-BNSL's nonlinear benchmark: a random DAG, one IID nonlinear-SEM sample, split in shards.
@@ -250,8 +257,7 @@ def uneven_sizes(n_max, participants, *, fractions=(0.2, 0.4, 0.6, 0.8), rng=Non
     P = check_int(participants, "participants", low=1)
     if isinstance(fractions, (str, bytes)) or np.ndim(fractions) != 1 or len(fractions) == 0:
         raise ValueError(f"`fractions` must be a non-empty sequence of reals; got {fractions!r}")
-    fr = [check_real(f, f"fractions[{i}]", low=0.0, high=1.0, low_open=True)
-          for i, f in enumerate(fractions)]
+    fr = [check_real(f, f"fractions[{i}]", low=0.0, high=1.0, low_open=True) for i, f in enumerate(fractions)]
     sizes = [int(round(f * n_max)) for f in fr]
     if min(sizes) < 1:
         raise ValueError(f"`fractions` = {fractions!r} of `n_max` = {n_max} gives an empty dataset")
@@ -287,8 +293,18 @@ class NonIIDData:
 
 
 def simulate_noniid(
-    d, n, *, participants, s0=None, graph_type="ER", noise_scales=(0.8, 1.0), p_linear=0.5,
-    linear_noise_scale=None, gp_method="auto", rng=None, sizes=None,
+    d,
+    n,
+    *,
+    participants,
+    s0=None,
+    graph_type="ER",
+    noise_scales=(0.8, 1.0),
+    p_linear=0.5,
+    linear_noise_scale=None,
+    gp_method="auto",
+    rng=None,
+    sizes=None,
 ) -> NonIIDData:
     """DS-FCD's non-IID generator (§5.1.2): one DAG, each participant with its own mechanisms.
 
@@ -338,12 +354,9 @@ def simulate_noniid(
     else:
         sizes = check_sizes(sizes, "sizes")
         if len(sizes) != P:
-            raise ValueError(
-                f"`participants` = {P} disagrees with len(`sizes`) = {len(sizes)}")
-    if (isinstance(noise_scales, (str, bytes)) or np.ndim(noise_scales) != 1
-            or not len(noise_scales)):
-        raise ValueError(
-            f"`noise_scales` must be a non-empty sequence of reals; got {noise_scales!r}")
+            raise ValueError(f"`participants` = {P} disagrees with len(`sizes`) = {len(sizes)}")
+    if isinstance(noise_scales, (str, bytes)) or np.ndim(noise_scales) != 1 or not len(noise_scales):
+        raise ValueError(f"`noise_scales` must be a non-empty sequence of reals; got {noise_scales!r}")
     scales = [check_real(s, f"noise_scales[{i}]", low=0.0) for i, s in enumerate(noise_scales)]
     p_linear = check_real(p_linear, "p_linear", low=0.0, high=1.0)
     if linear_noise_scale is not None:
@@ -363,11 +376,18 @@ def simulate_noniid(
             parts.append(simulate_linear_sem(W, n_k, noise_scale=s, rng=stream))
         else:
             W = None
-            parts.append(simulate_nonlinear_sem(B, n_k, kind=kind, noise_scale=s,
-                                                gp_method=gp_method, rng=stream))
+            parts.append(
+                simulate_nonlinear_sem(B, n_k, kind=kind, noise_scale=s, gp_method=gp_method, rng=stream)
+            )
         kinds.append("linear" if is_linear else kind)
         linear.append(is_linear)
         noise.append(float(s))
         weights.append(W)
-    return NonIIDData(B_true=B, participants=parts, kinds=tuple(kinds), linear=tuple(linear),
-                      noise_scales=tuple(noise), weights=tuple(weights))
+    return NonIIDData(
+        B_true=B,
+        participants=parts,
+        kinds=tuple(kinds),
+        linear=tuple(linear),
+        noise_scales=tuple(noise),
+        weights=tuple(weights),
+    )

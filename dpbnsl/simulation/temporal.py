@@ -60,20 +60,28 @@ def _check_ranges(ranges, name: str) -> np.ndarray:
     try:
         arr = np.array(ranges, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be a sequence of (low, high) pairs; got {ranges!r}"
-                        ) from exc
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] != 2 or not np.isfinite(arr).all() \
-            or np.any(arr[:, 0] >= arr[:, 1]):
-        raise ValueError(f"`{name}` must be a non-empty sequence of finite (low, high) pairs with "
-                         f"low < high; got {ranges!r}")
+        raise TypeError(f"`{name}` must be a sequence of (low, high) pairs; got {ranges!r}") from exc
+    if (
+        arr.ndim != 2
+        or arr.shape[0] == 0
+        or arr.shape[1] != 2
+        or not np.isfinite(arr).all()
+        or np.any(arr[:, 0] >= arr[:, 1])
+    ):
+        raise ValueError(
+            f"`{name}` must be a non-empty sequence of finite (low, high) pairs with "
+            f"low < high; got {ranges!r}"
+        )
     return arr
 
 
 def _as_lag_matrix(A, d: int, name: str = "A") -> np.ndarray:
     A = as_float_matrix(A, name)
     if A.shape[1] != d or A.shape[0] == 0 or A.shape[0] % d:
-        raise ValueError(f"`{name}` must have shape (p·d, d) = (p·{d}, {d}) for some lag p >= 1 "
-                         f"(lag blocks stacked vertically); got shape {A.shape}")
+        raise ValueError(
+            f"`{name}` must have shape (p·d, d) = (p·{d}, {d}) for some lag p >= 1 "
+            f"(lag blocks stacked vertically); got shape {A.shape}"
+        )
     return A
 
 
@@ -174,8 +182,7 @@ def simulate_svar(W, A, length, *, burn_in=200, noise_scale=1.0, rng=None) -> np
     """
     W = as_square_matrix(W, "W")
     if not is_dag(W):
-        raise ValueError("`W` must be the weight matrix of a DAG; it has a directed cycle or "
-                         "self-loop")
+        raise ValueError("`W` must be the weight matrix of a DAG; it has a directed cycle or self-loop")
     d = W.shape[0]
     A = _as_lag_matrix(A, d)
     length = check_int(length, "length", low=1)
@@ -183,8 +190,10 @@ def simulate_svar(W, A, length, *, burn_in=200, noise_scale=1.0, rng=None) -> np
     scale = check_real(noise_scale, "noise_scale", low=0.0)
     radius = companion_radius(W, A)
     if radius >= 1.0:
-        raise ValueError(f"`W` and `A` give a non-stationary SVAR: the companion matrix has "
-                         f"spectral radius {radius:.4g} >= 1")
+        raise ValueError(
+            f"`W` and `A` give a non-stationary SVAR: the companion matrix has "
+            f"spectral radius {radius:.4g} >= 1"
+        )
     rng = as_generator(rng)
     p = A.shape[0] // d
     M = np.linalg.inv(np.eye(d) - W)
@@ -312,37 +321,51 @@ def simulate_temporal(
     on_unstable = check_choice(on_unstable, "on_unstable", _ON_UNSTABLE)
     max_tries = check_int(max_tries, "max_tries", low=1)
     if split == "segment" and M != 1:
-        raise ValueError(f"`realisations` = {M} needs split='realisation'; with split='segment' "
-                         f"each participant holds one contiguous segment")
+        raise ValueError(
+            f"`realisations` = {M} needs split='realisation'; with split='segment' "
+            f"each participant holds one contiguous segment"
+        )
     if n < P * M:
-        raise ValueError(f"`n` = {n} design rows cannot give {P} participants × {M} realisations "
-                         f"at least one row each")
+        raise ValueError(
+            f"`n` = {n} design rows cannot give {P} participants × {M} realisations at least one row each"
+        )
     rng = as_generator(rng)
     weight_rng, data_rng = rng.spawn(2)
     for _attempt in range(1 if on_unstable == "raise" else max_tries):
-        W, A = simulate_svar_weights(d, lag=lag, degree=degree, lag_degree=lag_degree,
-                                     w_ranges=w_ranges, a_ranges=a_ranges, decay=decay,
-                                     rng=weight_rng)
+        W, A = simulate_svar_weights(
+            d,
+            lag=lag,
+            degree=degree,
+            lag_degree=lag_degree,
+            w_ranges=w_ranges,
+            a_ranges=a_ranges,
+            decay=decay,
+            rng=weight_rng,
+        )
         radius = companion_radius(W, A)
         if radius < 1.0:
             break
     else:
         tries = "1 draw" if on_unstable == "raise" else f"{max_tries} draws"
-        raise ValueError(f"the drawn SVAR is not stationary (companion spectral radius "
-                         f"{radius:.4g} >= 1 after {tries}); lower `degree`, `lag_degree` or the "
-                         f"weight ranges")
+        raise ValueError(
+            f"the drawn SVAR is not stationary (companion spectral radius "
+            f"{radius:.4g} >= 1 after {tries}); lower `degree`, `lag_degree` or the "
+            f"weight ranges"
+        )
     sizes = even_sizes(n, P)
     if split == "segment":
         X = simulate_svar(W, A, n + P * lag, burn_in=burn_in, noise_scale=noise_scale, rng=data_rng)
         bounds = np.cumsum([0] + [s + lag for s in sizes])
-        series: tuple[tuple[np.ndarray, ...], ...] = tuple(
-            (X[a:b],) for a, b in zip(bounds[:-1], bounds[1:]))
+        series: tuple[tuple[np.ndarray, ...], ...] = tuple((X[a:b],) for a, b in zip(bounds[:-1], bounds[1:]))
     else:
         streams = iter(data_rng.spawn(P * M))
         series = tuple(
-            tuple(simulate_svar(W, A, m + lag, burn_in=burn_in, noise_scale=noise_scale,
-                                rng=next(streams)) for m in even_sizes(n_k, M))
-            for n_k in sizes)
+            tuple(
+                simulate_svar(W, A, m + lag, burn_in=burn_in, noise_scale=noise_scale, rng=next(streams))
+                for m in even_sizes(n_k, M)
+            )
+            for n_k in sizes
+        )
     for arr in (W, A, *(s for part in series for s in part)):
         arr.setflags(write=False)
     return TemporalData(W_true=W, A_true=A, series=series, lag=lag, split=split, radius=radius)

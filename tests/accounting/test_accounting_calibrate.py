@@ -49,8 +49,7 @@ from dpbnsl.accounting import (
 # Fed-Sparse-BNSL Table 5: (ε, T, K), with δ = 1e-5; PAPER_PRINTED: Theorem 5.1's multipliers
 # √(TK/ρ*) for them, rounded (computed from the formula, see docs/decisions.md, 'DP-PGCD: noise
 # calibration, paper and tight')
-TABLE5 = [(0.5, 10, 10), (1.0, 10, 10), (2.0, 100, 10), (5.0, 100, 20), (25.0, 100, 30),
-          (50.0, 100, 50)]
+TABLE5 = [(0.5, 10, 10), (1.0, 10, 10), (2.0, 100, 10), (5.0, 100, 20), (25.0, 100, 30), (50.0, 100, 50)]
 PAPER_PRINTED = {0.5: 137, 1.0: 69, 2.0: 112, 5.0: 67, 25.0: 21, 50.0: 16}
 DELTA = 1e-5
 # The zCDP-based calibrations (Theorem 5.1, Theorem D.1, the "zcdp" Gaussian, split_budget) compute
@@ -103,9 +102,12 @@ def bounded_range_curve_bruteforce(orders, epsilon0, n=2001):
         k = int(np.argmax(vals[i]))
         lo = t[k - 1] if k > 0 else 0.0
         hi = t[k + 1] if k + 1 < t.size else epsilon0
-        res = scipy.optimize.minimize_scalar(lambda s: -float(two_point_divergence(s, a, epsilon0)),
-                                             bounds=(lo, hi), method="bounded",
-                                             options={"xatol": 1e-14 * epsilon0})
+        res = scipy.optimize.minimize_scalar(
+            lambda s: -float(two_point_divergence(s, a, epsilon0)),
+            bounds=(lo, hi),
+            method="bounded",
+            options={"xatol": 1e-14 * epsilon0},
+        )
         out[i] = max(float(vals[i, k]), -float(res.fun))
     return out
 
@@ -113,9 +115,13 @@ def bounded_range_curve_bruteforce(orders, epsilon0, n=2001):
 @pytest.fixture(scope="module")
 def table5():
     """{ε: (paper, tight)} for the Table 5 configurations (each tight calibration ≈ 0.3 s)."""
-    return {e: (calibrate_dp_pgcd(e, DELTA, rounds=T, local_iters=K, method="paper"),
-                calibrate_dp_pgcd(e, DELTA, rounds=T, local_iters=K))
-            for e, T, K in TABLE5}
+    return {
+        e: (
+            calibrate_dp_pgcd(e, DELTA, rounds=T, local_iters=K, method="paper"),
+            calibrate_dp_pgcd(e, DELTA, rounds=T, local_iters=K),
+        )
+        for e, T, K in TABLE5
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -171,7 +177,8 @@ def test_analytic_gaussian_against_pld(epsilon, delta):
 @pytest.mark.parametrize("delta", DELTA_GRID)
 def test_classic_and_zcdp_gaussian_closed_forms(epsilon, delta):
     assert calibrate_gaussian(epsilon, delta, 2.0, method="classic") == pytest.approx(
-        2.0 * math.sqrt(2 * math.log(1.25 / delta)) / epsilon, rel=1e-15)
+        2.0 * math.sqrt(2 * math.log(1.25 / delta)) / epsilon, rel=1e-15
+    )
     z = calibrate_gaussian(epsilon, delta, 2.0, method="zcdp")
     assert z >= 2.0 / math.sqrt(2 * rho_star(epsilon, delta)) * (1 - 1e-15)
     assert z == pytest.approx(2.0 / math.sqrt(2 * rho_star(epsilon, delta)), rel=1e-11)
@@ -190,8 +197,11 @@ def test_gaussian_sensitivity_scaling(method):
 
 def test_classic_refuses_epsilon_at_least_one():
     for eps in (1.0, 2.5):
-        with pytest.raises(ValueError, match=rf"the classic Gaussian calibration holds only for ε < 1; "
-                                             rf"`epsilon` = {eps!r} \(use method='analytic'\)"):
+        with pytest.raises(
+            ValueError,
+            match=rf"the classic Gaussian calibration holds only for ε < 1; "
+            rf"`epsilon` = {eps!r} \(use method='analytic'\)",
+        ):
             calibrate_gaussian(eps, 1e-5, method="classic")
 
 
@@ -265,8 +275,12 @@ def check_noise_scales(s: NoiseScales, epsilon, delta, T, K, method):
 
 
 @settings(max_examples=25, deadline=None)
-@given(epsilon=st.floats(0.05, 50.0), log10_delta=st.floats(-9.0, -2.0),
-       T=st.integers(1, 200), K=st.integers(1, 100))
+@given(
+    epsilon=st.floats(0.05, 50.0),
+    log10_delta=st.floats(-9.0, -2.0),
+    T=st.integers(1, 200),
+    K=st.integers(1, 100),
+)
 def test_calibration_never_overshoots(epsilon, log10_delta, T, K):
     """For random (ε, δ, T, K): tight ≤ paper; each method meets the target under the accountant it
     claims (paper: zCDP with Bun–Steinke, hence also RDP; tight: RDP with CKS); fields consistent."""
@@ -314,8 +328,12 @@ def test_tight_falls_back_to_the_rounded_paper_multiplier(monkeypatch):
     closed form √(TK/ρ*) lands one ulp over the target under zCDP."""
     epsilon, delta = 3.985, 1e-5
     raw = math.sqrt(100 / rho_star(epsilon, delta))
-    assert dpbnsl.accounting.calibrate_pgcd.compose_epsilon(
-        dpbnsl.accounting.calibrate_pgcd.dp_pgcd_entries(raw, 100), delta, "zcdp") > epsilon
+    assert (
+        dpbnsl.accounting.calibrate_pgcd.compose_epsilon(
+            dpbnsl.accounting.calibrate_pgcd.dp_pgcd_entries(raw, 100), delta, "zcdp"
+        )
+        > epsilon
+    )
     paper = calibrate_dp_pgcd(epsilon, delta, rounds=10, local_iters=10, method="paper")
     real = dpbnsl.accounting.calibrate_pgcd.compose_epsilon
 
@@ -340,8 +358,10 @@ def test_calibration_monotone_in_epsilon():
 
 def test_dp_pgcd_entries():
     entries = dp_pgcd_entries(50.0, 30)
-    assert entries == [LedgerEntry("dp-pgcd/select", BoundedRangeDpEvent(2.0 / 50.0), 30),
-                       LedgerEntry("dp-pgcd/gradient", GaussianDpEvent(50.0), 30)]
+    assert entries == [
+        LedgerEntry("dp-pgcd/select", BoundedRangeDpEvent(2.0 / 50.0), 30),
+        LedgerEntry("dp-pgcd/gradient", GaussianDpEvent(50.0), 30),
+    ]
     assert dp_pgcd_entries(50.0, 30, label="p3")[0].label == "p3/select"
     # as zCDP, one step costs 2·1/(2m²): selection (2/m)²/8 = 1/(2m²) plus the Gaussian's 1/(2m²)
     ledger = PrivacyLedger()
@@ -390,8 +410,12 @@ def advanced_composition(e0, k, delta):
 
 
 @settings(max_examples=50, deadline=None)
-@given(epsilon=st.floats(0.01, 50.0), log10_delta=st.floats(-12.0, -1.0),
-       T=st.integers(1, 200), K=st.integers(1, 100))
+@given(
+    epsilon=st.floats(0.01, 50.0),
+    log10_delta=st.floats(-12.0, -1.0),
+    T=st.integers(1, 200),
+    K=st.integers(1, 100),
+)
 def test_laplace_calibration(epsilon, log10_delta, T, K):
     """At the returned ε₀ the advanced-composition total over 2TK steps is ≤ ε, and (1 + 1e-9)ε₀
     exceeds it; multipliers are 2/ε₀ (report-noisy-max) and 1/ε₀ (update)."""
@@ -416,9 +440,11 @@ def test_laplace_needs_more_noise_than_gaussian_at_table5():
 
 
 @settings(max_examples=50, deadline=None)
-@given(epsilon=st.floats(0.01, 50.0), log10_delta=st.floats(-12.0, -1.0),
-       shares=st.dictionaries(st.text(min_size=1, max_size=8), st.floats(1e-3, 1e3),
-                              min_size=1, max_size=5))
+@given(
+    epsilon=st.floats(0.01, 50.0),
+    log10_delta=st.floats(-12.0, -1.0),
+    shares=st.dictionaries(st.text(min_size=1, max_size=8), st.floats(1e-3, 1e3), min_size=1, max_size=5),
+)
 def test_split_budget(epsilon, log10_delta, shares):
     """Shares sum to ρ_total = ρ*, proportional to the weights; the parts, recorded as ZCDpEvents,
     compose (zCDP, Bun–Steinke) to at most ε (up to ULPS)."""
@@ -453,63 +479,99 @@ def pgcd(**kw):
     return calibrate_dp_pgcd(e, d, **args)
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    # ε ≤ 0 or NaN (and ∞) for every calibration
-    (lambda: pgcd(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0\.0"),
-    (lambda: pgcd(epsilon=-1.0), ValueError, r"`epsilon` must be > 0; got -1\.0"),
-    (lambda: pgcd(epsilon=NAN), ValueError, r"`epsilon` must be finite; got nan"),
-    (lambda: pgcd(epsilon=math.inf), ValueError, r"`epsilon` must be finite; got inf"),
-    (lambda: pgcd(epsilon="1"), TypeError, r"`epsilon` must be a real number; got str '1'"),
-    (lambda: calibrate_gaussian(0.0, 1e-5), ValueError, r"`epsilon` must be > 0; got 0\.0"),
-    (lambda: calibrate_gaussian(NAN, 1e-5), ValueError, r"`epsilon` must be finite; got nan"),
-    (lambda: calibrate_smoothness(-0.5, 1e-5, d=3), ValueError, r"`epsilon` must be > 0; got -0\.5"),
-    (lambda: calibrate_dp_pgcd_laplace(0.0, 1e-5, rounds=1, local_iters=1), ValueError,
-     r"`epsilon` must be > 0; got 0\.0"),
-    (lambda: split_budget(NAN, 1e-5, {"a": 1}), ValueError, r"`epsilon` must be finite; got nan"),
-    # δ outside (0, 1)
-    (lambda: pgcd(delta=0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
-    (lambda: pgcd(delta=1.0), ValueError, r"`delta` must be < 1; got 1\.0"),
-    (lambda: pgcd(delta=-1e-5), ValueError, r"`delta` must be > 0; got -1e-05"),
-    (lambda: pgcd(delta=1.5), ValueError, r"`delta` must be < 1; got 1\.5"),
-    (lambda: pgcd(delta=NAN), ValueError, r"`delta` must be finite; got nan"),
-    (lambda: calibrate_gaussian(1.0, 0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
-    (lambda: calibrate_gaussian(1.0, 1.0, method="classic"), ValueError, r"`delta` must be < 1; got 1\.0"),
-    (lambda: calibrate_smoothness(1.0, 2.0, d=3), ValueError, r"`delta` must be < 1; got 2\.0"),
-    (lambda: calibrate_dp_pgcd_laplace(1.0, 0.0, rounds=1, local_iters=1), ValueError,
-     r"`delta` must be > 0; got 0\.0"),
-    (lambda: split_budget(1.0, 1.0, {"a": 1}), ValueError, r"`delta` must be < 1; got 1\.0"),
-    # non-integer or non-positive rounds / iterations
-    (lambda: pgcd(rounds=0), ValueError, r"`rounds` must be >= 1; got 0"),
-    (lambda: pgcd(rounds=-3), ValueError, r"`rounds` must be >= 1; got -3"),
-    (lambda: pgcd(rounds=2.5), TypeError, r"`rounds` must be an integer; got float 2\.5"),
-    (lambda: pgcd(rounds=10.0), TypeError, r"`rounds` must be an integer; got float 10\.0"),
-    (lambda: pgcd(rounds=True), TypeError, r"`rounds` must be an integer; got bool True"),
-    (lambda: pgcd(local_iters=0), ValueError, r"`local_iters` must be >= 1; got 0"),
-    (lambda: pgcd(local_iters=1.5), TypeError, r"`local_iters` must be an integer; got float 1\.5"),
-    (lambda: calibrate_dp_pgcd_laplace(1.0, 1e-5, rounds=0, local_iters=1), ValueError,
-     r"`rounds` must be >= 1; got 0"),
-    (lambda: calibrate_dp_pgcd_laplace(1.0, 1e-5, rounds=1, local_iters=-1), ValueError,
-     r"`local_iters` must be >= 1; got -1"),
-    (lambda: calibrate_smoothness(1.0, 1e-5, d=0), ValueError, r"`d` must be >= 1; got 0"),
-    (lambda: calibrate_smoothness(1.0, 1e-5, d=3.0), TypeError, r"`d` must be an integer; got float 3\.0"),
-    # negative sensitivity
-    (lambda: calibrate_gaussian(1.0, 1e-5, -1.0), ValueError, r"`sensitivity` must be >= 0; got -1\.0"),
-    (lambda: calibrate_gaussian(1.0, 1e-5, NAN), ValueError, r"`sensitivity` must be finite; got nan"),
-    # closed vocabularies
-    (lambda: pgcd(method="exact"), ValueError, r"`method` must be one of 'tight', 'paper'; got 'exact'"),
-    (lambda: calibrate_gaussian(1.0, 1e-5, method="laplace"), ValueError,
-     r"`method` must be one of 'analytic', 'classic', 'zcdp'; got 'laplace'"),
-    (lambda: calibrate_smoothness(1.0, 1e-5, d=3, method="analytic"), ValueError,
-     r"`method` must be one of 'tight', 'paper'; got 'analytic'"),
-    # shares
-    (lambda: split_budget(1.0, 1e-5, {}), ValueError,
-     r"`shares` must be a non-empty mapping of part name to weight; got \{\}"),
-    (lambda: split_budget(1.0, 1e-5, [1, 2]), ValueError, r"`shares` must be a non-empty mapping"),
-    (lambda: split_budget(1.0, 1e-5, {"a": 1, "b": 0}), ValueError, r"`shares\['b'\]` must be > 0; got 0"),
-    (lambda: split_budget(1.0, 1e-5, {"a": -2.0}), ValueError, r"`shares\['a'\]` must be > 0; got -2\.0"),
-    (lambda: split_budget(1.0, 1e-5, {"a": NAN}), ValueError, r"`shares\['a'\]` must be finite; got nan"),
-    (lambda: split_budget(1.0, 1e-5, {"a": "1"}), TypeError, r"`shares\['a'\]` must be a real number"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        # ε ≤ 0 or NaN (and ∞) for every calibration
+        (lambda: pgcd(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0\.0"),
+        (lambda: pgcd(epsilon=-1.0), ValueError, r"`epsilon` must be > 0; got -1\.0"),
+        (lambda: pgcd(epsilon=NAN), ValueError, r"`epsilon` must be finite; got nan"),
+        (lambda: pgcd(epsilon=math.inf), ValueError, r"`epsilon` must be finite; got inf"),
+        (lambda: pgcd(epsilon="1"), TypeError, r"`epsilon` must be a real number; got str '1'"),
+        (lambda: calibrate_gaussian(0.0, 1e-5), ValueError, r"`epsilon` must be > 0; got 0\.0"),
+        (lambda: calibrate_gaussian(NAN, 1e-5), ValueError, r"`epsilon` must be finite; got nan"),
+        (lambda: calibrate_smoothness(-0.5, 1e-5, d=3), ValueError, r"`epsilon` must be > 0; got -0\.5"),
+        (
+            lambda: calibrate_dp_pgcd_laplace(0.0, 1e-5, rounds=1, local_iters=1),
+            ValueError,
+            r"`epsilon` must be > 0; got 0\.0",
+        ),
+        (lambda: split_budget(NAN, 1e-5, {"a": 1}), ValueError, r"`epsilon` must be finite; got nan"),
+        # δ outside (0, 1)
+        (lambda: pgcd(delta=0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
+        (lambda: pgcd(delta=1.0), ValueError, r"`delta` must be < 1; got 1\.0"),
+        (lambda: pgcd(delta=-1e-5), ValueError, r"`delta` must be > 0; got -1e-05"),
+        (lambda: pgcd(delta=1.5), ValueError, r"`delta` must be < 1; got 1\.5"),
+        (lambda: pgcd(delta=NAN), ValueError, r"`delta` must be finite; got nan"),
+        (lambda: calibrate_gaussian(1.0, 0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
+        (
+            lambda: calibrate_gaussian(1.0, 1.0, method="classic"),
+            ValueError,
+            r"`delta` must be < 1; got 1\.0",
+        ),
+        (lambda: calibrate_smoothness(1.0, 2.0, d=3), ValueError, r"`delta` must be < 1; got 2\.0"),
+        (
+            lambda: calibrate_dp_pgcd_laplace(1.0, 0.0, rounds=1, local_iters=1),
+            ValueError,
+            r"`delta` must be > 0; got 0\.0",
+        ),
+        (lambda: split_budget(1.0, 1.0, {"a": 1}), ValueError, r"`delta` must be < 1; got 1\.0"),
+        # non-integer or non-positive rounds / iterations
+        (lambda: pgcd(rounds=0), ValueError, r"`rounds` must be >= 1; got 0"),
+        (lambda: pgcd(rounds=-3), ValueError, r"`rounds` must be >= 1; got -3"),
+        (lambda: pgcd(rounds=2.5), TypeError, r"`rounds` must be an integer; got float 2\.5"),
+        (lambda: pgcd(rounds=10.0), TypeError, r"`rounds` must be an integer; got float 10\.0"),
+        (lambda: pgcd(rounds=True), TypeError, r"`rounds` must be an integer; got bool True"),
+        (lambda: pgcd(local_iters=0), ValueError, r"`local_iters` must be >= 1; got 0"),
+        (lambda: pgcd(local_iters=1.5), TypeError, r"`local_iters` must be an integer; got float 1\.5"),
+        (
+            lambda: calibrate_dp_pgcd_laplace(1.0, 1e-5, rounds=0, local_iters=1),
+            ValueError,
+            r"`rounds` must be >= 1; got 0",
+        ),
+        (
+            lambda: calibrate_dp_pgcd_laplace(1.0, 1e-5, rounds=1, local_iters=-1),
+            ValueError,
+            r"`local_iters` must be >= 1; got -1",
+        ),
+        (lambda: calibrate_smoothness(1.0, 1e-5, d=0), ValueError, r"`d` must be >= 1; got 0"),
+        (
+            lambda: calibrate_smoothness(1.0, 1e-5, d=3.0),
+            TypeError,
+            r"`d` must be an integer; got float 3\.0",
+        ),
+        # negative sensitivity
+        (lambda: calibrate_gaussian(1.0, 1e-5, -1.0), ValueError, r"`sensitivity` must be >= 0; got -1\.0"),
+        (lambda: calibrate_gaussian(1.0, 1e-5, NAN), ValueError, r"`sensitivity` must be finite; got nan"),
+        # closed vocabularies
+        (lambda: pgcd(method="exact"), ValueError, r"`method` must be one of 'tight', 'paper'; got 'exact'"),
+        (
+            lambda: calibrate_gaussian(1.0, 1e-5, method="laplace"),
+            ValueError,
+            r"`method` must be one of 'analytic', 'classic', 'zcdp'; got 'laplace'",
+        ),
+        (
+            lambda: calibrate_smoothness(1.0, 1e-5, d=3, method="analytic"),
+            ValueError,
+            r"`method` must be one of 'tight', 'paper'; got 'analytic'",
+        ),
+        # shares
+        (
+            lambda: split_budget(1.0, 1e-5, {}),
+            ValueError,
+            r"`shares` must be a non-empty mapping of part name to weight; got \{\}",
+        ),
+        (lambda: split_budget(1.0, 1e-5, [1, 2]), ValueError, r"`shares` must be a non-empty mapping"),
+        (
+            lambda: split_budget(1.0, 1e-5, {"a": 1, "b": 0}),
+            ValueError,
+            r"`shares\['b'\]` must be > 0; got 0",
+        ),
+        (lambda: split_budget(1.0, 1e-5, {"a": -2.0}), ValueError, r"`shares\['a'\]` must be > 0; got -2\.0"),
+        (lambda: split_budget(1.0, 1e-5, {"a": NAN}), ValueError, r"`shares\['a'\]` must be finite; got nan"),
+        (lambda: split_budget(1.0, 1e-5, {"a": "1"}), TypeError, r"`shares\['a'\]` must be a real number"),
+    ],
+)
 def test_validation_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

@@ -64,19 +64,26 @@ def ledger_of(pairs, **kwargs):
 
 
 gaussian_pairs = st.lists(
-    st.tuples(st.floats(0.5, 100.0).map(GaussianDpEvent), st.integers(1, 1000)),
-    min_size=1, max_size=4)
+    st.tuples(st.floats(0.5, 100.0).map(GaussianDpEvent), st.integers(1, 1000)), min_size=1, max_size=4
+)
 any_event = st.one_of(
     st.floats(0.5, 100.0).map(GaussianDpEvent),
     st.builds(ZCDpEvent, st.floats(0.0, 0.5), st.floats(0.0, 0.05)),
     st.floats(0.0, 2.0, allow_subnormal=False).map(BoundedRangeDpEvent),
 )
 mixed_pairs = st.lists(st.tuples(any_event, st.integers(1, 300)), min_size=1, max_size=4)
-pure_rho_pairs = st.lists(st.tuples(st.one_of(
-    st.floats(0.5, 100.0).map(GaussianDpEvent),
-    st.floats(0.0, 0.5).map(ZCDpEvent),
-    st.floats(0.0, 2.0, allow_subnormal=False).map(BoundedRangeDpEvent),
-), st.integers(1, 300)), min_size=1, max_size=4)
+pure_rho_pairs = st.lists(
+    st.tuples(
+        st.one_of(
+            st.floats(0.5, 100.0).map(GaussianDpEvent),
+            st.floats(0.0, 0.5).map(ZCDpEvent),
+            st.floats(0.0, 2.0, allow_subnormal=False).map(BoundedRangeDpEvent),
+        ),
+        st.integers(1, 300),
+    ),
+    min_size=1,
+    max_size=4,
+)
 deltas = st.floats(-12.0, -2.0).map(lambda x: 10.0**x)
 
 
@@ -168,8 +175,7 @@ def test_rdp_never_above_zcdp(pairs, delta):
     ledger = ledger_of(pairs)
     L = -math.log(delta)
     assume(ledger.rho() == 0 or 1e-10 * L <= ledger.rho() <= 30 * L)
-    assert ledger.epsilon(delta, accountant="rdp") <= ledger.epsilon(delta, accountant="zcdp") * (
-        1 + 1e-12)
+    assert ledger.epsilon(delta, accountant="rdp") <= ledger.epsilon(delta, accountant="zcdp") * (1 + 1e-12)
 
 
 PLD_CASES = [  # (multiplier, count) lists, chosen so that PLDAccountant runs in well under a second
@@ -196,8 +202,15 @@ def test_pld_against_exact_gaussian_composition(pairs, delta):
 
 
 @pytest.mark.parametrize("accountant", ACCOUNTANTS)
-@pytest.mark.parametrize("event, k", [(GaussianDpEvent(5.0), 7), (GaussianDpEvent(20.0), 4),
-                                      (ZCDpEvent(0.01, 0.001), 9), (BoundedRangeDpEvent(0.3), 6)])
+@pytest.mark.parametrize(
+    "event, k",
+    [
+        (GaussianDpEvent(5.0), 7),
+        (GaussianDpEvent(20.0), 4),
+        (ZCDpEvent(0.01, 0.001), 9),
+        (BoundedRangeDpEvent(0.3), 6),
+    ],
+)
 def test_count_k_equals_k_single_records(accountant, event, k):
     """record(event, count=k) ≡ k × record(event) (which the ledger merges into one entry) ≡ k
     separate compositions (k entries of count 1 given to compose_epsilon, which composes each on its
@@ -226,15 +239,20 @@ def test_count_k_equals_k_single_records(accountant, event, k):
 @given(pairs=mixed_pairs, delta=deltas, accountant=st.sampled_from(["zcdp", "rdp"]))
 def test_count_k_equals_k_single_records_property(pairs, delta, accountant):
     pairs = [(e, min(c, 50)) for e, c in pairs]  # k single entries cost k curve evaluations
-    singles = [LedgerEntry(f"e{i}", event, 1) for i, (event, count) in enumerate(pairs)
-               for _ in range(count)]
+    singles = [LedgerEntry(f"e{i}", event, 1) for i, (event, count) in enumerate(pairs) for _ in range(count)]
     assert ledger_of(pairs).epsilon(delta, accountant=accountant) == pytest.approx(
-        compose_epsilon(singles, delta, accountant), rel=1e-11, abs=1e-15)
+        compose_epsilon(singles, delta, accountant), rel=1e-11, abs=1e-15
+    )
 
 
 @settings(max_examples=30, deadline=None)
-@given(m1=st.floats(0.5, 200.0), m2=st.floats(0.5, 200.0), k=st.integers(1, 1000), delta=deltas,
-       accountant=st.sampled_from(["zcdp", "rdp"]))
+@given(
+    m1=st.floats(0.5, 200.0),
+    m2=st.floats(0.5, 200.0),
+    k=st.integers(1, 1000),
+    delta=deltas,
+    accountant=st.sampled_from(["zcdp", "rdp"]),
+)
 def test_epsilon_monotone_in_noise(m1, m2, k, delta, accountant):
     """More noise never gives a larger ε, for a Gaussian and for a bounded-range selection whose
     ε₀ = 2/m shrinks with the noise multiplier m."""
@@ -250,8 +268,9 @@ def test_epsilon_monotone_in_noise(m1, m2, k, delta, accountant):
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("event, name", [(BoundedRangeDpEvent(0.1), "BoundedRangeDpEvent"),
-                                         (ZCDpEvent(0.1), "ZCDpEvent")])
+@pytest.mark.parametrize(
+    "event, name", [(BoundedRangeDpEvent(0.1), "BoundedRangeDpEvent"), (ZCDpEvent(0.1), "ZCDpEvent")]
+)
 def test_pld_refuses_non_gaussian_events(event, name):
     ledger = PrivacyLedger()
     ledger.record("gradient", GaussianDpEvent(5.0), count=3)
@@ -270,8 +289,10 @@ def test_pld_refuses_non_gaussian_events(event, name):
 
 @pytest.mark.parametrize("event", [LaplaceDpEvent(1.0), dp_accounting.NoOpDpEvent(), 3.0, None])
 def test_unknown_events_are_unsupported(event):
-    msg = (r"`event` of type \w+ is not supported: the ledger composes GaussianDpEvent, "
-           r"ZCDpEvent and BoundedRangeDpEvent")
+    msg = (
+        r"`event` of type \w+ is not supported: the ledger composes GaussianDpEvent, "
+        r"ZCDpEvent and BoundedRangeDpEvent"
+    )
     ledger = PrivacyLedger()
     if isinstance(event, dp_accounting.NoOpDpEvent):
         ledger.record("x", event)  # a no-op costs nothing: nothing is recorded
@@ -288,8 +309,13 @@ def test_unknown_events_are_unsupported(event):
 
 
 def test_from_json_refuses_unknown_event_type():
-    text = json.dumps({"accountant": "rdp", "budget": None, "entries": [
-        {"label": "x", "count": 1, "event": {"type": "LaplaceDpEvent", "parameter": 1.0}}]})
+    text = json.dumps(
+        {
+            "accountant": "rdp",
+            "budget": None,
+            "entries": [{"label": "x", "count": 1, "event": {"type": "LaplaceDpEvent", "parameter": 1.0}}],
+        }
+    )
     with pytest.raises(UnsupportedEventError, match=r"unknown event type 'LaplaceDpEvent'"):
         PrivacyLedger.from_json(text)
 
@@ -305,10 +331,12 @@ def test_budget_filter_refuses_without_recording(accountant):
     ledger.record("gradient", GaussianDpEvent(20.0), count=5)
     before, eps_before = ledger.entries, ledger.epsilon(1e-5)
     assert eps_before <= 1.0
-    with pytest.raises(BudgetExceededError,
-                       match=rf"recording 100 × GaussianDpEvent\(noise_multiplier=20\.0\) "
-                             rf"\('gradient'\) would spend ε = [0-9.]+ > budget 1 at δ = 1e-05 "
-                             rf"\({accountant}\); nothing recorded"):
+    with pytest.raises(
+        BudgetExceededError,
+        match=rf"recording 100 × GaussianDpEvent\(noise_multiplier=20\.0\) "
+        rf"\('gradient'\) would spend ε = [0-9.]+ > budget 1 at δ = 1e-05 "
+        rf"\({accountant}\); nothing recorded",
+    ):
         ledger.record("gradient", GaussianDpEvent(20.0), count=100)
     assert ledger.entries == before
     assert len(ledger) == 1
@@ -393,8 +421,10 @@ def full_ledger(**kwargs):
     return ledger
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"accountant": "zcdp"}, {"budget": (8.0, 1e-6)},
-                                    {"budget": (8.0, 1e-6), "accountant": "rdp"}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"accountant": "zcdp"}, {"budget": (8.0, 1e-6)}, {"budget": (8.0, 1e-6), "accountant": "rdp"}],
+)
 def test_json_round_trip(kwargs):
     ledger = full_ledger(**kwargs)
     text = ledger.to_json()
@@ -426,21 +456,28 @@ def test_summary_aggregates_by_label_event_and_parameter():
     ledger = PrivacyLedger()
     ledger.record("grad", GaussianDpEvent(5.0), count=3)
     ledger.record("sel", BoundedRangeDpEvent(0.1), count=4)
-    ledger.record("grad", GaussianDpEvent(5.0), count=2)   # merged with the first row
-    ledger.record("grad", GaussianDpEvent(7.0))            # other parameter: own row
+    ledger.record("grad", GaussianDpEvent(5.0), count=2)  # merged with the first row
+    ledger.record("grad", GaussianDpEvent(7.0))  # other parameter: own row
     ledger.record("mean", ZCDpEvent(0.01, 0.002))
-    ledger.record("sel2", BoundedRangeDpEvent(0.1))        # other label: own row
+    ledger.record("sel2", BoundedRangeDpEvent(0.1))  # other label: own row
     s = ledger.summary()
     assert list(s.columns) == ["label", "event", "parameter", "value", "count", "rho"]
-    expected = pd.DataFrame({
-        "label": ["grad", "sel", "grad", "mean", "sel2"],
-        "event": ["GaussianDpEvent", "BoundedRangeDpEvent", "GaussianDpEvent", "ZCDpEvent",
-                  "BoundedRangeDpEvent"],
-        "parameter": ["noise_multiplier", "epsilon0", "noise_multiplier", "rho", "epsilon0"],
-        "value": [5.0, 0.1, 7.0, 0.01, 0.1],
-        "count": [5, 4, 1, 1, 1],
-        "rho": [5 / 50, 4 * 0.01 / 8, 1 / 98, 0.01, 0.01 / 8],
-    })
+    expected = pd.DataFrame(
+        {
+            "label": ["grad", "sel", "grad", "mean", "sel2"],
+            "event": [
+                "GaussianDpEvent",
+                "BoundedRangeDpEvent",
+                "GaussianDpEvent",
+                "ZCDpEvent",
+                "BoundedRangeDpEvent",
+            ],
+            "parameter": ["noise_multiplier", "epsilon0", "noise_multiplier", "rho", "epsilon0"],
+            "value": [5.0, 0.1, 7.0, 0.01, 0.1],
+            "count": [5, 4, 1, 1, 1],
+            "rho": [5 / 50, 4 * 0.01 / 8, 1 / 98, 0.01, 0.01 / 8],
+        }
+    )
     pd.testing.assert_frame_equal(s, expected, check_exact=False, rtol=1e-14)
     assert s["rho"].sum() == pytest.approx(ledger.rho(), rel=1e-14)
     assert ledger.xi() == 0.002
@@ -463,14 +500,17 @@ def test_repeated_records_merge_into_one_entry():
         LedgerEntry("grad", GaussianDpEvent(7.0), 1),
         LedgerEntry("sel2", BoundedRangeDpEvent(0.1), 1),
     )
-    unmerged = [LedgerEntry("grad", GaussianDpEvent(5.0), 3),
-                LedgerEntry("sel", BoundedRangeDpEvent(0.1), 4),
-                LedgerEntry("grad", GaussianDpEvent(5.0), 2),
-                LedgerEntry("grad", GaussianDpEvent(7.0), 1),
-                LedgerEntry("sel2", BoundedRangeDpEvent(0.1), 1)]
+    unmerged = [
+        LedgerEntry("grad", GaussianDpEvent(5.0), 3),
+        LedgerEntry("sel", BoundedRangeDpEvent(0.1), 4),
+        LedgerEntry("grad", GaussianDpEvent(5.0), 2),
+        LedgerEntry("grad", GaussianDpEvent(7.0), 1),
+        LedgerEntry("sel2", BoundedRangeDpEvent(0.1), 1),
+    ]
     for acct in ("zcdp", "rdp"):
         assert ledger.epsilon(1e-5, accountant=acct) == pytest.approx(
-            compose_epsilon(unmerged, 1e-5, acct), rel=1e-13)
+            compose_epsilon(unmerged, 1e-5, acct), rel=1e-13
+        )
 
 
 def test_entries_are_read_only_and_repr():
@@ -492,42 +532,90 @@ def test_entries_are_read_only_and_repr():
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda: PrivacyLedger(accountant="moments"), ValueError,
-     r"`accountant` must be one of 'zcdp', 'rdp', 'pld'; got 'moments'"),
-    (lambda: PrivacyLedger(budget=1.0), TypeError, r"`budget` must be a pair \(epsilon, delta\); got 1\.0"),
-    (lambda: PrivacyLedger(budget=(1.0, 1e-5, 0)), TypeError, r"`budget` must be a pair"),
-    (lambda: PrivacyLedger(budget=(0.0, 1e-5)), ValueError, r"`epsilon` must be > 0; got 0\.0"),
-    (lambda: PrivacyLedger(budget=(float("nan"), 1e-5)), ValueError, r"`epsilon` must be finite; got nan"),
-    (lambda: PrivacyLedger(budget=(1.0, 0.0)), ValueError, r"`delta` must be > 0; got 0\.0"),
-    (lambda: PrivacyLedger(budget=(1.0, 1.0)), ValueError, r"`delta` must be < 1; got 1\.0"),
-    (lambda: PrivacyLedger().record("", GaussianDpEvent(1.0)), TypeError,
-     r"`label` must be a non-empty string; got ''"),
-    (lambda: PrivacyLedger().record(3, GaussianDpEvent(1.0)), TypeError,
-     r"`label` must be a non-empty string; got 3"),
-    (lambda: PrivacyLedger().record("x", GaussianDpEvent(1.0), count=0), ValueError,
-     r"`count` must be >= 1; got 0"),
-    (lambda: PrivacyLedger().record("x", GaussianDpEvent(1.0), count=-3), ValueError,
-     r"`count` must be >= 1; got -3"),
-    (lambda: PrivacyLedger().record("x", GaussianDpEvent(1.0), count=2.0), TypeError,
-     r"`count` must be an integer; got float 2\.0"),
-    (lambda: PrivacyLedger().record("x", GaussianDpEvent(-1.0)), ValueError,
-     r"`noise_multiplier` must be >= 0; got -1\.0"),
-    (lambda: PrivacyLedger().record("x", GaussianDpEvent(float("nan"))), ValueError,
-     r"`noise_multiplier` must be finite; got nan"),
-    (lambda: PrivacyLedger().record("x", ZCDpEvent(-0.1)), ValueError, r"`rho` must be >= 0; got -0\.1"),
-    (lambda: PrivacyLedger().record("x", ZCDpEvent(0.1, -1.0)), ValueError, r"`xi` must be >= 0; got -1\.0"),
-    (lambda: PrivacyLedger().record("x", ZCDpEvent(0.1, math.inf)), ValueError,
-     r"`xi` must be finite; got inf"),
-    (lambda: PrivacyLedger().record("x", BoundedRangeDpEvent(-0.5)), ValueError,
-     r"`epsilon0` must be >= 0; got -0\.5"),
-    (lambda: PrivacyLedger().epsilon(0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
-    (lambda: PrivacyLedger().epsilon(2.0), ValueError, r"`delta` must be < 1; got 2\.0"),
-    (lambda: PrivacyLedger().epsilon(1e-5, accountant="gdp"), ValueError,
-     r"`accountant` must be one of 'zcdp', 'rdp', 'pld'; got 'gdp'"),
-    (lambda: compose_epsilon([], float("nan"), "rdp"), ValueError, r"`delta` must be finite; got nan"),
-    (lambda: compose_epsilon([], 1e-5, "exact"), ValueError, r"`accountant` must be one of"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (
+            lambda: PrivacyLedger(accountant="moments"),
+            ValueError,
+            r"`accountant` must be one of 'zcdp', 'rdp', 'pld'; got 'moments'",
+        ),
+        (
+            lambda: PrivacyLedger(budget=1.0),
+            TypeError,
+            r"`budget` must be a pair \(epsilon, delta\); got 1\.0",
+        ),
+        (lambda: PrivacyLedger(budget=(1.0, 1e-5, 0)), TypeError, r"`budget` must be a pair"),
+        (lambda: PrivacyLedger(budget=(0.0, 1e-5)), ValueError, r"`epsilon` must be > 0; got 0\.0"),
+        (
+            lambda: PrivacyLedger(budget=(float("nan"), 1e-5)),
+            ValueError,
+            r"`epsilon` must be finite; got nan",
+        ),
+        (lambda: PrivacyLedger(budget=(1.0, 0.0)), ValueError, r"`delta` must be > 0; got 0\.0"),
+        (lambda: PrivacyLedger(budget=(1.0, 1.0)), ValueError, r"`delta` must be < 1; got 1\.0"),
+        (
+            lambda: PrivacyLedger().record("", GaussianDpEvent(1.0)),
+            TypeError,
+            r"`label` must be a non-empty string; got ''",
+        ),
+        (
+            lambda: PrivacyLedger().record(3, GaussianDpEvent(1.0)),
+            TypeError,
+            r"`label` must be a non-empty string; got 3",
+        ),
+        (
+            lambda: PrivacyLedger().record("x", GaussianDpEvent(1.0), count=0),
+            ValueError,
+            r"`count` must be >= 1; got 0",
+        ),
+        (
+            lambda: PrivacyLedger().record("x", GaussianDpEvent(1.0), count=-3),
+            ValueError,
+            r"`count` must be >= 1; got -3",
+        ),
+        (
+            lambda: PrivacyLedger().record("x", GaussianDpEvent(1.0), count=2.0),
+            TypeError,
+            r"`count` must be an integer; got float 2\.0",
+        ),
+        (
+            lambda: PrivacyLedger().record("x", GaussianDpEvent(-1.0)),
+            ValueError,
+            r"`noise_multiplier` must be >= 0; got -1\.0",
+        ),
+        (
+            lambda: PrivacyLedger().record("x", GaussianDpEvent(float("nan"))),
+            ValueError,
+            r"`noise_multiplier` must be finite; got nan",
+        ),
+        (lambda: PrivacyLedger().record("x", ZCDpEvent(-0.1)), ValueError, r"`rho` must be >= 0; got -0\.1"),
+        (
+            lambda: PrivacyLedger().record("x", ZCDpEvent(0.1, -1.0)),
+            ValueError,
+            r"`xi` must be >= 0; got -1\.0",
+        ),
+        (
+            lambda: PrivacyLedger().record("x", ZCDpEvent(0.1, math.inf)),
+            ValueError,
+            r"`xi` must be finite; got inf",
+        ),
+        (
+            lambda: PrivacyLedger().record("x", BoundedRangeDpEvent(-0.5)),
+            ValueError,
+            r"`epsilon0` must be >= 0; got -0\.5",
+        ),
+        (lambda: PrivacyLedger().epsilon(0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
+        (lambda: PrivacyLedger().epsilon(2.0), ValueError, r"`delta` must be < 1; got 2\.0"),
+        (
+            lambda: PrivacyLedger().epsilon(1e-5, accountant="gdp"),
+            ValueError,
+            r"`accountant` must be one of 'zcdp', 'rdp', 'pld'; got 'gdp'",
+        ),
+        (lambda: compose_epsilon([], float("nan"), "rdp"), ValueError, r"`delta` must be finite; got nan"),
+        (lambda: compose_epsilon([], 1e-5, "exact"), ValueError, r"`accountant` must be one of"),
+    ],
+)
 def test_validation_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
@@ -536,9 +624,11 @@ def test_validation_messages(call, exc, match):
 def test_failed_record_leaves_the_ledger_unchanged():
     ledger = full_ledger()
     before = ledger.entries
-    for bad in (lambda: ledger.record("x", GaussianDpEvent(-1.0)),
-                lambda: ledger.record("x", GaussianDpEvent(1.0), count=0),
-                lambda: ledger.record("", GaussianDpEvent(1.0))):
+    for bad in (
+        lambda: ledger.record("x", GaussianDpEvent(-1.0)),
+        lambda: ledger.record("x", GaussianDpEvent(1.0), count=0),
+        lambda: ledger.record("", GaussianDpEvent(1.0)),
+    ):
         with pytest.raises((ValueError, TypeError)):
             bad()
     assert ledger.entries == before

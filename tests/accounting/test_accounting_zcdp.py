@@ -119,9 +119,12 @@ def bruteforce_br(alpha, epsilon0, n=20_001):
     k = int(np.argmax(vals))
     lo = t[k - 1] if k > 0 else 0.0
     hi = t[k + 1] if k + 1 < t.size else epsilon0
-    res = scipy.optimize.minimize_scalar(lambda s: -float(two_point_divergence(s, alpha, epsilon0)),
-                                         bounds=(lo, hi), method="bounded",
-                                         options={"xatol": 1e-14 * epsilon0})
+    res = scipy.optimize.minimize_scalar(
+        lambda s: -float(two_point_divergence(s, alpha, epsilon0)),
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": 1e-14 * epsilon0},
+    )
     return float(vals[k]), max(float(vals[k]), -float(res.fun))
 
 
@@ -197,7 +200,8 @@ def test_gumbel_selection_costs_as_much_as_the_matched_gaussian(delta_, scale):
     bounded range (ε₀²/8) is 4 times cheaper than generic pure ε₀-DP (ε₀²/2)."""
     e0 = gumbel_max_epsilon0(sensitivity=delta_, scale=scale)
     assert gumbel_max_rho(sensitivity=delta_, scale=scale) == pytest.approx(
-        gaussian_rho(sensitivity=delta_, sigma=scale), rel=1e-13)
+        gaussian_rho(sensitivity=delta_, sigma=scale), rel=1e-13
+    )
     assert bounded_range_rho(e0) == pytest.approx(pure_dp_rho(e0) / 4, rel=1e-15)
 
 
@@ -236,7 +240,7 @@ def test_cks_against_fine_alpha_grid(rho, log10_delta):
     # "grid minimum − small", with small the rise to the neighbouring grid points: near its minimum
     # the bound is ~ quadratic in ln(α − 1), so the infimum is at most that far below the grid minimum
     k = int(np.searchsorted(alphas, a))
-    rise = float(np.max(cks_bound(alphas[max(k - 1, 0):k + 2], rho, delta))) - g
+    rise = float(np.max(cks_bound(alphas[max(k - 1, 0) : k + 2], rho, delta))) - g
     assert eps >= max(g - rise, 0.0)
     # CKS never exceeds Bun–Steinke
     assert eps <= bun_steinke(rho, delta)
@@ -247,11 +251,14 @@ def test_cks_against_fine_alpha_grid(rho, log10_delta):
 def test_bun_steinke_closed_form(rho, log10_delta):
     delta = 10.0**log10_delta
     assert rho_to_epsilon(rho, delta, conversion="bun-steinke") == pytest.approx(
-        bun_steinke(rho, delta), rel=1e-14, abs=0.0)
+        bun_steinke(rho, delta), rel=1e-14, abs=0.0
+    )
 
 
-@pytest.mark.parametrize("epsilon, rho_star", [(0.5, 0.00531), (1.0, 0.0208), (2.0, 0.0800),
-                                               (5.0, 0.450), (25.0, 7.02), (50.0, 19.8)])
+@pytest.mark.parametrize(
+    "epsilon, rho_star",
+    [(0.5, 0.00531), (1.0, 0.0208), (2.0, 0.0800), (5.0, 0.450), (25.0, 7.02), (50.0, 19.8)],
+)
 def test_paper_rho_star_table(epsilon, rho_star):
     """Fed-Sparse-BNSL Theorem 5.1's ρ* (Bun–Steinke inverse) at δ = 1e-5, to three significant
     digits; the round trip is exact."""
@@ -290,14 +297,19 @@ def test_rho_epsilon_rho_round_trip(rho, log10_delta):
 
 
 @settings(max_examples=50, deadline=None)
-@given(r1=st.just(0.0) | st.floats(1e-300, 100.0), r2=st.floats(1e-300, 100.0),
-       log10_delta=st.floats(-12.0, -0.5), conversion=st.sampled_from(["cks", "bun-steinke"]))
+@given(
+    r1=st.just(0.0) | st.floats(1e-300, 100.0),
+    r2=st.floats(1e-300, 100.0),
+    log10_delta=st.floats(-12.0, -0.5),
+    conversion=st.sampled_from(["cks", "bun-steinke"]),
+)
 def test_epsilon_monotone_in_rho(r1, r2, log10_delta, conversion):
     """More ρ (less noise) never gives a smaller ε."""
     delta = 10.0**log10_delta
     lo, hi = sorted((r1, r2))
     assert rho_to_epsilon(lo, delta, conversion=conversion) <= rho_to_epsilon(
-        hi, delta, conversion=conversion)
+        hi, delta, conversion=conversion
+    )
 
 
 @settings(max_examples=50, deadline=None)
@@ -462,41 +474,56 @@ def test_bounded_range_conservative_for_small_epsilon0():
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda: rho_to_epsilon(-1.0, 1e-5), ValueError, r"`rho` must be >= 0; got -1\.0"),
-    (lambda: rho_to_epsilon(float("nan"), 1e-5), ValueError, r"`rho` must be finite; got nan"),
-    (lambda: rho_to_epsilon("1", 1e-5), TypeError, r"`rho` must be a real number; got str '1'"),
-    (lambda: rho_to_epsilon(0.1, 0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
-    (lambda: rho_to_epsilon(0.1, 1.0), ValueError, r"`delta` must be < 1; got 1\.0"),
-    (lambda: rho_to_epsilon(0.1, -0.5), ValueError, r"`delta` must be > 0; got -0\.5"),
-    (lambda: rho_to_epsilon(0.1, 1.5), ValueError, r"`delta` must be < 1; got 1\.5"),
-    (lambda: rho_to_epsilon(0.1, float("nan")), ValueError, r"`delta` must be finite; got nan"),
-    (lambda: rho_to_epsilon(0.1, 1e-5, conversion="renyi"), ValueError,
-     r"`conversion` must be one of 'bun-steinke', 'cks'; got 'renyi'"),
-    (lambda: epsilon_to_rho(0.0, 1e-5), ValueError, r"`epsilon` must be > 0; got 0\.0"),
-    (lambda: epsilon_to_rho(-2.0, 1e-5), ValueError, r"`epsilon` must be > 0; got -2\.0"),
-    (lambda: epsilon_to_rho(float("nan"), 1e-5), ValueError, r"`epsilon` must be finite; got nan"),
-    (lambda: epsilon_to_rho(1.0, 1.0), ValueError, r"`delta` must be < 1; got 1\.0"),
-    (lambda: epsilon_to_rho(1.0, 1e-5, conversion="BS"), ValueError,
-     r"`conversion` must be one of 'bun-steinke', 'cks'; got 'BS'"),
-    (lambda: cks_epsilon_from_rdp(ORDERS, ORDERS, 0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
-    (lambda: gaussian_rho(sensitivity=-1.0, sigma=1.0), ValueError,
-     r"`sensitivity` must be >= 0; got -1\.0"),
-    (lambda: gaussian_rho(sensitivity=1.0, sigma=-0.1), ValueError, r"`sigma` must be >= 0; got -0\.1"),
-    (lambda: gumbel_max_epsilon0(sensitivity=-2.0, scale=1.0), ValueError,
-     r"`sensitivity` must be >= 0; got -2\.0"),
-    (lambda: gumbel_max_rho(sensitivity=1.0, scale=-3.0), ValueError, r"`scale` must be >= 0; got -3\.0"),
-    (lambda: bounded_range_rho(-0.5), ValueError, r"`epsilon0` must be >= 0; got -0\.5"),
-    (lambda: pure_dp_rho(-0.5), ValueError, r"`epsilon` must be >= 0; got -0\.5"),
-    (lambda: pure_dp_rho(float("nan")), ValueError, r"`epsilon` must be finite; got nan"),
-    (lambda: bounded_range_rdp(1.0, 0.5), ValueError, r"`alpha` must be > 1; got 1\.0"),
-    (lambda: bounded_range_rdp(np.array([2.0, 0.5]), 0.5), ValueError, r"`alpha` must be > 1; got"),
-    (lambda: bounded_range_rdp(float("nan"), 0.5), ValueError, r"`alpha` must be > 1; got nan"),
-    (lambda: bounded_range_rdp(np.array([]), 0.5), ValueError, r"`alpha` must be > 1"),
-    (lambda: bounded_range_rdp(2.0, -1.0), ValueError, r"`epsilon0` must be >= 0; got -1\.0"),
-    (lambda: bounded_range_rdp(2.0, math.inf), ValueError, r"`epsilon0` must be finite; got inf"),
-    (lambda: bounded_range_rdp(2.0, True), TypeError, r"`epsilon0` must be a real number; got bool"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: rho_to_epsilon(-1.0, 1e-5), ValueError, r"`rho` must be >= 0; got -1\.0"),
+        (lambda: rho_to_epsilon(float("nan"), 1e-5), ValueError, r"`rho` must be finite; got nan"),
+        (lambda: rho_to_epsilon("1", 1e-5), TypeError, r"`rho` must be a real number; got str '1'"),
+        (lambda: rho_to_epsilon(0.1, 0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
+        (lambda: rho_to_epsilon(0.1, 1.0), ValueError, r"`delta` must be < 1; got 1\.0"),
+        (lambda: rho_to_epsilon(0.1, -0.5), ValueError, r"`delta` must be > 0; got -0\.5"),
+        (lambda: rho_to_epsilon(0.1, 1.5), ValueError, r"`delta` must be < 1; got 1\.5"),
+        (lambda: rho_to_epsilon(0.1, float("nan")), ValueError, r"`delta` must be finite; got nan"),
+        (
+            lambda: rho_to_epsilon(0.1, 1e-5, conversion="renyi"),
+            ValueError,
+            r"`conversion` must be one of 'bun-steinke', 'cks'; got 'renyi'",
+        ),
+        (lambda: epsilon_to_rho(0.0, 1e-5), ValueError, r"`epsilon` must be > 0; got 0\.0"),
+        (lambda: epsilon_to_rho(-2.0, 1e-5), ValueError, r"`epsilon` must be > 0; got -2\.0"),
+        (lambda: epsilon_to_rho(float("nan"), 1e-5), ValueError, r"`epsilon` must be finite; got nan"),
+        (lambda: epsilon_to_rho(1.0, 1.0), ValueError, r"`delta` must be < 1; got 1\.0"),
+        (
+            lambda: epsilon_to_rho(1.0, 1e-5, conversion="BS"),
+            ValueError,
+            r"`conversion` must be one of 'bun-steinke', 'cks'; got 'BS'",
+        ),
+        (lambda: cks_epsilon_from_rdp(ORDERS, ORDERS, 0.0), ValueError, r"`delta` must be > 0; got 0\.0"),
+        (
+            lambda: gaussian_rho(sensitivity=-1.0, sigma=1.0),
+            ValueError,
+            r"`sensitivity` must be >= 0; got -1\.0",
+        ),
+        (lambda: gaussian_rho(sensitivity=1.0, sigma=-0.1), ValueError, r"`sigma` must be >= 0; got -0\.1"),
+        (
+            lambda: gumbel_max_epsilon0(sensitivity=-2.0, scale=1.0),
+            ValueError,
+            r"`sensitivity` must be >= 0; got -2\.0",
+        ),
+        (lambda: gumbel_max_rho(sensitivity=1.0, scale=-3.0), ValueError, r"`scale` must be >= 0; got -3\.0"),
+        (lambda: bounded_range_rho(-0.5), ValueError, r"`epsilon0` must be >= 0; got -0\.5"),
+        (lambda: pure_dp_rho(-0.5), ValueError, r"`epsilon` must be >= 0; got -0\.5"),
+        (lambda: pure_dp_rho(float("nan")), ValueError, r"`epsilon` must be finite; got nan"),
+        (lambda: bounded_range_rdp(1.0, 0.5), ValueError, r"`alpha` must be > 1; got 1\.0"),
+        (lambda: bounded_range_rdp(np.array([2.0, 0.5]), 0.5), ValueError, r"`alpha` must be > 1; got"),
+        (lambda: bounded_range_rdp(float("nan"), 0.5), ValueError, r"`alpha` must be > 1; got nan"),
+        (lambda: bounded_range_rdp(np.array([]), 0.5), ValueError, r"`alpha` must be > 1"),
+        (lambda: bounded_range_rdp(2.0, -1.0), ValueError, r"`epsilon0` must be >= 0; got -1\.0"),
+        (lambda: bounded_range_rdp(2.0, math.inf), ValueError, r"`epsilon0` must be finite; got inf"),
+        (lambda: bounded_range_rdp(2.0, True), TypeError, r"`epsilon0` must be a real number; got bool"),
+    ],
+)
 def test_validation_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

@@ -48,8 +48,9 @@ def test_round_trip_every_participant_every_round_kind(seed, P, sizes):
     for k, X in enumerate(parts):
         S = _gram(X, n)
         for rnd in (0, 1, T // 2, "best"):
-            rec = reconstruct_covariance(r.transcript, participant=k, round=rnd, **_schedule(r),
-                                         n_samples=[len(Y) for Y in parts])
+            rec = reconstruct_covariance(
+                r.transcript, participant=k, round=rnd, **_schedule(r), n_samples=[len(Y) for Y in parts]
+            )
             assert _relerr(rec.statistic, S) <= 1e-8, (k, rnd)
             assert _relerr(rec.covariance, _gram(X, len(X))) <= 1e-8
             assert rec.normalization == "global" and rec.rounds_available == T
@@ -78,8 +79,7 @@ def test_best_round_avoids_rounds_where_rho_has_grown():
     # pick such a round (the amplification accounts for ρ₂‖W‖)
     data = simulate(10, 200, participants=5, rng=0)
     r = fed_bnsl(data.participants)
-    last = reconstruct_covariance(r.transcript, participant=0, round=len(r.history) - 1,
-                                  **_schedule(r))
+    last = reconstruct_covariance(r.transcript, participant=0, round=len(r.history) - 1, **_schedule(r))
     best = reconstruct_covariance(r.transcript, participant=0, **_schedule(r))
     S = _gram(data.participants[0], 200)
     assert _relerr(best.statistic, S) <= 1e-10
@@ -88,8 +88,7 @@ def test_best_round_avoids_rounds_where_rho_has_grown():
 
 def test_dp_fed_bnsl_reconstructs_only_the_noisy_release():
     data = simulate(10, 5 * 200, participants=5, rng=5)
-    r = dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=5.0, max_rounds=20,
-                    rng=0)
+    r = dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=5.0, max_rounds=20, rng=0)
     for rec in reconstruct_covariances(r.transcript, normalization="local", **_schedule(r)):
         k = rec.participant
         # the server gets exactly what was released ...
@@ -148,8 +147,11 @@ def test_singular_round_is_refused_with_a_pointer():
     r = fed_bnsl(data.participants, max_rounds=2)
     eye = np.eye(4)
     from dpbnsl.federation import Dense
-    msgs = [Message(m.round, m.sender, m.receiver, m.kind, Dense(eye))
-            if m.round == 1 and m.sender == 0 else m for m in r.transcript]
+
+    msgs = [
+        Message(m.round, m.sender, m.receiver, m.kind, Dense(eye)) if m.round == 1 and m.sender == 0 else m
+        for m in r.transcript
+    ]
     with pytest.raises(ValueError, match="singular in round 1.*round 0"):
         reconstruct_covariance(Transcript(msgs), participant=0, rho2=1e-3, gamma2=1.25, round=1)
     rec = reconstruct_covariance(Transcript(msgs), participant=0, rho2=1e-3, gamma2=1.25)
@@ -168,19 +170,18 @@ def test_record_reconstruction_from_own_mean_centred_statistic():
 def test_report_non_private_leaks_and_dp_does_not():
     data = simulate(20, 10 * 20, participants=10, rng=0)
     pop = population_covariance(data.W_true)
-    leaky = attack_report(fed_bnsl(data.participants, max_rounds=30), data.participants,
-                          population_cov=pop, rng=0).table
+    leaky = attack_report(
+        fed_bnsl(data.participants, max_rounds=30), data.participants, population_cov=pop, rng=0
+    ).table
     assert (leaky.rel_error <= 1e-8).all() and (leaky.recovered == 1.0).all()
     assert (leaky.membership_auc >= 0.99).all() and (leaky.record_error[:-1] <= 1e-6).all()
-    r = dp_fed_sparse_bnsl(data.participants, epsilon=1.0, delta=1e-5, feature_bound=30.0,
-                           rng=0)
+    r = dp_fed_sparse_bnsl(data.participants, epsilon=1.0, delta=1e-5, feature_bound=30.0, rng=0)
     rep = attack_report(r, data.participants, population_cov=pop, rng=0)
     assert (rep.table.recovered <= 0.1).all()
     # 200 members vs 200 non-members: the null AUC has sd √((m₁+m₀+1)/(12 m₁ m₀)) ≈ 0.029;
     # 0.12 is 4 sd
     assert abs(rep.table.membership_auc.iloc[-1] - 0.5) <= 0.12
-    assert rep.table.membership_auc.iloc[-1] == pytest.approx(roc_auc(rep.scores.score,
-                                                                      rep.scores.member))
+    assert rep.table.membership_auc.iloc[-1] == pytest.approx(roc_auc(rep.scores.score, rep.scores.member))
 
 
 def test_server_covariances_sparse_needs_prior_and_report_validation():
@@ -192,8 +193,7 @@ def test_server_covariances_sparse_needs_prior_and_report_validation():
     for C in est:
         assert np.linalg.eigvalsh(C)[0] >= -1e-12
         assert C.shape == (6, 6)
-    assert np.allclose(protocol_statistic(r, data.participants[0]),
-                       _gram(data.participants[0], 100))
+    assert np.allclose(protocol_statistic(r, data.participants[0]), _gram(data.participants[0], 100))
     with pytest.raises(ValueError, match="must come from one of"):
         server_covariances(type("R", (), {"method": "notears"})())
     with pytest.raises(ValueError, match="at least 2 participants"):
@@ -211,8 +211,7 @@ def test_population_covariance_matches_simulation():
 
 
 def test_cli_attack(capsys):
-    assert main(["attack", "--method", "fed-bnsl", "--participants", "3", "--d", "6",
-                 "--rounds", "10"]) == 0
+    assert main(["attack", "--method", "fed-bnsl", "--participants", "3", "--d", "6", "--rounds", "10"]) == 0
     out = capsys.readouterr().out
     assert "fed-bnsl: 3 participants, d = 6" in out and "membership_auc" in out
     assert main(["attack", "--method", "dp-fed-bnsl", "--participants", "3", "--d", "6"]) == 2
@@ -228,9 +227,9 @@ def test_cli_attack_on_csv_files(tmp_path, capsys):
     paths = []
     for k, X in enumerate(data.participants):
         paths.append(tmp_path / f"p{k}.csv")
-        np.savetxt(paths[-1], X, delimiter=",", header=",".join(f"x{i}" for i in range(5)),
-                   comments="")
-    assert main(["attack", "--method", "dp-fed-sparse-bnsl", "--epsilon", "2",
-                 "--data", *map(str, paths)]) == 0
+        np.savetxt(paths[-1], X, delimiter=",", header=",".join(f"x{i}" for i in range(5)), comments="")
+    assert (
+        main(["attack", "--method", "dp-fed-sparse-bnsl", "--epsilon", "2", "--data", *map(str, paths)]) == 0
+    )
     out = capsys.readouterr().out
     assert "privacy: (ε, δ) = (2, 1e-05)-DP per participant, replace-one; accountant: rdp" in out

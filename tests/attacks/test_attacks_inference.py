@@ -117,7 +117,8 @@ def test_reconstruct_record_exact(seed, n_k):
     assert res.eigenvalue == pytest.approx(x @ x, rel=1e-8)
     assert res.record[np.argmax(np.abs(res.record))] > 0  # canonical sign
     assert np.allclose(res.record, x, atol=1e-8 * np.linalg.norm(x)) or np.allclose(
-        res.record, -x, atol=1e-8 * np.linalg.norm(x))
+        res.record, -x, atol=1e-8 * np.linalg.norm(x)
+    )
 
 
 def test_reconstruct_record_global_normalisation_and_centred_rows():
@@ -167,16 +168,14 @@ def test_membership_exact_covariance_n_equals_d(seed):
     assert res.score == "lr" and res.fpr == 0.01
     assert res.auc >= 0.97  # observed 0.99-1.00 (20 seeds average 0.997)
     assert res.tpr >= 0.5
-    quad = membership_inference(cov, cand, n_samples=20, population_cov=P, members=members,
-                                score="quadratic")
+    quad = membership_inference(cov, cand, n_samples=20, population_cov=P, members=members, score="quadratic")
     assert quad.auc >= 0.9
 
 
 def test_membership_residual_is_perfect_when_rank_deficient():
     cov, cand, members, P, _ = membership_setting(4, n_k=15, centre=False)  # rank 15 < d = 20
     for score in ("residual", "lr"):
-        res = membership_inference(cov, cand, n_samples=15, population_cov=P, members=members,
-                                   score=score)
+        res = membership_inference(cov, cand, n_samples=15, population_cov=P, members=members, score=score)
         assert res.auc == 1.0 and res.tpr == 1.0
     res = membership_inference(cov, cand, n_samples=15, population_cov=P, score="residual")
     assert np.all(np.abs(res.scores[members]) < 1e-20) and np.all(res.scores[~members] < -1e-6)
@@ -194,8 +193,9 @@ def test_membership_null_independent_covariance():
         X_other = simulate_linear_sem(W, 20, rng=5000 + r)
         cov = second_moment(X_other - X_other.mean(axis=0))
         for s in SCORES:
-            aucs[s].append(membership_inference(cov, cand, n_samples=20, population_cov=P,
-                                                members=members, score=s).auc)
+            aucs[s].append(
+                membership_inference(cov, cand, n_samples=20, population_cov=P, members=members, score=s).auc
+            )
     for s in SCORES:
         assert abs(np.mean(aucs[s]) - 0.5) < tol, (s, np.mean(aucs[s]))
 
@@ -205,8 +205,9 @@ def test_membership_scores_match_direct_formulas():
     n, nu = 20, 2.5
     w, V = np.linalg.eigh(cov)
     St = (n * (V * np.clip(w, 0, None)) @ V.T + nu * P) / (n + nu)
-    expected = (scipy.stats.multivariate_normal(cov=St).logpdf(cand)
-                - scipy.stats.multivariate_normal(cov=P).logpdf(cand))
+    expected = scipy.stats.multivariate_normal(cov=St).logpdf(cand) - scipy.stats.multivariate_normal(
+        cov=P
+    ).logpdf(cand)
     res = membership_inference(cov, cand, n_samples=n, population_cov=P, prior_records=nu)
     assert np.allclose(res.scores, expected, rtol=1e-8, atol=1e-8)
     assert res.auc is None and res.tpr is None
@@ -256,8 +257,10 @@ def test_attribute_predictions_ignore_hidden_column_and_use_mean():
     shifted = attribute_inference(cov, X + c, target=t, mean=c)
     assert np.allclose(shifted.predictions, res.predictions + c[t])
     named = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
-    assert np.array_equal(attribute_inference(cov, named, target=f"x{t}").predictions,
-                          attribute_inference(cov, X, target=t).predictions)
+    assert np.array_equal(
+        attribute_inference(cov, named, target=f"x{t}").predictions,
+        attribute_inference(cov, X, target=t).predictions,
+    )
 
 
 def test_attribute_inference_gain_conventions_and_singular_cov():
@@ -302,58 +305,95 @@ def nan_at(A, idx):
     return B
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: attribute_inference(np.ones((3, 4)), R4, target=0), "`cov` must be a square matrix"),
-    (lambda: attribute_inference(np.triu(np.ones((4, 4))), R4, target=0),
-     "`cov` must be symmetric"),
-    (lambda: attribute_inference(nan_at(C4, (1, 1)), R4, target=0), "`cov` has a non-finite value"),
-    (lambda: attribute_inference(C4, np.zeros((3, 5)), target=0),
-     "`records` has 5 columns but `cov` is 4 x 4"),
-    (lambda: attribute_inference(C4, nan_at(R4, (0, 2)), target=0), "`records` has a non-finite"),
-    (lambda: attribute_inference(C4, R4, target=4), "`target` must be <= 3; got 4"),
-    (lambda: attribute_inference(C4, R4, target=-1), "`target` must be >= 0; got -1"),
-    (lambda: attribute_inference(C4, pd.DataFrame(R4, columns=list("abcd")), target="z"),
-     "`target` 'z' must name exactly one column of `records`; it names 0"),
-    (lambda: attribute_inference(C4, pd.DataFrame(R4, columns=list("abba")), target="b"),
-     "`target` 'b' must name exactly one column of `records`; it names 2"),
-    (lambda: attribute_inference(C4, R4, target=0, population_cov=np.eye(3)),
-     re.escape("`population_cov` must have shape (4, 4); got (3, 3)")),
-    (lambda: attribute_inference(C4, R4, target=0, population_mean=np.zeros(3)),
-     re.escape("`population_mean` must have shape (4,); got shape (3,)")),
-    (lambda: attribute_inference(C4, R4, target=0, mean=nan_at(np.zeros(4), 2)),
-     "`mean` has a non-finite value"),
-    (lambda: membership_inference(C4, np.zeros((3, 2)), n_samples=5, population_cov=C4),
-     "`candidates` has 2 columns but `cov` is 4 x 4"),
-    (lambda: membership_inference(C4, R4, n_samples=0, population_cov=C4),
-     "`n_samples` must be >= 1; got 0"),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=np.diag([1, 1, 1, -1.0])),
-     "`population_cov` must be positive definite"),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=nan_at(C4, (0, 1))),
-     "`population_cov` has a non-finite value"),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, score="lrt"),
-     "`score` must be one of 'lr', 'quadratic', 'residual'; got 'lrt'"),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, prior_records=0),
-     "`prior_records` must be > 0"),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, fpr=1.0),
-     "`fpr` must be < 1"),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, members=LAB[:2]),
-     re.escape("`members` must have shape (3,)")),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, members=[0, 2, 1]),
-     "`members` must hold booleans"),
-    (lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, members=[1, 1, 1]),
-     "`members` must contain both members"),
-    (lambda: roc_auc([0.1, np.nan, 0.3], LAB), "`scores` must be a 1-D array of finite numbers"),
-    (lambda: roc_auc(np.zeros((3, 1)), LAB), "`scores` must be a 1-D array"),
-    (lambda: roc_auc([1, 2, 3], [False] * 3), "`labels` must contain both members"),
-    (lambda: tpr_at_fpr([1, 2, 3], LAB, 0), "`fpr` must be > 0; got 0"),
-    (lambda: reconstruct_record(C4, R4, n_samples=3),
-     re.escape("`n_samples` must be >= 1 + the number of known records (3); got 3")),
-    (lambda: reconstruct_record(C4, R4, n_samples=4, true_record=np.zeros(5)),
-     re.escape("`true_record` must have shape (4,); got shape (5,)")),
-    (lambda: reconstruct_record(C4, R4, n_samples=4, tol=-1), "`tol` must be >= 0"),
-    (lambda: reconstruct_record(C4, np.zeros((3, 3)), n_samples=4),
-     "`known_records` has 3 columns but `cov` is 4 x 4"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: attribute_inference(np.ones((3, 4)), R4, target=0), "`cov` must be a square matrix"),
+        (lambda: attribute_inference(np.triu(np.ones((4, 4))), R4, target=0), "`cov` must be symmetric"),
+        (lambda: attribute_inference(nan_at(C4, (1, 1)), R4, target=0), "`cov` has a non-finite value"),
+        (
+            lambda: attribute_inference(C4, np.zeros((3, 5)), target=0),
+            "`records` has 5 columns but `cov` is 4 x 4",
+        ),
+        (lambda: attribute_inference(C4, nan_at(R4, (0, 2)), target=0), "`records` has a non-finite"),
+        (lambda: attribute_inference(C4, R4, target=4), "`target` must be <= 3; got 4"),
+        (lambda: attribute_inference(C4, R4, target=-1), "`target` must be >= 0; got -1"),
+        (
+            lambda: attribute_inference(C4, pd.DataFrame(R4, columns=list("abcd")), target="z"),
+            "`target` 'z' must name exactly one column of `records`; it names 0",
+        ),
+        (
+            lambda: attribute_inference(C4, pd.DataFrame(R4, columns=list("abba")), target="b"),
+            "`target` 'b' must name exactly one column of `records`; it names 2",
+        ),
+        (
+            lambda: attribute_inference(C4, R4, target=0, population_cov=np.eye(3)),
+            re.escape("`population_cov` must have shape (4, 4); got (3, 3)"),
+        ),
+        (
+            lambda: attribute_inference(C4, R4, target=0, population_mean=np.zeros(3)),
+            re.escape("`population_mean` must have shape (4,); got shape (3,)"),
+        ),
+        (
+            lambda: attribute_inference(C4, R4, target=0, mean=nan_at(np.zeros(4), 2)),
+            "`mean` has a non-finite value",
+        ),
+        (
+            lambda: membership_inference(C4, np.zeros((3, 2)), n_samples=5, population_cov=C4),
+            "`candidates` has 2 columns but `cov` is 4 x 4",
+        ),
+        (
+            lambda: membership_inference(C4, R4, n_samples=0, population_cov=C4),
+            "`n_samples` must be >= 1; got 0",
+        ),
+        (
+            lambda: membership_inference(C4, R4, n_samples=5, population_cov=np.diag([1, 1, 1, -1.0])),
+            "`population_cov` must be positive definite",
+        ),
+        (
+            lambda: membership_inference(C4, R4, n_samples=5, population_cov=nan_at(C4, (0, 1))),
+            "`population_cov` has a non-finite value",
+        ),
+        (
+            lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, score="lrt"),
+            "`score` must be one of 'lr', 'quadratic', 'residual'; got 'lrt'",
+        ),
+        (
+            lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, prior_records=0),
+            "`prior_records` must be > 0",
+        ),
+        (lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, fpr=1.0), "`fpr` must be < 1"),
+        (
+            lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, members=LAB[:2]),
+            re.escape("`members` must have shape (3,)"),
+        ),
+        (
+            lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, members=[0, 2, 1]),
+            "`members` must hold booleans",
+        ),
+        (
+            lambda: membership_inference(C4, R4, n_samples=5, population_cov=C4, members=[1, 1, 1]),
+            "`members` must contain both members",
+        ),
+        (lambda: roc_auc([0.1, np.nan, 0.3], LAB), "`scores` must be a 1-D array of finite numbers"),
+        (lambda: roc_auc(np.zeros((3, 1)), LAB), "`scores` must be a 1-D array"),
+        (lambda: roc_auc([1, 2, 3], [False] * 3), "`labels` must contain both members"),
+        (lambda: tpr_at_fpr([1, 2, 3], LAB, 0), "`fpr` must be > 0; got 0"),
+        (
+            lambda: reconstruct_record(C4, R4, n_samples=3),
+            re.escape("`n_samples` must be >= 1 + the number of known records (3); got 3"),
+        ),
+        (
+            lambda: reconstruct_record(C4, R4, n_samples=4, true_record=np.zeros(5)),
+            re.escape("`true_record` must have shape (4,); got shape (5,)"),
+        ),
+        (lambda: reconstruct_record(C4, R4, n_samples=4, tol=-1), "`tol` must be >= 0"),
+        (
+            lambda: reconstruct_record(C4, np.zeros((3, 3)), n_samples=4),
+            "`known_records` has 3 columns but `cov` is 4 x 4",
+        ),
+    ],
+)
 def test_validation_messages(call, match):
     with pytest.raises(ValueError, match=match):
         call()

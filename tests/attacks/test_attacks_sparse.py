@@ -29,8 +29,7 @@ def data():
 
 
 def grams(arrays, centred=True):
-    return [(centre(X) if centred else X).T @ (centre(X) if centred else X) / X.shape[0]
-            for X in arrays]
+    return [(centre(X) if centred else X).T @ (centre(X) if centred else X) / X.shape[0] for X in arrays]
 
 
 def check_exact(res, true, tol=1e-8):
@@ -46,8 +45,7 @@ def check_exact(res, true, tol=1e-8):
 @pytest.mark.parametrize("gamma2, rho_max", [(1.0, np.inf), (1.2, 3.0)])
 def test_one_local_iteration_is_exact(data, gamma2, rho_max):
     # K = 1: one coordinate changes per round, so every non-zero change gives an exact equation
-    r = fed_sparse_bnsl(data.participants, rounds=40, local_iters=1, gamma2=gamma2,
-                        rho_max=rho_max)
+    r = fed_sparse_bnsl(data.participants, rounds=40, local_iters=1, gamma2=gamma2, rho_max=rho_max)
     out = reconstruct_gram_sparse_from_result(r, true_gram=grams(data.participants))
     assert len(out) == P and all(isinstance(x, SparseGramReconstruction) for x in out)
     for res, true in zip(out, grams(data.participants)):
@@ -70,8 +68,7 @@ def test_defaults_recover_most_entries(data):
 def test_one_participant_and_uncentred_data(data):
     r = fed_sparse_bnsl(data.participants, rounds=30, local_iters=1, centre=False)
     true = grams(data.participants, centred=False)[2]
-    res = reconstruct_gram_sparse(r.transcript, lambda1=0.1, rho2=1.0, participant=2,
-                                  true_gram=true)
+    res = reconstruct_gram_sparse(r.transcript, lambda1=0.1, rho2=1.0, participant=2, true_gram=true)
     assert res.participant == 2
     check_exact(res, true)
 
@@ -81,11 +78,24 @@ def test_public_smoothness_constants_are_used_exactly(data):
     arrays = [centre(X) for X in data.participants]
     m = np.full(D, 7.0)
     _, _, transcript = fsb.run_sparse_admm(
-        arrays, [m] * P, lambda1=0.1, rho1=1.0, rho2=1.0, gamma1=1.0, gamma2=1.0,
-        rho_max=np.inf, rounds=40, local_iters=1, threshold=0.3, server_solver="lbfgs",
-        eta=1e-2, server_steps=10)
-    out = reconstruct_gram_sparse(transcript, lambda1=0.1, rho2=1.0, smoothness=7.0,
-                                  true_gram=grams(data.participants))
+        arrays,
+        [m] * P,
+        lambda1=0.1,
+        rho1=1.0,
+        rho2=1.0,
+        gamma1=1.0,
+        gamma2=1.0,
+        rho_max=np.inf,
+        rounds=40,
+        local_iters=1,
+        threshold=0.3,
+        server_solver="lbfgs",
+        eta=1e-2,
+        server_steps=10,
+    )
+    out = reconstruct_gram_sparse(
+        transcript, lambda1=0.1, rho2=1.0, smoothness=7.0, true_gram=grams(data.participants)
+    )
     for res, true in zip(out, grams(data.participants)):
         check_exact(res, true)
 
@@ -94,8 +104,16 @@ def test_public_smoothness_constants_are_used_exactly(data):
 @pytest.mark.parametrize("smoothness", ["private", "bounds"])
 def test_dp_transcripts_are_not_recovered(data, epsilon, smoothness):
     # noisy clipped gradients (and, with "private", smoothness constants the server cannot know)
-    r = dp_fed_sparse_bnsl(data.participants, epsilon=epsilon, delta=1e-5, feature_bound=30.0,
-                           smoothness=smoothness, rounds=10, local_iters=10, rng=0)
+    r = dp_fed_sparse_bnsl(
+        data.participants,
+        epsilon=epsilon,
+        delta=1e-5,
+        feature_bound=30.0,
+        smoothness=smoothness,
+        rounds=10,
+        local_iters=10,
+        rng=0,
+    )
     kw = {"smoothness": 30.0} if smoothness == "bounds" else {}
     true = grams(data.participants, centred=False)  # centre="declared": the raw data are used
     out = reconstruct_gram_sparse_from_result(r, true_gram=true, **kw)

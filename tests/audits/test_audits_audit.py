@@ -37,12 +37,25 @@ def test_cli_audit(capsys):
     assert main(["audit", "--mechanism", "gaussian-step", "--trials", "20000", "--seed", "0"]) == 0
     out = capsys.readouterr().out
     assert "gaussian-step" in out and "pass" in out
-    assert main(["audit", "--mechanism", "covariance", "--broken", "no-clipping",
-                 "--trials", "20000", "--seed", "0"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--mechanism",
+                "covariance",
+                "--broken",
+                "no-clipping",
+                "--trials",
+                "20000",
+                "--seed",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert "FLAGGED" in capsys.readouterr().out
     assert main(["audit", "--mechanism", "selection", "--trials", "50"]) == 2
-    assert "argument --trials: must be between 100 and 10,000,000; got 50" in \
-        capsys.readouterr().err
+    assert "argument --trials: must be between 100 and 10,000,000; got 50" in capsys.readouterr().err
     assert main(["audit", "--mechanism", "laplace"]) == 2
     assert main(["audit", "--mechanism", "gaussian-step", "--epsilon", "-1"]) == 2
     assert "`epsilon`" in capsys.readouterr().err

@@ -44,8 +44,7 @@ def cp_upper_oracle(k: int, n: int, a: float) -> float:
     """Upper Clopper–Pearson bound from the binomial cdf: P[Bin(n, p) ≤ k] = a."""
     if k == 0:
         return 1.0 - a ** (1.0 / n)
-    return scipy.optimize.brentq(lambda p: scipy.stats.binom.cdf(k, n, p) - a, k / n, 1.0,
-                                 xtol=1e-15)
+    return scipy.optimize.brentq(lambda p: scipy.stats.binom.cdf(k, n, p) - a, k / n, 1.0, xtol=1e-15)
 
 
 def gaussian_worlds(epsilon: float, n: int, seed: int, noise_factor: float = 1.0):
@@ -64,8 +63,7 @@ def max_violations(reps: int, alpha: float) -> int:
 
 @pytest.mark.parametrize("n", [10, 1000])
 def test_perfect_separation_fixed_threshold_closed_form(n):
-    res = clopper_pearson_bound(np.zeros(n), np.ones(n), delta=DELTA, rule="fixed",
-                                threshold=0.5)
+    res = clopper_pearson_bound(np.zeros(n), np.ones(n), delta=DELTA, rule="fixed", threshold=0.5)
     u = 1.0 - 0.025 ** (1.0 / n)  # FPR = FNR = 0, one-sided bounds at α/2 = 0.025
     assert res.fpr == res.fnr == 0.0
     assert res.fpr_ub == pytest.approx(u, rel=1e-12) and res.fnr_ub == pytest.approx(u, rel=1e-12)
@@ -96,8 +94,7 @@ def test_constructed_counts_match_hand_computation():
 def test_both_directions_share_alpha():
     s0 = np.r_[np.zeros(900), np.ones(100)]
     s1 = np.r_[np.zeros(100), np.ones(900)]
-    res = clopper_pearson_bound(s0, s1, delta=DELTA, rule="fixed", threshold=0.5,
-                                direction="both")
+    res = clopper_pearson_bound(s0, s1, delta=DELTA, rule="fixed", threshold=0.5, direction="both")
     assert res.n_tests == 2 and res.direction == "greater"
     assert res.fpr_ub == pytest.approx(cp_upper_oracle(100, 1000, 0.05 / 4), rel=1e-9)
 
@@ -106,8 +103,9 @@ def test_monotone_in_trials():
     bounds = []
     for n in (100, 1000, 10_000):  # the same 10 % error rates with more trials
         s0 = np.r_[np.zeros(9 * n // 10), np.ones(n // 10)]
-        bounds.append(clopper_pearson_bound(s0, 1.0 - s0, delta=DELTA, rule="fixed",
-                                            threshold=0.5).epsilon_lb)
+        bounds.append(
+            clopper_pearson_bound(s0, 1.0 - s0, delta=DELTA, rule="fixed", threshold=0.5).epsilon_lb
+        )
     assert bounds[0] < bounds[1] < bounds[2] < math.log(9.0)
 
 
@@ -160,9 +158,15 @@ def test_laplace_coverage_and_uncorrected_negative_control(rule):
         if rule == "bonferroni":  # negative control: the max over 30 uncorrected fixed tests
             srt = np.sort(s0)
             ts = srt[n - np.unique(np.geomspace(1, n / 2, 30).astype(int))]
-            uncorrected += max(clopper_pearson_bound(s0, s1, delta=0.0, alpha=alpha,
-                                                     rule="fixed", threshold=t).epsilon_lb
-                               for t in ts) > 1.0
+            uncorrected += (
+                max(
+                    clopper_pearson_bound(
+                        s0, s1, delta=0.0, alpha=alpha, rule="fixed", threshold=t
+                    ).epsilon_lb
+                    for t in ts
+                )
+                > 1.0
+            )
     assert bad <= limit
     if rule == "bonferroni":
         assert uncorrected > limit  # measured 110 of 200: the check has power
@@ -172,8 +176,12 @@ def test_gaussian_never_above_claim_over_seeds():
     # 20 seeds × 10⁴ trials of the (1, 1e-5)-calibrated Gaussian: violations ≤ Binomial(20, 0.05)
     # 0.999 quantile (= 4); with σ exact the bound is far below 1 (≈ 0.3), so expect none.
     for rule in ("bonferroni", "split"):
-        bad = sum(clopper_pearson_bound(*gaussian_worlds(1.0, 10_000, seed), delta=DELTA,
-                                        rule=rule, rng=seed).violates(1.0) for seed in range(20))
+        bad = sum(
+            clopper_pearson_bound(
+                *gaussian_worlds(1.0, 10_000, seed), delta=DELTA, rule=rule, rng=seed
+            ).violates(1.0)
+            for seed in range(20)
+        )
         assert bad <= max_violations(20, 0.05)
 
 
@@ -209,8 +217,7 @@ def test_broken_gaussian_is_flagged():
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
 def test_gdp_epsilon_inverts_the_analytic_gaussian(epsilon):
     # calibrate_gaussian returns σ with δ(ε; σ) ≤ 1e-5 within ~1e-10 relative of equality
-    assert gdp_epsilon(1.0 / calibrate_gaussian(epsilon, DELTA), DELTA) == pytest.approx(
-        epsilon, rel=1e-6)
+    assert gdp_epsilon(1.0 / calibrate_gaussian(epsilon, DELTA), DELTA) == pytest.approx(epsilon, rel=1e-6)
 
 
 def test_gdp_epsilon_edge_cases():
@@ -302,33 +309,43 @@ def test_one_run_randomized_response_sound_and_tight():
 # ---------------------------------------------------------------- validation
 
 
-@pytest.mark.parametrize(("kwargs", "err", "match"), [
-    ({"delta": 1.0}, ValueError, r"`delta` must be < 1; got 1\.0"),
-    ({"delta": -0.1}, ValueError, r"`delta` must be >= 0; got -0\.1"),
-    ({"alpha": 0.0}, ValueError, r"`alpha` must be > 0; got 0\.0"),
-    ({"rule": "holm"}, ValueError, r"`rule` must be one of 'bonferroni', 'split', 'fixed'; "
-                                   r"got 'holm'"),
-    ({"direction": "up"}, ValueError, r"`direction` must be one of .*; got 'up'"),
-    ({"n_thresholds": 0}, ValueError, r"`n_thresholds` must be >= 1; got 0"),
-    ({"n_thresholds": 2.5}, TypeError, r"`n_thresholds` must be an integer; got float 2\.5"),
-    ({"split": 1.0}, ValueError, r"`split` must be < 1; got 1\.0"),
-    ({"rule": "fixed"}, ValueError, r"`threshold` must be given exactly when `rule` is 'fixed'"),
-    ({"threshold": 0.0}, ValueError, r"`threshold` must be given exactly when .*'bonferroni'"),
-    ({"rule": "fixed", "threshold": math.nan}, ValueError, r"`threshold` must be finite; got nan"),
-    ({"rule": "split", "rng": -1}, ValueError, r"`rng` seed must be non-negative; got -1"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [
+        ({"delta": 1.0}, ValueError, r"`delta` must be < 1; got 1\.0"),
+        ({"delta": -0.1}, ValueError, r"`delta` must be >= 0; got -0\.1"),
+        ({"alpha": 0.0}, ValueError, r"`alpha` must be > 0; got 0\.0"),
+        (
+            {"rule": "holm"},
+            ValueError,
+            r"`rule` must be one of 'bonferroni', 'split', 'fixed'; "
+            r"got 'holm'",
+        ),
+        ({"direction": "up"}, ValueError, r"`direction` must be one of .*; got 'up'"),
+        ({"n_thresholds": 0}, ValueError, r"`n_thresholds` must be >= 1; got 0"),
+        ({"n_thresholds": 2.5}, TypeError, r"`n_thresholds` must be an integer; got float 2\.5"),
+        ({"split": 1.0}, ValueError, r"`split` must be < 1; got 1\.0"),
+        ({"rule": "fixed"}, ValueError, r"`threshold` must be given exactly when `rule` is 'fixed'"),
+        ({"threshold": 0.0}, ValueError, r"`threshold` must be given exactly when .*'bonferroni'"),
+        ({"rule": "fixed", "threshold": math.nan}, ValueError, r"`threshold` must be finite; got nan"),
+        ({"rule": "split", "rng": -1}, ValueError, r"`rng` seed must be non-negative; got -1"),
+    ],
+)
 def test_clopper_pearson_validation(kwargs, err, match):
     kwargs = {"delta": DELTA, **kwargs}
     with pytest.raises(err, match=match):
         clopper_pearson_bound(np.zeros(5), np.ones(5), **kwargs)
 
 
-@pytest.mark.parametrize(("s0", "err", "match"), [
-    ([], ValueError, r"`scores0` must be a non-empty 1-D array; got shape \(0,\)"),
-    ([[1.0, 2.0]], ValueError, r"`scores0` must be a non-empty 1-D array; got shape \(1, 2\)"),
-    ([0.0, np.inf], ValueError, r"`scores0` has a non-finite value inf at index 1"),
-    (["a"], TypeError, r"`scores0` must be an array of real scores; got \['a'\]"),
-])
+@pytest.mark.parametrize(
+    ("s0", "err", "match"),
+    [
+        ([], ValueError, r"`scores0` must be a non-empty 1-D array; got shape \(0,\)"),
+        ([[1.0, 2.0]], ValueError, r"`scores0` must be a non-empty 1-D array; got shape \(1, 2\)"),
+        ([0.0, np.inf], ValueError, r"`scores0` has a non-finite value inf at index 1"),
+        (["a"], TypeError, r"`scores0` must be an array of real scores; got \['a'\]"),
+    ],
+)
 def test_scores_validation(s0, err, match):
     with pytest.raises(err, match=match):
         clopper_pearson_bound(s0, [1.0], delta=DELTA)
@@ -350,14 +367,17 @@ def test_split_too_small_and_other_validation():
         gdp_epsilon(-1.0, DELTA)
 
 
-@pytest.mark.parametrize(("guesses", "truths", "kwargs", "match"), [
-    ([], [], {}, r"`guesses` must be a non-empty 1-D array; got shape \(0,\)"),
-    ([1, 0], [1], {}, r"`truths` must have the shape \(2,\) of `guesses`; got \(1,\)"),
-    ([1, 2], [1, 1], {}, r"`guesses` entries must be in \{-1, 0, 1\}; got 2 at index 1"),
-    ([1, 0], [1, 0], {}, r"`truths` entries must be in \{-1, 1\}; got 0 at index 1"),
-    ([1], [1], {"alpha": 1.0}, r"`alpha` must be < 1; got 1\.0"),
-    ([1], [1], {"delta": -1e-3}, r"`delta` must be >= 0; got -0\.001"),
-])
+@pytest.mark.parametrize(
+    ("guesses", "truths", "kwargs", "match"),
+    [
+        ([], [], {}, r"`guesses` must be a non-empty 1-D array; got shape \(0,\)"),
+        ([1, 0], [1], {}, r"`truths` must have the shape \(2,\) of `guesses`; got \(1,\)"),
+        ([1, 2], [1, 1], {}, r"`guesses` entries must be in \{-1, 0, 1\}; got 2 at index 1"),
+        ([1, 0], [1, 0], {}, r"`truths` entries must be in \{-1, 1\}; got 0 at index 1"),
+        ([1], [1], {"alpha": 1.0}, r"`alpha` must be < 1; got 1\.0"),
+        ([1], [1], {"delta": -1e-3}, r"`delta` must be >= 0; got -0\.001"),
+    ],
+)
 def test_one_run_validation(guesses, truths, kwargs, match):
     with pytest.raises(ValueError, match=match):
         one_run_bound(guesses, truths, **kwargs)

@@ -45,20 +45,24 @@ EXPENSIVE = {"dp-pgcd": 500, "dp-fed-sparse-bnsl": 60}
 
 
 def _bound(result: GameResult, **kw) -> float:
-    return clopper_pearson_bound(result.scores0, result.scores1, delta=result.delta,
-                                 **kw).epsilon_lb
+    return clopper_pearson_bound(result.scores0, result.scores1, delta=result.delta, **kw).epsilon_lb
 
 
 # ------------------------------------------------------------------ registry and validation --
 
+
 def test_registries():
-    assert set(GAMES) == {"gaussian-step", "selection", "covariance", "smoothness", "dp-pgcd",
-                          "dp-fed-sparse-bnsl"}
-    assert set(BROKEN) == {"noise-halved", "no-clipping", "raw-smoothness",
-                           "noise-before-clipping"}
+    assert set(GAMES) == {
+        "gaussian-step",
+        "selection",
+        "covariance",
+        "smoothness",
+        "dp-pgcd",
+        "dp-fed-sparse-bnsl",
+    }
+    assert set(BROKEN) == {"noise-halved", "no-clipping", "raw-smoothness", "noise-before-clipping"}
     assert all(set(games) <= set(GAMES) for games in BROKEN.values())
-    assert run_game("smoothness", epsilon=1.0, delta=DELTA, trials=10, rng=0).mechanism == \
-        "smoothness"
+    assert run_game("smoothness", epsilon=1.0, delta=DELTA, trials=10, rng=0).mechanism == "smoothness"
 
 
 def test_game_result_is_read_only():
@@ -72,22 +76,31 @@ def test_game_result_is_read_only():
         r.claimed_epsilon = 9.0
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0.0"),
-    (dict(epsilon=math.inf), ValueError, r"`epsilon` must be finite"),
-    (dict(delta=1.0), ValueError, r"`delta` must be < 1; got 1.0"),
-    (dict(trials=0), ValueError, r"`trials` must be >= 1; got 0"),
-    (dict(trials=10.0), TypeError, r"`trials` must be an integer"),
-    (dict(broken="noise-doubled"), ValueError,
-     r"`broken` must be None or one of 'noise-halved', 'no-clipping' for the 'gaussian-step' "
-     r"game; got 'noise-doubled' \(known variants: 'noise-halved', 'no-clipping', "
-     r"'raw-smoothness', 'noise-before-clipping'\)"),
-    (dict(broken="raw-smoothness"), ValueError,
-     r"`broken` must be None or one of 'noise-halved', 'no-clipping' for the 'gaussian-step' "
-     r"game; got 'raw-smoothness'$"),
-    (dict(clip=-1.0), ValueError, r"`clip` must be > 0; got -1.0"),
-    (dict(rng="seed"), TypeError, r"`rng` must be None, an int seed"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0.0"),
+        (dict(epsilon=math.inf), ValueError, r"`epsilon` must be finite"),
+        (dict(delta=1.0), ValueError, r"`delta` must be < 1; got 1.0"),
+        (dict(trials=0), ValueError, r"`trials` must be >= 1; got 0"),
+        (dict(trials=10.0), TypeError, r"`trials` must be an integer"),
+        (
+            dict(broken="noise-doubled"),
+            ValueError,
+            r"`broken` must be None or one of 'noise-halved', 'no-clipping' for the 'gaussian-step' "
+            r"game; got 'noise-doubled' \(known variants: 'noise-halved', 'no-clipping', "
+            r"'raw-smoothness', 'noise-before-clipping'\)",
+        ),
+        (
+            dict(broken="raw-smoothness"),
+            ValueError,
+            r"`broken` must be None or one of 'noise-halved', 'no-clipping' for the 'gaussian-step' "
+            r"game; got 'raw-smoothness'$",
+        ),
+        (dict(clip=-1.0), ValueError, r"`clip` must be > 0; got -1.0"),
+        (dict(rng="seed"), TypeError, r"`rng` must be None, an int seed"),
+    ],
+)
 def test_validation_messages(kwargs, error, match):
     args = dict(epsilon=1.0, delta=DELTA, trials=10, rng=0) | kwargs
     with pytest.raises(error, match=match):
@@ -95,9 +108,12 @@ def test_validation_messages(kwargs, error, match):
 
 
 def test_unknown_game_and_other_games_validation():
-    with pytest.raises(ValueError, match=r"`name` must be one of 'gaussian-step', 'selection', "
-                                         r"'covariance', 'smoothness', 'dp-pgcd', "
-                                         r"'dp-fed-sparse-bnsl'; got 'laplace'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`name` must be one of 'gaussian-step', 'selection', "
+        r"'covariance', 'smoothness', 'dp-pgcd', "
+        r"'dp-fed-sparse-bnsl'; got 'laplace'",
+    ):
         run_game("laplace", epsilon=1.0, delta=DELTA, trials=10)
     with pytest.raises(ValueError, match=r"for the 'covariance' game; got 'raw-smoothness'"):
         covariance_game(epsilon=1.0, delta=DELTA, trials=10, broken="raw-smoothness")
@@ -113,8 +129,9 @@ def test_unknown_game_and_other_games_validation():
         covariance_game(epsilon=1.0, delta=DELTA, trials=1, clip_norm=0)
 
 
-@pytest.mark.parametrize("name, trials", [(g, 200) for g in CHEAP] + [("dp-pgcd", 5),
-                                                                        ("dp-fed-sparse-bnsl", 2)])
+@pytest.mark.parametrize(
+    "name, trials", [(g, 200) for g in CHEAP] + [("dp-pgcd", 5), ("dp-fed-sparse-bnsl", 2)]
+)
 def test_determinism_per_seed(name, trials):
     a = run_game(name, epsilon=1.0, delta=DELTA, trials=trials, rng=3)
     b = run_game(name, epsilon=1.0, delta=DELTA, trials=trials, rng=np.random.default_rng(3))
@@ -127,6 +144,7 @@ def test_determinism_per_seed(name, trials):
 
 # ------------------------------------------------- worst-case neighbours attain the sensitivity --
 
+
 def test_gaussian_step_neighbours_move_the_clipped_gradient_by_the_sensitivity():
     r = gaussian_step_game(epsilon=1.0, delta=DELTA, trials=1, n=30, rng=0)
     X0, X1 = r.details["rows"]
@@ -136,8 +154,9 @@ def test_gaussian_step_neighbours_move_the_clipped_gradient_by_the_sensitivity()
     M = r.details["smoothness"] + r.details["rho2"]
     assert r.details["sensitivity"] == pytest.approx(2 * clip_bounds(M, 1.0)[0] / 30, rel=1e-15)
     assert g1 - g0 == pytest.approx(r.details["sensitivity"], rel=1e-9)
-    unclipped = gaussian_step_game(epsilon=1.0, delta=DELTA, trials=1, n=30, rng=0,
-                                   broken="no-clipping").details["means"]
+    unclipped = gaussian_step_game(
+        epsilon=1.0, delta=DELTA, trials=1, n=30, rng=0, broken="no-clipping"
+    ).details["means"]
     assert unclipped[1] - unclipped[0] == pytest.approx(4 * r.details["sensitivity"], rel=1e-9)
 
 
@@ -145,8 +164,9 @@ def test_covariance_neighbours_attain_the_sensitivity():
     r = covariance_game(epsilon=1.0, delta=DELTA, trials=1, n=50, clip_norm=2.0, rng=0)
     assert r.details["shift"] == pytest.approx(math.sqrt(2) * 4.0 / 50, rel=1e-12)
     assert r.details["shift"] == pytest.approx(r.details["sensitivity"], rel=1e-12)
-    raw = covariance_game(epsilon=1.0, delta=DELTA, trials=1, n=50, clip_norm=2.0, rng=0,
-                          broken="no-clipping")
+    raw = covariance_game(
+        epsilon=1.0, delta=DELTA, trials=1, n=50, clip_norm=2.0, rng=0, broken="no-clipping"
+    )
     assert raw.details["shift"] == pytest.approx(4 * r.details["sensitivity"], rel=1e-12)
 
 
@@ -164,8 +184,10 @@ def test_selection_design_moves_scores_by_the_score_sensitivity(top):
     d, n, C, m = 6, 40, 1.0, 2.0
     design = _design(d=d, n=n, clip=C, multiplier=m, top=top)
     M, zero = design.m + 1.0, np.zeros((d, d))
-    S = [new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=1.0,
-                   noise=PGCDNoise(C, m)) for X in design.worlds]
+    S = [
+        new_state(X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=1.0, noise=PGCDNoise(C, m))
+        for X in design.worlds
+    ]
     delta_s = score_sensitivity(S[0])
     a, b = design.canary
     off = ~np.eye(d, dtype=bool)  # (the diagonal is −∞ in both: not a coordinate)
@@ -196,6 +218,7 @@ def test_selection_pair_epsilon_within_and_beyond_the_claim():
 
 # -------------------------------------------- the vectorised games draw the package's releases --
 
+
 def _ks(a, b) -> float:
     return stats.ks_2samp(a, b).pvalue
 
@@ -214,14 +237,25 @@ def test_gaussian_step_matches_a_dp_pgcd_release():
     for X, scores in zip(game.details["rows"], (game.scores0, game.scores1)):
         released = []
         for _ in range(1500):
-            r = pgcd(X, zero, zero, beta, lambda1=0.0, rho2=1.0, iters=1,
-                     m=game.details["smoothness"], noise=PGCDNoise(1.0, z), rng=rng,
-                     ledger=PrivacyLedger())
+            r = pgcd(
+                X,
+                zero,
+                zero,
+                beta,
+                lambda1=0.0,
+                rho2=1.0,
+                iters=1,
+                m=game.details["smoothness"],
+                noise=PGCDNoise(1.0, z),
+                rng=rng,
+                ledger=PrivacyLedger(),
+            )
             assert r.selected[0] == a * d + b
             released.append(-M[a] * r.B[a, b] - beta[a, b])
         assert _ks(released, scores) > 1e-4
-        assert np.mean(released) == pytest.approx(np.mean(scores), abs=5 * game.details["sigma"]
-                                                  / math.sqrt(1500))
+        assert np.mean(released) == pytest.approx(
+            np.mean(scores), abs=5 * game.details["sigma"] / math.sqrt(1500)
+        )
 
 
 def test_covariance_game_matches_release_covariance():
@@ -231,9 +265,16 @@ def test_covariance_game_matches_release_covariance():
     X0 = game.details["rows"][0]
     centre = release_covariance(X0, clip_norm=1.0, multiplier=0.0, psd_floor=None, rng=rng)[0][iu]
     for X, scores in zip(game.details["rows"], (game.scores0, game.scores1)):
-        pkg = [(release_covariance(X, clip_norm=1.0, multiplier=game.details["multiplier"],
-                                   psd_floor=None, rng=rng)[0][iu] - centre) @ v
-               for _ in range(2000)]
+        pkg = [
+            (
+                release_covariance(
+                    X, clip_norm=1.0, multiplier=game.details["multiplier"], psd_floor=None, rng=rng
+                )[0][iu]
+                - centre
+            )
+            @ v
+            for _ in range(2000)
+        ]
         assert _ks(pkg, scores) > 1e-4
 
 
@@ -241,8 +282,15 @@ def test_smoothness_game_matches_private_smoothness():
     game = smoothness_game(epsilon=1.0, delta=DELTA, trials=50_000, rng=1)
     rng, m0 = np.random.default_rng(2), np.array(game.details["means"][0])
     for X, scores in zip(game.details["rows"], (game.scores0, game.scores1)):
-        pkg = [(private_smoothness(X, bound=1.0, multiplier=game.details["multiplier"], rng=rng,
-                                   ledger=PrivacyLedger()) - m0).sum() for _ in range(2000)]
+        pkg = [
+            (
+                private_smoothness(
+                    X, bound=1.0, multiplier=game.details["multiplier"], rng=rng, ledger=PrivacyLedger()
+                )
+                - m0
+            ).sum()
+            for _ in range(2000)
+        ]
         assert _ks(pkg, scores) > 1e-4
 
 
@@ -273,16 +321,33 @@ def test_selection_game_matches_pgcd_selection(broken):
     for probs, X, scores in zip((P0, P1), (X0, X1), (game.scores0, game.scores1)):
         expected = np.bincount(category, weights=probs, minlength=3)
         m = (X * X).mean(axis=0) if broken else design.m
-        picks = [pgcd(X, zero, zero, design.beta, lambda1=0.0, rho2=1.0, iters=1, m=m,
-                      noise=PGCDNoise(1.0, 2.0), rng=rng, ledger=PrivacyLedger()).selected[0]
-                 for _ in range(1500)]
-        for counts in (np.bincount(category[picks], minlength=3),
-                       np.bincount(categories(scores), minlength=3)):
+        picks = [
+            pgcd(
+                X,
+                zero,
+                zero,
+                design.beta,
+                lambda1=0.0,
+                rho2=1.0,
+                iters=1,
+                m=m,
+                noise=PGCDNoise(1.0, 2.0),
+                rng=rng,
+                ledger=PrivacyLedger(),
+            ).selected[0]
+            for _ in range(1500)
+        ]
+        for counts in (
+            np.bincount(category[picks], minlength=3),
+            np.bincount(categories(scores), minlength=3),
+        ):
             keep = expected > 1e-9
             assert counts[~keep].sum() == 0
             if keep.sum() > 1:  # (with one possible category there is nothing left to test)
-                assert stats.chisquare(counts[keep], expected[keep] / expected[keep].sum()
-                                       * counts.sum()).pvalue > 1e-4
+                assert (
+                    stats.chisquare(counts[keep], expected[keep] / expected[keep].sum() * counts.sum()).pvalue
+                    > 1e-4
+                )
 
 
 def test_dp_pgcd_game_runs_pgcd():
@@ -292,9 +357,19 @@ def test_dp_pgcd_game_runs_pgcd():
     X0 = game.details["rows"][0]
     (a, b), d = game.details["canary"], X0.shape[1]
     ledger, zero = PrivacyLedger(), np.zeros((d, d))
-    r = pgcd(X0, zero, zero, game.details["beta"], lambda1=0.0, rho2=1.0, iters=3,
-             m=game.details["m"], noise=PGCDNoise(1.0, game.details["multiplier"]),
-             rng=np.random.default_rng(7), ledger=ledger)
+    r = pgcd(
+        X0,
+        zero,
+        zero,
+        game.details["beta"],
+        lambda1=0.0,
+        rho2=1.0,
+        iters=3,
+        m=game.details["m"],
+        noise=PGCDNoise(1.0, game.details["multiplier"]),
+        rng=np.random.default_rng(7),
+        ledger=ledger,
+    )
     assert game.scores0[0] == -(game.details["m"][a] + 1.0) * r.B[a, b]
     assert game.claimed_epsilon == ledger.epsilon(DELTA)
 
@@ -304,11 +379,24 @@ def test_sparse_run_reproduces_the_learner():
     the claimed ε is the learner's reported RDP ε."""
     game = dp_fed_sparse_bnsl_game(epsilon=1.0, delta=DELTA, trials=1, rng=0)
     data, m = game.details["rows"][0], game.details["smoothness"]
-    learned = dp_fed_sparse_bnsl(data, epsilon=1.0, delta=DELTA, rounds=5, local_iters=3,
-                                 clip=5.0, smoothness=m, warm_start="none", rng=11)
-    ours = sparse_run(data, m, hyper=_learner_hyper(5, 3),
-                      noise=PGCDNoise(5.0, game.details["multiplier"]),
-                      rng=np.random.default_rng(11))[0]
+    learned = dp_fed_sparse_bnsl(
+        data,
+        epsilon=1.0,
+        delta=DELTA,
+        rounds=5,
+        local_iters=3,
+        clip=5.0,
+        smoothness=m,
+        warm_start="none",
+        rng=11,
+    )
+    ours = sparse_run(
+        data,
+        m,
+        hyper=_learner_hyper(5, 3),
+        noise=PGCDNoise(5.0, game.details["multiplier"]),
+        rng=np.random.default_rng(11),
+    )[0]
     assert len(ours) == len(learned.transcript)
     for x, y in zip(ours, learned.transcript):
         np.testing.assert_array_equal(x.to_dense(), y.to_dense())
@@ -321,12 +409,18 @@ def test_sparse_run_with_the_warm_start_reproduces_the_learner():
     (both releases)."""
     game = dp_fed_sparse_bnsl_game(epsilon=1.0, delta=DELTA, trials=1, warm_start=True, rng=0)
     data, m = game.details["rows"][0], game.details["smoothness"]
-    learned = dp_fed_sparse_bnsl(data, epsilon=1.0, delta=DELTA, rounds=5, local_iters=3,
-                                 clip=5.0, smoothness=m, rng=11)
+    learned = dp_fed_sparse_bnsl(
+        data, epsilon=1.0, delta=DELTA, rounds=5, local_iters=3, clip=5.0, smoothness=m, rng=11
+    )
     assert learned.info["warm_start"]["multiplier"] == game.details["warm"][1]
-    ours = sparse_run(data, m, hyper=_learner_hyper(5, 3),
-                      noise=PGCDNoise(5.0, game.details["multiplier"]),
-                      rng=np.random.default_rng(11), warm=game.details["warm"])
+    ours = sparse_run(
+        data,
+        m,
+        hyper=_learner_hyper(5, 3),
+        noise=PGCDNoise(5.0, game.details["multiplier"]),
+        rng=np.random.default_rng(11),
+        warm=game.details["warm"],
+    )
     np.testing.assert_array_equal(ours[1], learned.info["warm_start"]["W0"])
     ours = ours[0]
     assert len(ours) == len(learned.transcript)
@@ -337,6 +431,7 @@ def test_sparse_run_with_the_warm_start_reproduces_the_learner():
 
 
 # --------------------------------------------------------------- audits: correct vs broken --
+
 
 @pytest.mark.parametrize("epsilon", [1.0, 4.0])
 @pytest.mark.parametrize("name", CHEAP)
@@ -381,6 +476,7 @@ def test_gaussian_step_at_epsilon_4():
 
 # ------------------------------------------------------------------------------------ slow --
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CHEAP)
 def test_correct_mechanism_is_never_flagged_over_seeds(name):
@@ -408,6 +504,7 @@ def test_whole_runs_with_the_warm_start():
     noisy W₀ blurs the row's silence, so 100 runs certify less than the cold game's 2×)."""
     r = dp_fed_sparse_bnsl_game(epsilon=1.0, delta=DELTA, trials=150, warm_start=True, rng=31)
     assert _bound(r, direction="both") <= r.claimed_epsilon
-    b = dp_fed_sparse_bnsl_game(epsilon=1.0, delta=DELTA, trials=100, warm_start=True, rng=32,
-                                broken="raw-smoothness")
+    b = dp_fed_sparse_bnsl_game(
+        epsilon=1.0, delta=DELTA, trials=100, warm_start=True, rng=32, broken="raw-smoothness"
+    )
     assert _bound(b) > 1.5 * b.claimed_epsilon  # 1.92 with this seed: a certified violation

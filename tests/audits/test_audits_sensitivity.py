@@ -39,6 +39,7 @@ PAIRS = 120
 
 # ------------------------------------------------------------------- sensitivity: real code --
 
+
 def test_registries():
     assert set(CHECKS) == {"pgcd-gradient", "pgcd-score", "smoothness", "covariance", "mean"}
     assert all(set(names) <= set(CHECKS) for names in BROKEN_CHECKS.values())
@@ -59,8 +60,7 @@ def test_real_computations_stay_within_and_attain_their_declared_sensitivity(nam
         r.ratio = 0.0
 
 
-@pytest.mark.parametrize("name, broken", [(n, b) for b, names in BROKEN_CHECKS.items()
-                                          for n in names])
+@pytest.mark.parametrize("name, broken", [(n, b) for b, names in BROKEN_CHECKS.items() for n in names])
 def test_broken_variants_fail(name, broken):
     r = check_sensitivity(name, pairs=PAIRS, rng=SEED, broken=broken)
     assert not r.passed and r.broken == broken
@@ -125,26 +125,38 @@ def test_checks_are_deterministic_per_seed():
     assert (a.ratio, a.observed_max, a.declared) == (b.ratio, b.observed_max, b.declared)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: check_sensitivity("laplace"), r"`name` must be one of 'pgcd-gradient', "),
-    (lambda: check_sensitivity("covariance", broken="raw-smoothness"),
-     r"`broken` must be None or one of 'no-clipping', 'data-dependent-noise' for the "
-     r"'covariance' check; got 'raw-smoothness'"),
-    (lambda: check_sensitivity("mean", pairs=0), r"`pairs` must be >= 1; got 0"),
-    (lambda: check_sensitivity("mean", np.ones((1, 3))), r"`X` must have at least 2 rows"),
-    (lambda: check_sensitivity("pgcd-gradient", np.ones((5, 1))),
-     r"at least 2 rows and 2 column\(s\); got shape \(5, 1\)"),
-    (lambda: check_sensitivity("mean", np.ones((5, 3)), np.ones((4, 3))),
-     r"`X_prime` must have the shape of `X` \(5, 3\); got \(4, 3\)"),
-    (lambda: check_sensitivity("mean", np.ones((5, 3)), np.zeros((5, 3))),
-     r"replace-one neighbour of `X` \(differ in at most one row\); rows \[0, 1, 2, 3, 4\]"),
-    (lambda: check_sensitivity("covariance", clip_norm=0.0), r"`clip_norm` must be > 0; got 0"),
-    (lambda: check_sensitivity("smoothness", multiplier=0), r"`multiplier` must be > 0; got 0"),
-    (lambda: check_sensitivity("pgcd-gradient", local_iters=0),
-     r"`local_iters` must be >= 1; got 0"),
-    (lambda: check_sensitivity("smoothness", feature_bound=[1.0, 2.0]),
-     r"`feature_bound` must be a scalar or have shape \(5,\)"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: check_sensitivity("laplace"), r"`name` must be one of 'pgcd-gradient', "),
+        (
+            lambda: check_sensitivity("covariance", broken="raw-smoothness"),
+            r"`broken` must be None or one of 'no-clipping', 'data-dependent-noise' for the "
+            r"'covariance' check; got 'raw-smoothness'",
+        ),
+        (lambda: check_sensitivity("mean", pairs=0), r"`pairs` must be >= 1; got 0"),
+        (lambda: check_sensitivity("mean", np.ones((1, 3))), r"`X` must have at least 2 rows"),
+        (
+            lambda: check_sensitivity("pgcd-gradient", np.ones((5, 1))),
+            r"at least 2 rows and 2 column\(s\); got shape \(5, 1\)",
+        ),
+        (
+            lambda: check_sensitivity("mean", np.ones((5, 3)), np.ones((4, 3))),
+            r"`X_prime` must have the shape of `X` \(5, 3\); got \(4, 3\)",
+        ),
+        (
+            lambda: check_sensitivity("mean", np.ones((5, 3)), np.zeros((5, 3))),
+            r"replace-one neighbour of `X` \(differ in at most one row\); rows \[0, 1, 2, 3, 4\]",
+        ),
+        (lambda: check_sensitivity("covariance", clip_norm=0.0), r"`clip_norm` must be > 0; got 0"),
+        (lambda: check_sensitivity("smoothness", multiplier=0), r"`multiplier` must be > 0; got 0"),
+        (lambda: check_sensitivity("pgcd-gradient", local_iters=0), r"`local_iters` must be >= 1; got 0"),
+        (
+            lambda: check_sensitivity("smoothness", feature_bound=[1.0, 2.0]),
+            r"`feature_bound` must be a scalar or have shape \(5,\)",
+        ),
+    ],
+)
 def test_sensitivity_validation(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -152,16 +164,20 @@ def test_sensitivity_validation(call, match):
 
 # ------------------------------------------------------------------------------- samplers --
 
+
 def _tempered(factor):
     """A sampler drawing the softmax at ``factor`` times the temperature (1: exact)."""
+
     def sampler(scores, *, scale, draws, rng):
         p = softmax(scores, factor * scale)
         return rng.choice(p.size, size=draws, p=p)
+
     return sampler
 
 
-@pytest.mark.parametrize("sampler, scale", [("columnwise", 0.5), ("columnwise", 2.0),
-                                            ("gumbel-max", 0.5), ("gumbel-max", 2.0)])
+@pytest.mark.parametrize(
+    "sampler, scale", [("columnwise", 0.5), ("columnwise", 2.0), ("gumbel-max", 0.5), ("gumbel-max", 2.0)]
+)
 def test_package_selection_samplers_match_the_softmax(sampler, scale):
     r = check_selection_sampler(d=5, scale=scale, draws=10_000, sampler=sampler, rng=SEED)
     assert r.passed and r.pvalue >= r.alpha == 1e-3 and r.impossible == 0
@@ -177,6 +193,7 @@ def test_mis_tempered_sampler_is_rejected(factor):
 def test_sampler_drawing_impossible_entries_fails():
     def diagonal(scores, *, scale, draws, rng):
         return np.zeros(draws, dtype=int)  # entry (0, 0) has score −∞
+
     r = check_selection_sampler(d=4, draws=100, sampler=diagonal, rng=0)
     assert not r.passed and r.impossible == 100 and r.pvalue == 0.0
 
@@ -184,8 +201,10 @@ def test_sampler_drawing_impossible_entries_fails():
 def test_selection_check_is_calibrated():
     """An exact sampler fails the α = 0.05 test at most at the binomial rate."""
     reps, alpha = 200, 0.05
-    fails = sum(not check_selection_sampler(d=4, draws=400, sampler=_tempered(1.0), alpha=alpha,
-                                            rng=seed).passed for seed in range(reps))
+    fails = sum(
+        not check_selection_sampler(d=4, draws=400, sampler=_tempered(1.0), alpha=alpha, rng=seed).passed
+        for seed in range(reps)
+    )
     assert fails <= stats.binom.ppf(0.999, reps, alpha)
 
 
@@ -211,7 +230,8 @@ def test_gaussian_mechanism_moments_match_theory(sigma, value):
     assert r.mean_tolerance == pytest.approx(stats.norm.isf(level / 2) * sigma / math.sqrt(1e5))
     lo, hi = r.variance_interval
     assert lo < sigma**2 < hi and hi / sigma**2 - 1 == pytest.approx(
-        stats.norm.isf(level / 2) * math.sqrt(2 / 1e5), rel=0.05)
+        stats.norm.isf(level / 2) * math.sqrt(2 / 1e5), rel=0.05
+    )
     assert abs(r.mean - value) <= r.mean_tolerance and lo <= r.variance <= hi
 
 
@@ -227,8 +247,7 @@ def _biased(values, *, sigma, rng):  # mean off by σ/20
     return gaussian_mechanism(values + sigma / 20, sensitivity=1.0, sigma=sigma, rng=rng).value
 
 
-@pytest.mark.parametrize("sampler, failing", [(_laplace, "ks"), (_wide, "variance"),
-                                              (_biased, "mean")])
+@pytest.mark.parametrize("sampler, failing", [(_laplace, "ks"), (_wide, "variance"), (_biased, "mean")])
 def test_broken_gaussian_samplers_fail(sampler, failing):
     r = check_gaussian_sampler(sigma=2.0, draws=100_000, sampler=sampler, rng=SEED)
     assert not r.passed and r.pvalues[failing] < 1e-6
@@ -236,35 +255,58 @@ def test_broken_gaussian_samplers_fail(sampler, failing):
 
 def test_gaussian_check_is_calibrated():
     reps, alpha = 300, 0.05
-    fails = sum(not check_gaussian_sampler(sigma=1.0, draws=500, alpha=alpha, rng=s).passed
-                for s in range(reps))
+    fails = sum(
+        not check_gaussian_sampler(sigma=1.0, draws=500, alpha=alpha, rng=s).passed for s in range(reps)
+    )
     assert fails <= stats.binom.ppf(0.999, reps, alpha)
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: check_selection_sampler(scale=0.0), ValueError, r"`scale` must be > 0; got 0"),
-    (lambda: check_selection_sampler(draws=0), ValueError, r"`draws` must be >= 1; got 0"),
-    (lambda: check_selection_sampler(alpha=1.0), ValueError, r"`alpha` must be < 1; got 1"),
-    (lambda: check_selection_sampler(sampler="softmax"), ValueError,
-     r"`sampler` must be one of 'columnwise', 'gumbel-max'; got 'softmax'"),
-    (lambda: check_selection_sampler(d=1), ValueError, r"`d` must be >= 2; got 1"),
-    (lambda: check_selection_sampler(scores=[1.0, np.nan]), ValueError,
-     r"`scores` must be a 2-dimensional array"),
-    (lambda: check_selection_sampler(scores=np.full((2, 2), -np.inf)), ValueError,
-     r"at least one finite entry"),
-    (lambda: check_selection_sampler(draws=5, sampler=lambda s, *, scale, draws, rng: [0]),
-     ValueError, r"`sampler` must return 5 flat indices in \[0, 25\); got 1"),
-    (lambda: check_gaussian_sampler(sigma=0.0, draws=10), ValueError,
-     r"`sigma` must be > 0; got 0"),
-    (lambda: check_gaussian_sampler(sigma=1.0, draws=1), ValueError,
-     r"`draws` must be >= 2; got 1"),
-    (lambda: check_gaussian_sampler(sigma=1.0, draws=10, sampler="laplace"), ValueError,
-     r"`sampler` must be one of 'gaussian-mechanism'; got 'laplace'"),
-    (lambda: check_gaussian_sampler(sigma=1.0, draws=10, value=math.inf), ValueError,
-     r"`value` must be finite; got inf"),
-    (lambda: check_gaussian_sampler(sigma=1.0, draws=10, rng=-1), ValueError,
-     r"`rng` seed must be non-negative; got -1"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: check_selection_sampler(scale=0.0), ValueError, r"`scale` must be > 0; got 0"),
+        (lambda: check_selection_sampler(draws=0), ValueError, r"`draws` must be >= 1; got 0"),
+        (lambda: check_selection_sampler(alpha=1.0), ValueError, r"`alpha` must be < 1; got 1"),
+        (
+            lambda: check_selection_sampler(sampler="softmax"),
+            ValueError,
+            r"`sampler` must be one of 'columnwise', 'gumbel-max'; got 'softmax'",
+        ),
+        (lambda: check_selection_sampler(d=1), ValueError, r"`d` must be >= 2; got 1"),
+        (
+            lambda: check_selection_sampler(scores=[1.0, np.nan]),
+            ValueError,
+            r"`scores` must be a 2-dimensional array",
+        ),
+        (
+            lambda: check_selection_sampler(scores=np.full((2, 2), -np.inf)),
+            ValueError,
+            r"at least one finite entry",
+        ),
+        (
+            lambda: check_selection_sampler(draws=5, sampler=lambda s, *, scale, draws, rng: [0]),
+            ValueError,
+            r"`sampler` must return 5 flat indices in \[0, 25\); got 1",
+        ),
+        (lambda: check_gaussian_sampler(sigma=0.0, draws=10), ValueError, r"`sigma` must be > 0; got 0"),
+        (lambda: check_gaussian_sampler(sigma=1.0, draws=1), ValueError, r"`draws` must be >= 2; got 1"),
+        (
+            lambda: check_gaussian_sampler(sigma=1.0, draws=10, sampler="laplace"),
+            ValueError,
+            r"`sampler` must be one of 'gaussian-mechanism'; got 'laplace'",
+        ),
+        (
+            lambda: check_gaussian_sampler(sigma=1.0, draws=10, value=math.inf),
+            ValueError,
+            r"`value` must be finite; got inf",
+        ),
+        (
+            lambda: check_gaussian_sampler(sigma=1.0, draws=10, rng=-1),
+            ValueError,
+            r"`rng` seed must be non-negative; got -1",
+        ),
+    ],
+)
 def test_sampler_validation(call, error, match):
     with pytest.raises(error, match=match):
         call()

@@ -21,9 +21,15 @@ from dpbnsl.audits.plots import plot_tradeoff
 from dpbnsl.audits.tradeoff import COLUMNS, METHODS, SweepResult, summarize, sweep
 
 FAST = {"rounds": 3, "local_iters": 3}
-GRID = dict(methods=["fed-sparse-bnsl", "dp-fed-sparse-bnsl"], epsilons=[1, 10], d=5,
-            participants=2, n_per_participant=50, progress=False,
-            method_options={"fed-sparse-bnsl": FAST, "dp-fed-sparse-bnsl": FAST})
+GRID = dict(
+    methods=["fed-sparse-bnsl", "dp-fed-sparse-bnsl"],
+    epsilons=[1, 10],
+    d=5,
+    participants=2,
+    n_per_participant=50,
+    progress=False,
+    method_options={"fed-sparse-bnsl": FAST, "dp-fed-sparse-bnsl": FAST},
+)
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +105,18 @@ def test_parallel_rows_equal_serial_and_do_not_depend_on_grid(base):
     pd.testing.assert_frame_equal(par.frame[cols], serial[cols])
 
 
-@pytest.mark.parametrize("header, match", [
-    (",".join(c for c in COLUMNS if c != "comm_mb") + "\n", r"missing \['comm_mb'\]"),
-    ("method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,comm_mb,seconds\n",
-     r"missing \['graph', 'edges_per_node', 'options'\].*before the sweep recorded its setting"),
-    (",".join(COLUMNS[::-1]) + "\n", "another order"),
-    (",".join(COLUMNS) + ",extra\n", r"unexpected \['extra'\]"),
-])
+@pytest.mark.parametrize(
+    "header, match",
+    [
+        (",".join(c for c in COLUMNS if c != "comm_mb") + "\n", r"missing \['comm_mb'\]"),
+        (
+            "method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,comm_mb,seconds\n",
+            r"missing \['graph', 'edges_per_node', 'options'\].*before the sweep recorded its setting",
+        ),
+        (",".join(COLUMNS[::-1]) + "\n", "another order"),
+        (",".join(COLUMNS) + ",extra\n", r"unexpected \['extra'\]"),
+    ],
+)
 def test_mismatched_csv_is_rejected_untouched(tmp_path, monkeypatch, header, match):
     path = tmp_path / "bad.csv"
     path.write_text(header + "x\n")
@@ -131,8 +142,11 @@ def test_setting_is_part_of_the_key(base, csv_copy, monkeypatch):
     assert sf.computed == 3 and (sf.frame["graph"] == "SF").all()
     monkeypatch.setattr(tradeoff, "_run_task", _no_work)
     numpy_fast = {k: np.int64(v) for k, v in FAST.items()}
-    again = sweep(seeds=[0, 1], csv=csv_copy, **{**GRID, "method_options": {
-        "fed-sparse-bnsl": numpy_fast, "dp-fed-sparse-bnsl": numpy_fast}})
+    again = sweep(
+        seeds=[0, 1],
+        csv=csv_copy,
+        **{**GRID, "method_options": {"fed-sparse-bnsl": numpy_fast, "dp-fed-sparse-bnsl": numpy_fast}},
+    )
     assert (again.computed, again.skipped) == (0, 6)
     pd.testing.assert_frame_equal(again.frame, base.frame)
     assert len(pd.read_csv(csv_copy)) == 6 + 2 + 3
@@ -146,33 +160,44 @@ def test_incomplete_last_row_is_rejected(csv_copy):
     assert csv_copy.read_text() == text[:-10]
 
 
-@pytest.mark.parametrize("change, error, match", [
-    ({"methods": ["fed-bnsl", "magic"]}, ValueError,
-     "`methods` must be one of 'notears', 'fed-bnsl', .*'dp-fed-bnsl'.*got 'magic'"),
-    ({"methods": []}, ValueError, "`methods` must not be empty; allowed: notears, fed-bnsl"),
-    ({"epsilons": [1, 0]}, ValueError, "`epsilons` must be > 0; got 0"),
-    ({"epsilons": [-1]}, ValueError, "`epsilons` must be > 0; got -1"),
-    ({"epsilons": [math.inf]}, ValueError, "`epsilons` must be finite; got inf"),
-    ({"epsilons": []}, ValueError, "`epsilons` must not be empty when a private method"),
-    ({"delta": 0}, ValueError, "`delta` must be > 0; got 0"),
-    ({"delta": 1.0}, ValueError, "`delta` must be < 1; got 1.0"),
-    ({"seeds": []}, ValueError, "`seeds` must not be empty"),
-    ({"seeds": [-1]}, ValueError, "`seeds` must be >= 0; got -1"),
-    ({"d": [5, 1]}, ValueError, "`d` must be >= 2; got 1"),
-    ({"participants": 0}, ValueError, "`participants` must be >= 1; got 0"),
-    ({"n_per_participant": 1.5}, TypeError, "`n_per_participant` must be an integer"),
-    ({"jobs": 0}, ValueError, "`jobs` must be >= 1; got 0"),
-    ({"graph": "tree"}, ValueError, "`graph` must be one of 'ER', 'SF'; got 'tree'"),
-    ({"method_options": {"fed-bnsl": {"clip": 1}}}, ValueError,
-     "`method_options\\['fed-bnsl'\\]` has unknown option 'clip'; allowed: .*lambda1"),
-    ({"method_options": {"dp-fed-bnsl": {"epsilon": 1}}}, ValueError,
-     "must not set 'epsilon'"),
-    ({"method_options": {"nope": {}}}, ValueError, "`method_options` must be one of"),
-    ({"method_options": {"notears": 3}}, TypeError, "must be a dict"),
-    ({"method_options": {"notears": {"lambda1": object()}}}, TypeError,
-     r"`method_options\['notears'\]\['lambda1'\]` must be a number, string, bool, None or a "
-     r"list of them \(it is written to the CSV\); got <object"),
-])
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        (
+            {"methods": ["fed-bnsl", "magic"]},
+            ValueError,
+            "`methods` must be one of 'notears', 'fed-bnsl', .*'dp-fed-bnsl'.*got 'magic'",
+        ),
+        ({"methods": []}, ValueError, "`methods` must not be empty; allowed: notears, fed-bnsl"),
+        ({"epsilons": [1, 0]}, ValueError, "`epsilons` must be > 0; got 0"),
+        ({"epsilons": [-1]}, ValueError, "`epsilons` must be > 0; got -1"),
+        ({"epsilons": [math.inf]}, ValueError, "`epsilons` must be finite; got inf"),
+        ({"epsilons": []}, ValueError, "`epsilons` must not be empty when a private method"),
+        ({"delta": 0}, ValueError, "`delta` must be > 0; got 0"),
+        ({"delta": 1.0}, ValueError, "`delta` must be < 1; got 1.0"),
+        ({"seeds": []}, ValueError, "`seeds` must not be empty"),
+        ({"seeds": [-1]}, ValueError, "`seeds` must be >= 0; got -1"),
+        ({"d": [5, 1]}, ValueError, "`d` must be >= 2; got 1"),
+        ({"participants": 0}, ValueError, "`participants` must be >= 1; got 0"),
+        ({"n_per_participant": 1.5}, TypeError, "`n_per_participant` must be an integer"),
+        ({"jobs": 0}, ValueError, "`jobs` must be >= 1; got 0"),
+        ({"graph": "tree"}, ValueError, "`graph` must be one of 'ER', 'SF'; got 'tree'"),
+        (
+            {"method_options": {"fed-bnsl": {"clip": 1}}},
+            ValueError,
+            "`method_options\\['fed-bnsl'\\]` has unknown option 'clip'; allowed: .*lambda1",
+        ),
+        ({"method_options": {"dp-fed-bnsl": {"epsilon": 1}}}, ValueError, "must not set 'epsilon'"),
+        ({"method_options": {"nope": {}}}, ValueError, "`method_options` must be one of"),
+        ({"method_options": {"notears": 3}}, TypeError, "must be a dict"),
+        (
+            {"method_options": {"notears": {"lambda1": object()}}},
+            TypeError,
+            r"`method_options\['notears'\]\['lambda1'\]` must be a number, string, bool, None or a "
+            r"list of them \(it is written to the CSV\); got <object",
+        ),
+    ],
+)
 def test_validation_messages(monkeypatch, change, error, match):
     monkeypatch.setattr(tradeoff, "_run_task", _no_work)
     kwargs = {**GRID, "seeds": [0], **change}
@@ -181,11 +206,17 @@ def test_validation_messages(monkeypatch, change, error, match):
 
 
 def test_nonprivate_only_and_options_reach_the_learner():
-    res = sweep(methods="notears-average", epsilons=[], seeds=0, d=3, participants=2,
-                n_per_participant=20, progress=False,
-                method_options={"notears-average": {"lambda1": 0.05, "max_iter": 5}})
-    assert res.frame[["method", "epsilon", "delta"]].iloc[0].tolist() == [
-        "notears-average", math.inf, 0.0]
+    res = sweep(
+        methods="notears-average",
+        epsilons=[],
+        seeds=0,
+        d=3,
+        participants=2,
+        n_per_participant=20,
+        progress=False,
+        method_options={"notears-average": {"lambda1": 0.05, "max_iter": 5}},
+    )
+    assert res.frame[["method", "epsilon", "delta"]].iloc[0].tolist() == ["notears-average", math.inf, 0.0]
     assert math.isnan(res.frame["comm_mb"].iloc[0])  # no transcript
     assert set(METHODS) >= {"fed-bnsl", "fed-sparse-bnsl", "dp-fed-bnsl", "dp-fed-sparse-bnsl"}
 
@@ -193,7 +224,10 @@ def test_nonprivate_only_and_options_reach_the_learner():
 def test_summarize(base):
     s = summarize(base, metrics=["shd", "tpr"])
     assert s[["method", "epsilon"]].values.tolist() == [
-        ["fed-sparse-bnsl", math.inf], ["dp-fed-sparse-bnsl", 1.0], ["dp-fed-sparse-bnsl", 10.0]]
+        ["fed-sparse-bnsl", math.inf],
+        ["dp-fed-sparse-bnsl", 1.0],
+        ["dp-fed-sparse-bnsl", 10.0],
+    ]
     f = base.frame
     assert s["shd_mean"].iloc[1] == f[f["epsilon"] == 1.0]["shd"].mean()
     assert s["runs"].tolist() == [2, 2, 2]
@@ -202,6 +236,7 @@ def test_summarize(base):
 
 
 # --- plots ---------------------------------------------------------------------------------------
+
 
 def test_plot_png_and_svg(base, tmp_path):
     pytest.importorskip("matplotlib")
@@ -219,14 +254,17 @@ def test_plot_against_grid_column(base, tmp_path):
     assert path.stat().st_size > 1000
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"path": "curve.pdf"}, r"`path` must end in \.png or \.svg; got 'curve.pdf'"),
-    ({"path": "c.png", "x": "rounds"}, "`x` must be one of 'epsilon', 'd', 'P', 'n_k'"),
-    ({"path": "c.png", "y": ["shd", "auc"]}, "`y` must be one of 'shd'"),
-    ({"path": "c.png", "y": []}, "`y` must name at least one metric"),
-    ({"path": "c.png", "methods": ["fed-bnsl"]}, "`methods` must be one of 'fed-sparse-bnsl'"),
-    ({"path": "c.png", "methods": ["fed-sparse-bnsl"]}, "needs rows of a private method"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"path": "curve.pdf"}, r"`path` must end in \.png or \.svg; got 'curve.pdf'"),
+        ({"path": "c.png", "x": "rounds"}, "`x` must be one of 'epsilon', 'd', 'P', 'n_k'"),
+        ({"path": "c.png", "y": ["shd", "auc"]}, "`y` must be one of 'shd'"),
+        ({"path": "c.png", "y": []}, "`y` must name at least one metric"),
+        ({"path": "c.png", "methods": ["fed-bnsl"]}, "`methods` must be one of 'fed-sparse-bnsl'"),
+        ({"path": "c.png", "methods": ["fed-sparse-bnsl"]}, "needs rows of a private method"),
+    ],
+)
 def test_plot_validation(base, tmp_path, monkeypatch, kwargs, match):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=match):
@@ -236,8 +274,11 @@ def test_plot_validation(base, tmp_path, monkeypatch, kwargs, match):
 
 def test_plot_rejects_mixed_settings(base, tmp_path):
     mixed = pd.concat([base.frame, base.frame.assign(P=3)], ignore_index=True)
-    with pytest.raises(ValueError, match=r"mixes P = \[2, 3\]; filter it first .* or plot with "
-                                         r"x='P'"):
+    with pytest.raises(
+        ValueError,
+        match=r"mixes P = \[2, 3\]; filter it first .* or plot with "
+        r"x='P'",
+    ):
         plot_tradeoff(mixed, path=tmp_path / "c.png")
 
 
@@ -245,8 +286,11 @@ def test_plot_rejects_mixed_options_at_one_point_only(base, tmp_path):
     pytest.importorskip("matplotlib")
     private = base.frame[base.frame["method"] == "dp-fed-sparse-bnsl"]
     other = private.assign(options='{"clip":5.0}')
-    with pytest.raises(ValueError, match=r"mixes options .* for dp-fed-sparse-bnsl at ε = 1; "
-                                         r"filter it first"):
+    with pytest.raises(
+        ValueError,
+        match=r"mixes options .* for dp-fed-sparse-bnsl at ε = 1; "
+        r"filter it first",
+    ):
         plot_tradeoff(pd.concat([base.frame, other]), path=tmp_path / "c.png")
     with pytest.raises(ValueError, match=r"for dp-fed-sparse-bnsl at ε = 1, d = 5; filter"):
         plot_tradeoff(pd.concat([base.frame, other]), path=tmp_path / "c.png", x="d")
@@ -254,8 +298,7 @@ def test_plot_rejects_mixed_options_at_one_point_only(base, tmp_path):
     f.loc[f["epsilon"] == 10.0, "options"] = '{"clip":5.0}'
     assert plot_tradeoff(f, path=tmp_path / "c.png").stat().st_size > 1000
     with pytest.raises(ValueError, match=r"mixes graph = \['ER', 'SF'\]"):
-        plot_tradeoff(pd.concat([base.frame, base.frame.assign(graph="SF")]),
-                      path=tmp_path / "c.png")
+        plot_tradeoff(pd.concat([base.frame, base.frame.assign(graph="SF")]), path=tmp_path / "c.png")
 
 
 def test_plot_without_matplotlib(base, tmp_path, monkeypatch):

@@ -15,8 +15,10 @@ from dpbnsl.cli import main
 @pytest.fixture(scope="module")
 def sim_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("sim")
-    assert main(["simulate", "--d", "5", "--n", "400", "--participants", "4", "--seed", "3",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["simulate", "--d", "5", "--n", "400", "--participants", "4", "--seed", "3", "--out", str(out)])
+        == 0
+    )
     return out
 
 
@@ -29,13 +31,25 @@ def test_simulate_writes_participants_and_truth(sim_dir):
     assert G.shape == (5, 5) and int(G.to_numpy().sum()) == 5
 
 
-@pytest.mark.parametrize("method", ["fed-bnsl", "notears", "notears-voting", "notears-average",
-                                    "notears-best", "fed-sparse-bnsl"])
+@pytest.mark.parametrize(
+    "method", ["fed-bnsl", "notears", "notears-voting", "notears-average", "notears-best", "fed-sparse-bnsl"]
+)
 def test_learn_writes_weights_and_prints_metrics(sim_dir, tmp_path, capsys, method):
     parts = [str(sim_dir / f"participant_{k}.csv") for k in range(4)]
     out = tmp_path / "W.csv"
-    rc = main(["learn", "--method", method, "--data", *parts, "--truth",
-               str(sim_dir / "true_graph.csv"), "--out", str(out)])
+    rc = main(
+        [
+            "learn",
+            "--method",
+            method,
+            "--data",
+            *parts,
+            "--truth",
+            str(sim_dir / "true_graph.csv"),
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "shd=" in text and "tpr=" in text and "fdr=" in text
@@ -44,6 +58,7 @@ def test_learn_writes_weights_and_prints_metrics(sim_dir, tmp_path, capsys, meth
     shd = int(text.split("shd=")[1].split()[0])
     truth = pd.read_csv(sim_dir / "true_graph.csv", index_col=0).to_numpy()
     from dpbnsl import count_accuracy
+
     assert shd == count_accuracy(truth, W.to_numpy()).shd
 
 
@@ -66,8 +81,7 @@ def _error(argv, capsys) -> str:
 def test_errors_are_one_line_with_status_2(sim_dir, tmp_path, capsys):
     p0 = str(sim_dir / "participant_0.csv")
     assert "does not exist" in _error(["learn", "--data", str(tmp_path / "nope.csv")], capsys)
-    assert "`lambda1` must be >= 0; got -1.0" in _error(["learn", "--data", p0, "--lambda1", "-1"],
-                                                          capsys)
+    assert "`lambda1` must be >= 0; got -1.0" in _error(["learn", "--data", p0, "--lambda1", "-1"], capsys)
     assert "`threshold` must be >= 0" in _error(["learn", "--data", p0, "--threshold", "-2"], capsys)
     assert "needs --truth" in _error(["learn", "--method", "notears-best", "--data", p0], capsys)
     p1 = str(sim_dir / "participant_1.csv")
@@ -76,8 +90,10 @@ def test_errors_are_one_line_with_status_2(sim_dir, tmp_path, capsys):
 
     bad = tmp_path / "nan.csv"
     pd.DataFrame({"a": [1.0, np.nan, 2.0], "b": [1.0, 2.0, 3.0]}).to_csv(bad, index=False)
-    assert (f"--data file {str(bad)!r} (participant 0): missing value at data row 1 (0-based, "
-            "header excluded), column 'a'") in _error(["learn", "--data", str(bad)], capsys)
+    assert (
+        f"--data file {str(bad)!r} (participant 0): missing value at data row 1 (0-based, "
+        "header excluded), column 'a'"
+    ) in _error(["learn", "--data", str(bad)], capsys)
 
     text = tmp_path / "text.csv"
     pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]}).to_csv(text, index=False)
@@ -86,52 +102,73 @@ def test_errors_are_one_line_with_status_2(sim_dir, tmp_path, capsys):
     other = tmp_path / "other.csv"
     pd.read_csv(p0).rename(columns={"X4": "Z"}).to_csv(other, index=False)
     assert "every participant needs the same variables in the same order" in _error(
-        ["learn", "--data", p0, str(other)], capsys)
+        ["learn", "--data", p0, str(other)], capsys
+    )
 
     rect = tmp_path / "rect.csv"
     pd.DataFrame(np.zeros((5, 4))).to_csv(rect)
     assert "must be a square matrix; got shape (5, 4)" in _error(
-        ["learn", "--data", p0, "--truth", str(rect)], capsys)
+        ["learn", "--data", p0, "--truth", str(rect)], capsys
+    )
 
     strings = tmp_path / "strings.csv"
     pd.DataFrame([["a"] * 2] * 2, columns=["u", "v"], index=["u", "v"]).to_csv(strings)
-    assert "column 'u' is not numeric" in _error(["learn", "--data", p0, "--truth", str(strings)],
-                                                 capsys)
+    assert "column 'u' is not numeric" in _error(["learn", "--data", p0, "--truth", str(strings)], capsys)
 
     tiny = tmp_path / "tiny.csv"
     pd.read_csv(p0).head(3).to_csv(tiny, index=False)
     assert "cannot split n = 3 rows into `participants` = 2 parts" in _error(
-        ["learn", "--data", str(tiny), "--participants", "2"], capsys)
+        ["learn", "--data", str(tiny), "--participants", "2"], capsys
+    )
 
 
 def test_unknown_method_is_rejected_by_argparse(capsys):
     assert main(["learn", "--method", "magic", "--data", "x.csv"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("dpbnsl: error: argument --method: invalid choice: 'magic'")
+    assert err.count("\n") == 1 and err.startswith(
+        "dpbnsl: error: argument --method: invalid choice: 'magic'"
+    )
     assert main(["learn"]) == 2
     assert capsys.readouterr().err.startswith("dpbnsl: error: the following arguments are required: --data")
 
 
 def test_help_shows_defaults():
-    out = subprocess.run([sys.executable, "-m", "dpbnsl", "learn", "--help"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "dpbnsl", "learn", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert "(default: fed-bnsl)" in out and "(default: 0.3)" in out
-    out = subprocess.run([sys.executable, "-m", "dpbnsl", "simulate", "--help"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "dpbnsl", "simulate", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert "(default: 1000)" in out
 
 
 def test_learn_private_method_prints_epsilon_and_megabytes(sim_dir, capsys):
     parts = [str(sim_dir / f"participant_{k}.csv") for k in range(4)]
-    rc = main(["learn", "--method", "dp-fed-sparse-bnsl", "--data", *parts, "--epsilon", "3",
-               "--feature-bound", "40", "--rounds", "3", "--local-iters", "4", "--truth",
-               str(sim_dir / "true_graph.csv")])
+    rc = main(
+        [
+            "learn",
+            "--method",
+            "dp-fed-sparse-bnsl",
+            "--data",
+            *parts,
+            "--epsilon",
+            "3",
+            "--feature-bound",
+            "40",
+            "--rounds",
+            "3",
+            "--local-iters",
+            "4",
+            "--truth",
+            str(sim_dir / "true_graph.csv"),
+        ]
+    )
     assert rc == 0
     out = capsys.readouterr().out
     assert "communication:" in out and " MB" in out and "shd=" in out
     line = next(li for li in out.splitlines() if li.startswith("privacy: "))
-    assert line == ("privacy: (ε, δ) = (3, 1e-05)-DP per participant, replace-one; "
-                    "accountant: rdp (tight)")
+    assert line == ("privacy: (ε, δ) = (3, 1e-05)-DP per participant, replace-one; accountant: rdp (tight)")
     looser = out.split(line)[1].splitlines()[1]
     assert looser.startswith("  looser upper bounds on the same run (not extra spend): ε = ")
     assert float(looser.split("ε = ")[1].split()[0]) > 3.0 and looser.endswith("(zcdp)")
@@ -139,13 +176,14 @@ def test_learn_private_method_prints_epsilon_and_megabytes(sim_dir, capsys):
 
 def test_learn_private_method_errors(sim_dir, capsys):
     p0 = str(sim_dir / "participant_0.csv")
-    assert "needs --epsilon" in _error(["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0],
-                                       capsys)
+    assert "needs --epsilon" in _error(["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0], capsys)
     assert "`feature_bound` (a public bound on x_ia²) is required" in _error(
-        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "1"], capsys)
+        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "1"], capsys
+    )
     assert "`epsilon` must be > 0; got -1.0" in _error(
-        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "-1",
-         "--feature-bound", "4"], capsys)
+        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "-1", "--feature-bound", "4"],
+        capsys,
+    )
 
 
 def test_privacy_options_are_never_silently_ignored(sim_dir, capsys):
@@ -153,12 +191,27 @@ def test_privacy_options_are_never_silently_ignored(sim_dir, capsys):
     read are refused."""
     p0 = str(sim_dir / "participant_0.csv")
     assert "--epsilon does not apply to --method fed-bnsl" in _error(
-        ["learn", "--method", "fed-bnsl", "--data", p0, "--epsilon", "1"], capsys)
+        ["learn", "--method", "fed-bnsl", "--data", p0, "--epsilon", "1"], capsys
+    )
     assert "--feature-bound does not apply to --method dp-fed-bnsl" in _error(
-        ["learn", "--method", "dp-fed-bnsl", "--data", p0, "--epsilon", "1", "--feature-bound", "4"],
-        capsys)
+        ["learn", "--method", "dp-fed-bnsl", "--data", p0, "--epsilon", "1", "--feature-bound", "4"], capsys
+    )
     assert "--clip-norm does not apply to --method dp-fed-sparse-bnsl" in _error(
-        ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "1",
-         "--feature-bound", "4", "--clip-norm", "2"], capsys)
+        [
+            "learn",
+            "--method",
+            "dp-fed-sparse-bnsl",
+            "--data",
+            p0,
+            "--epsilon",
+            "1",
+            "--feature-bound",
+            "4",
+            "--clip-norm",
+            "2",
+        ],
+        capsys,
+    )
     assert "--rounds does not apply to --method notears" in _error(
-        ["learn", "--method", "notears", "--data", p0, "--rounds", "5"], capsys)
+        ["learn", "--method", "notears", "--data", p0, "--rounds", "5"], capsys
+    )

@@ -22,14 +22,12 @@ from dpbnsl.accounting import (
 from dpbnsl.cli import main
 
 NOISE = ["noise", "--epsilon", "1", "--delta", "1e-5", "--rounds", "10", "--local-iters", "10"]
-COLUMNS = ["method", "gumbel_multiplier", "gaussian_multiplier", "rho_per_step", "eps_zcdp",
-           "eps_rdp"]
+COLUMNS = ["method", "gumbel_multiplier", "gaussian_multiplier", "rho_per_step", "eps_zcdp", "eps_rdp"]
 
 
 @pytest.fixture(scope="module")
 def scales():
-    return {m: calibrate_dp_pgcd(1.0, 1e-5, rounds=10, local_iters=10, method=m)
-            for m in ("tight", "paper")}
+    return {m: calibrate_dp_pgcd(1.0, 1e-5, rounds=10, local_iters=10, method=m) for m in ("tight", "paper")}
 
 
 def _run(argv, capsys) -> str:
@@ -44,7 +42,7 @@ def _rows(text: str, header: str) -> dict[str, list[str]]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header))
     rows = {}
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip() or line.startswith(("tight uses", "Laplace", "smoothness")):
             break
         cells = line.split()
@@ -59,8 +57,7 @@ def test_noise_table_matches_library(scales, capsys):
     rows = _rows(out, "method")
     assert list(rows) == ["tight", "paper"]
     for method, s in scales.items():
-        expected = [s.gumbel_multiplier, s.gaussian_multiplier, s.rho_per_step, s.epsilon_zcdp,
-                    s.epsilon_rdp]
+        expected = [s.gumbel_multiplier, s.gaussian_multiplier, s.rho_per_step, s.epsilon_zcdp, s.epsilon_rdp]
         # rounded up: a multiplier or an ε copied from the table never understates the noise or
         # the loss
         assert rows[method] == [format_up(v) for v in expected]
@@ -72,18 +69,27 @@ def test_noise_table_matches_library(scales, capsys):
 
 def test_noise_json_matches_library(scales, capsys):
     data = json.loads(_run(NOISE + ["--json"], capsys))  # one JSON object and nothing else
-    assert (data["epsilon"], data["delta"], data["rounds"], data["local_iters"], data["steps"]) == \
-        (1.0, 1e-5, 10, 10, 100)
+    assert (data["epsilon"], data["delta"], data["rounds"], data["local_iters"], data["steps"]) == (
+        1.0,
+        1e-5,
+        10,
+        10,
+        100,
+    )
     assert [r["method"] for r in data["rows"]] == ["tight", "paper"]
     for row in data["rows"]:
         s = scales[row["method"]]
-        assert row == {"method": s.method, "gumbel_multiplier": s.gumbel_multiplier,
-                       "gaussian_multiplier": s.gaussian_multiplier,
-                       "rho_per_step": s.rho_per_step, "eps_zcdp": s.epsilon_zcdp,
-                       "eps_rdp": s.epsilon_rdp}
+        assert row == {
+            "method": s.method,
+            "gumbel_multiplier": s.gumbel_multiplier,
+            "gaussian_multiplier": s.gaussian_multiplier,
+            "rho_per_step": s.rho_per_step,
+            "eps_zcdp": s.epsilon_zcdp,
+            "eps_rdp": s.epsilon_rdp,
+        }
     assert data["saving_percent"] == pytest.approx(
-        100 * (1 - scales["tight"].gaussian_multiplier / scales["paper"].gaussian_multiplier),
-        rel=1e-12)
+        100 * (1 - scales["tight"].gaussian_multiplier / scales["paper"].gaussian_multiplier), rel=1e-12
+    )
     assert "laplace" not in data and "smoothness" not in data
 
 
@@ -93,19 +99,22 @@ def test_noise_single_method_laplace_and_smoothness(scales, capsys):
     assert "less noise" not in out
     lap = calibrate_dp_pgcd_laplace(1.0, 1e-5, rounds=10, local_iters=10)
     assert _rows(out, "method   selection")["laplace"] == [
-        f"{v:.6g}" for v in (lap.selection_multiplier, lap.update_multiplier, lap.epsilon_per_step)]
+        f"{v:.6g}" for v in (lap.selection_multiplier, lap.update_multiplier, lap.epsilon_per_step)
+    ]
     smooth = _rows(out, "method  multiplier")
-    assert smooth == {"paper": [format_up(calibrate_smoothness(1.0, 1e-5, d=7, method='paper'))]}
+    assert smooth == {"paper": [format_up(calibrate_smoothness(1.0, 1e-5, d=7, method="paper"))]}
 
-    data = json.loads(_run(NOISE + ["--method", "paper", "--laplace", "--smoothness-d", "7",
-                                    "--json"], capsys))
+    data = json.loads(
+        _run(NOISE + ["--method", "paper", "--laplace", "--smoothness-d", "7", "--json"], capsys)
+    )
     assert data["saving_percent"] is None and len(data["rows"]) == 1
     assert data["rows"][0]["gaussian_multiplier"] == scales["paper"].gaussian_multiplier
-    assert data["laplace"] == {"selection_multiplier": lap.selection_multiplier,
-                               "update_multiplier": lap.update_multiplier,
-                               "eps_per_step": lap.epsilon_per_step}
-    assert data["smoothness"] == {"d": 7,
-                                  "paper": calibrate_smoothness(1.0, 1e-5, d=7, method="paper")}
+    assert data["laplace"] == {
+        "selection_multiplier": lap.selection_multiplier,
+        "update_multiplier": lap.update_multiplier,
+        "eps_per_step": lap.epsilon_per_step,
+    }
+    assert data["smoothness"] == {"d": 7, "paper": calibrate_smoothness(1.0, 1e-5, d=7, method="paper")}
 
 
 def test_account_rho_matches_rho_to_epsilon(capsys):
@@ -133,8 +142,9 @@ def test_account_sigma_matches_ledger(capsys):
 def test_account_dp_pgcd_steps_reproduce_the_calibration(scales, capsys):
     s = scales["tight"]
     m = repr(s.gaussian_multiplier)
-    data = json.loads(_run(["account", "--sigma", m, "--steps", "100", "--selection-scale", m,
-                            "--json"], capsys))
+    data = json.loads(
+        _run(["account", "--sigma", m, "--steps", "100", "--selection-scale", m, "--json"], capsys)
+    )
     assert data["epsilon"]["rdp"] == pytest.approx(s.epsilon_rdp, rel=1e-12)
     assert data["epsilon"]["zcdp"] == pytest.approx(s.epsilon_zcdp, rel=1e-12)
     assert data["epsilon"]["pld"] is None
@@ -159,41 +169,47 @@ def _error(argv, capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["noise", "--epsilon", "0"], "`epsilon` must be > 0; got 0.0"),
-    (["noise", "--epsilon", "-1"], "`epsilon` must be > 0; got -1.0"),
-    (["noise", "--epsilon", "nan"], "`epsilon` must be finite; got nan"),
-    (["noise", "--epsilon", "1", "--delta", "1.5"], "`delta` must be < 1; got 1.5"),
-    (["noise", "--epsilon", "1", "--delta", "0"], "`delta` must be > 0; got 0.0"),
-    (["noise", "--epsilon", "1", "--rounds", "0"],
-     "argument --rounds: must be between 1 and 1,000,000; got 0"),
-    (["noise", "--epsilon", "1", "--local-iters", "-3"], "argument --local-iters: must be between"),
-    (["noise", "--epsilon", "1", "--rounds", "2.5"],
-     "argument --rounds: must be an integer; got '2.5'"),
-    (["noise", "--epsilon", "1", "--smoothness-d", "0"], "argument --smoothness-d: must be between"),
-    (["noise", "--epsilon", "1", "--method", "best"], "argument --method: invalid choice: 'best'"),
-    (["noise"], "the following arguments are required: --epsilon"),
-    (["account"], "one of the arguments --rho --sigma is required"),
-    (["account", "--rho", "1", "--sigma", "2"], "argument --sigma: not allowed with argument --rho"),
-    (["account", "--sigma", "2"], "--sigma needs --steps"),
-    (["account", "--rho", "1", "--steps", "3"], "go with --sigma, not --rho"),
-    (["account", "--rho", "-1"], "`rho` must be >= 0; got -1.0"),
-    (["account", "--rho", "nan"], "`rho` must be finite; got nan"),
-    (["account", "--rho", "0.1", "--delta", "1"], "`delta` must be < 1; got 1.0"),
-    (["account", "--sigma", "0", "--steps", "3"], "`sigma` must be > 0; got 0.0"),
-    (["account", "--sigma", "2", "--steps", "0"], "argument --steps: must be between 1 and"),
-    (["account", "--sigma", "2", "--steps", "3", "--selection-scale", "-1"],
-     "`selection_scale` must be > 0; got -1.0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["noise", "--epsilon", "0"], "`epsilon` must be > 0; got 0.0"),
+        (["noise", "--epsilon", "-1"], "`epsilon` must be > 0; got -1.0"),
+        (["noise", "--epsilon", "nan"], "`epsilon` must be finite; got nan"),
+        (["noise", "--epsilon", "1", "--delta", "1.5"], "`delta` must be < 1; got 1.5"),
+        (["noise", "--epsilon", "1", "--delta", "0"], "`delta` must be > 0; got 0.0"),
+        (
+            ["noise", "--epsilon", "1", "--rounds", "0"],
+            "argument --rounds: must be between 1 and 1,000,000; got 0",
+        ),
+        (["noise", "--epsilon", "1", "--local-iters", "-3"], "argument --local-iters: must be between"),
+        (["noise", "--epsilon", "1", "--rounds", "2.5"], "argument --rounds: must be an integer; got '2.5'"),
+        (["noise", "--epsilon", "1", "--smoothness-d", "0"], "argument --smoothness-d: must be between"),
+        (["noise", "--epsilon", "1", "--method", "best"], "argument --method: invalid choice: 'best'"),
+        (["noise"], "the following arguments are required: --epsilon"),
+        (["account"], "one of the arguments --rho --sigma is required"),
+        (["account", "--rho", "1", "--sigma", "2"], "argument --sigma: not allowed with argument --rho"),
+        (["account", "--sigma", "2"], "--sigma needs --steps"),
+        (["account", "--rho", "1", "--steps", "3"], "go with --sigma, not --rho"),
+        (["account", "--rho", "-1"], "`rho` must be >= 0; got -1.0"),
+        (["account", "--rho", "nan"], "`rho` must be finite; got nan"),
+        (["account", "--rho", "0.1", "--delta", "1"], "`delta` must be < 1; got 1.0"),
+        (["account", "--sigma", "0", "--steps", "3"], "`sigma` must be > 0; got 0.0"),
+        (["account", "--sigma", "2", "--steps", "0"], "argument --steps: must be between 1 and"),
+        (
+            ["account", "--sigma", "2", "--steps", "3", "--selection-scale", "-1"],
+            "`selection_scale` must be > 0; got -1.0",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_with_status_2(argv, message, capsys):
     assert message in _error(argv, capsys)
 
 
 def test_help_shows_defaults(capsys):
-    out = subprocess.run([sys.executable, "-m", "dpbnsl", "noise", "--help"], capture_output=True,
-                         text=True, check=True).stdout
-    for text in ("(default: 1e-05)", "(default: 100)", "(default: 10)", "(default: all)",
-                 "(required)"):
+    out = subprocess.run(
+        [sys.executable, "-m", "dpbnsl", "noise", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for text in ("(default: 1e-05)", "(default: 100)", "(default: 10)", "(default: all)", "(required)"):
         assert text in out
     assert "(default: False)" not in out  # flags carry no default note
     assert main(["account", "--help"]) == 0

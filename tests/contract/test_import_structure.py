@@ -54,8 +54,9 @@ def _imports() -> list[tuple[str, str, str | None, int]]:
                     else:
                         found.append((mod, target, alias.name, node.lineno))
             elif isinstance(node, ast.Import):
-                found.extend((mod, a.name, None, node.lineno) for a in node.names
-                             if a.name.startswith("dpbnsl"))
+                found.extend(
+                    (mod, a.name, None, node.lineno) for a in node.names if a.name.startswith("dpbnsl")
+                )
     return found
 
 
@@ -63,8 +64,12 @@ IMPORTS = _imports()
 
 
 def test_the_walk_sees_the_package():
-    assert {"dpbnsl.learners.registry", "dpbnsl.cli.app", "dpbnsl.simulation.linear",
-            "dpbnsl.learners.linear.pgcd"} <= set(MODULES)
+    assert {
+        "dpbnsl.learners.registry",
+        "dpbnsl.cli.app",
+        "dpbnsl.simulation.linear",
+        "dpbnsl.learners.linear.pgcd",
+    } <= set(MODULES)
     assert len(IMPORTS) > 200
 
 
@@ -104,8 +109,7 @@ def test_no_import_cycle():
 
 def test_no_import_of_an_enclosing_package():
     """A module never imports a package that contains it (its ``__init__`` imports the module)."""
-    upward = [(i, t, line) for i, t, _, line in IMPORTS
-              if t != i and (i + ".").startswith(t + ".")]
+    upward = [(i, t, line) for i, t, _, line in IMPORTS if t != i and (i + ".").startswith(t + ".")]
     assert upward == []
 
 
@@ -116,8 +120,11 @@ def test_no_private_name_or_module_across_modules():
             bad.append((importer, f"{target}.{name}", line))
         last = target.rpartition(".")[2]
         owner = target.rpartition(".")[0]
-        if last.startswith("_") and not last.startswith("__") and not (
-                importer == owner or importer.startswith(owner + ".")):
+        if (
+            last.startswith("_")
+            and not last.startswith("__")
+            and not (importer == owner or importer.startswith(owner + "."))
+        ):
             bad.append((importer, target, line))  # a private module from outside its package
     assert bad == []
 
@@ -126,15 +133,17 @@ def test_learner_families_never_import_each_other():
     bad = []
     for importer, target, _, line in IMPORTS:
         fam = [f for f in FAMILIES if importer.startswith(f"dpbnsl.learners.{f}.")]
-        other = [f for f in FAMILIES if target == f"dpbnsl.learners.{f}"
-                 or target.startswith(f"dpbnsl.learners.{f}.")]
+        other = [
+            f
+            for f in FAMILIES
+            if target == f"dpbnsl.learners.{f}" or target.startswith(f"dpbnsl.learners.{f}.")
+        ]
         if fam and other and fam != other:
             bad.append((importer, target, line))
     assert bad == []
 
 
-@pytest.mark.parametrize("package", sorted(m for m, p in MODULES.items()
-                                           if p.name == "__init__.py"))
+@pytest.mark.parametrize("package", sorted(m for m, p in MODULES.items() if p.name == "__init__.py"))
 def test_no_module_hidden_by_a_function_of_its_name(package):
     """``package.name`` is the submodule ``name`` for every submodule (never a re-exported
     function of the same name that would hide it)."""

@@ -38,16 +38,17 @@ def _registered(entry):
     seed = {"rng": 3} if entry.private else {}
 
     def fit(parts, truth):
-        return entry.run(parts, B_true=truth if entry.oracle else None,
-                         **{**entry.simulation, **entry.quick, **seed})
+        return entry.run(
+            parts, B_true=truth if entry.oracle else None, **{**entry.simulation, **entry.quick, **seed}
+        )
+
     return fit, entry.dag
 
 
 # Each learner as a function of (participants, truth), and whether acyclic output is promised:
 # the registry's (so a new learner is checked by adding it there), plus variants worth checking.
 LEARNERS = {name: _registered(entry) for name, entry in REGISTRY.items()}
-LEARNERS["notears-voting-acyclic"] = (lambda parts, truth: notears_voting(parts, acyclic=True),
-                                      True)
+LEARNERS["notears-voting-acyclic"] = (lambda parts, truth: notears_voting(parts, acyclic=True), True)
 
 
 @pytest.fixture(scope="module", params=sorted(LEARNERS))
@@ -57,8 +58,15 @@ def run(request, data):
     originals = [f.copy() for f in frames]
     first = fit(frames, data.B_true)
     second = fit(frames, data.B_true)
-    return dict(name=request.param, first=first, second=second, frames=frames,
-                originals=originals, names=names, promises_dag=promises_dag)
+    return dict(
+        name=request.param,
+        first=first,
+        second=second,
+        frames=frames,
+        originals=originals,
+        names=names,
+        promises_dag=promises_dag,
+    )
 
 
 def test_contract_shape_and_type(run):
@@ -153,8 +161,9 @@ def test_fed_bnsl_transcript_bytes_and_shape(data):
     assert {m.kind for m in t.uploads()} == {"local_B"}
     assert {m.kind for m in t.downloads()} == {"global_W"}
     # the last broadcast is the returned raw estimate
-    np.testing.assert_array_equal(t.filter(round=T - 1, participant=0, direction="down")[0].to_dense(),
-                                  r.W_raw)
+    np.testing.assert_array_equal(
+        t.filter(round=T - 1, participant=0, direction="down")[0].to_dense(), r.W_raw
+    )
 
 
 def test_fed_bnsl_uploads_are_the_closed_form_local_step(data):
@@ -207,8 +216,7 @@ def test_fed_bnsl_agrees_with_notears(er10, P_, rho):
     where both do; the tolerance 0.03 is three times the largest deviation seen on it."""
     data, ref = er10
     parts = data.participants if P_ == 10 else [data.X]
-    fed = fed_bnsl(parts, lambda1=0.01, rho1=rho, rho2=rho, gamma1=1.25, gamma2=1.05,
-                   max_rounds=1000)
+    fed = fed_bnsl(parts, lambda1=0.01, rho1=rho, rho2=rho, gamma1=1.25, gamma2=1.05, max_rounds=1000)
     assert count_accuracy(ref.W != 0, fed.W).shd == 0
     np.testing.assert_allclose(fed.W, ref.W, atol=0.03)
 
@@ -227,8 +235,9 @@ def test_fed_bnsl_local_normalisation_differs_only_in_scaling(data):
     X = data.participants[0]
     Xc = X - X.mean(axis=0)
     S = Xc.T @ Xc / X.shape[0]
-    np.testing.assert_allclose(r.transcript[0].to_dense(), np.linalg.solve(S + 1e-3 * np.eye(D), S),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        r.transcript[0].to_dense(), np.linalg.solve(S + 1e-3 * np.eye(D), S), rtol=1e-9, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize(
@@ -236,15 +245,27 @@ def test_fed_bnsl_local_normalisation_differs_only_in_scaling(data):
     [
         (np.ones((3, 4, 2)), TypeError, r"`participants` must be a sequence"),
         ([], ValueError, r"`participants` must hold at least one participant"),
-        ([np.ones((5, 3)), np.ones((1, 3))], ValueError,
-         r"`participants` \(participant 1\) has 1 rows; at least 2 are required"),
-        ([np.ones((5, 3)), np.ones((5, 2))], ValueError,
-         r"`participants` \(participant 1\) has 2 columns but participant 0 has 3"),
-        ([np.ones((5, 3)), np.array([[1.0, np.inf, 0]] * 3)], ValueError,
-         r"`participants` \(participant 1\) has a non-finite value inf at row 0, column 1"),
-        ([pd.DataFrame({"a": [1.0, 2], "b": [3.0, 4]}), pd.DataFrame({"a": [1.0, 2], "c": [3.0, 4]})],
-         ValueError, r"participant 1\) has columns \['a', 'c'\] but an earlier participant has "
-                     r"\['a', 'b'\] \(first mismatch: 'c' vs 'b'\)"),
+        (
+            [np.ones((5, 3)), np.ones((1, 3))],
+            ValueError,
+            r"`participants` \(participant 1\) has 1 rows; at least 2 are required",
+        ),
+        (
+            [np.ones((5, 3)), np.ones((5, 2))],
+            ValueError,
+            r"`participants` \(participant 1\) has 2 columns but participant 0 has 3",
+        ),
+        (
+            [np.ones((5, 3)), np.array([[1.0, np.inf, 0]] * 3)],
+            ValueError,
+            r"`participants` \(participant 1\) has a non-finite value inf at row 0, column 1",
+        ),
+        (
+            [pd.DataFrame({"a": [1.0, 2], "b": [3.0, 4]}), pd.DataFrame({"a": [1.0, 2], "c": [3.0, 4]})],
+            ValueError,
+            r"participant 1\) has columns \['a', 'c'\] but an earlier participant has "
+            r"\['a', 'b'\] \(first mismatch: 'c' vs 'b'\)",
+        ),
     ],
 )
 def test_fed_bnsl_bad_participants(participants, exc, match):
@@ -343,8 +364,8 @@ def test_fed_sparse_bnsl_messages_are_sparse_and_counted(data):
     total = 0
     for m in t:
         dense = m.to_dense()
-        assert m.payload.nnz == np.count_nonzero(dense)       # only non-zeros travel
-        assert m.nbytes == 12 * m.payload.nnz                  # 8-byte value + 4-byte index
+        assert m.payload.nnz == np.count_nonzero(dense)  # only non-zeros travel
+        assert m.nbytes == 12 * m.payload.nnz  # 8-byte value + 4-byte index
         total += m.nbytes
     assert t.total_bytes == total
     # K local iterations add at most K non-zeros per round to a participant's B_k
@@ -372,8 +393,7 @@ def test_fed_sparse_bnsl_recovers_a_graph():
 
 
 def test_fed_sparse_bnsl_gradient_server_option(data):
-    r = fed_sparse_bnsl(data.participants, rounds=5, server_solver="gradient", eta=0.05,
-                        server_steps=3)
+    r = fed_sparse_bnsl(data.participants, rounds=5, server_solver="gradient", eta=0.05, server_steps=3)
     assert r.params["server_solver"] == "gradient" and len(r.history) == 5
 
 
@@ -386,22 +406,32 @@ def test_gradient_server_backs_off_instead_of_stalling_at_an_overflow():
     d = 4
     W0 = np.triu(np.full((d, d), 0.8), 1) + np.tril(np.full((d, d), 0.5), -1)
     np.fill_diagonal(W0, 0.0)
-    p = ServerProblem(B_mean=W0.copy(), beta_sum=np.zeros((d, d)), const=0.0, n_participants=3,
-                      alpha=0.0, rho1=1e6, rho2=1.0)
+    p = ServerProblem(
+        B_mean=W0.copy(),
+        beta_sum=np.zeros((d, d)),
+        const=0.0,
+        n_participants=3,
+        alpha=0.0,
+        rho1=1e6,
+        rho2=1.0,
+    )
     plain = W0 - 1.0 * _objective(W0, p)[1]
     np.fill_diagonal(plain, 0.0)
-    assert not np.isfinite(_objective(plain, p)[0])      # the undamped step does overflow
+    assert not np.isfinite(_objective(plain, p)[0])  # the undamped step does overflow
     W = gradient_steps(1.0, 5)(W0, p)
     assert np.isfinite(W).all() and np.isfinite(_objective(W, p)[0])
     assert np.abs(W).max() < 1e3
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(local_iters=0), r"`local_iters` must be >= 1; got 0"),
-    (dict(rounds=0), r"`rounds` must be >= 1; got 0"),
-    (dict(server_solver="adam"), r"`server_solver` must be one of 'lbfgs', 'gradient'; got 'adam'"),
-    (dict(lambda1=-1.0), r"`lambda1` must be >= 0; got -1.0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(local_iters=0), r"`local_iters` must be >= 1; got 0"),
+        (dict(rounds=0), r"`rounds` must be >= 1; got 0"),
+        (dict(server_solver="adam"), r"`server_solver` must be one of 'lbfgs', 'gradient'; got 'adam'"),
+        (dict(lambda1=-1.0), r"`lambda1` must be >= 0; got -1.0"),
+    ],
+)
 def test_fed_sparse_bnsl_bad_hyperparameters(data, kwargs, match):
     with pytest.raises(ValueError, match=match):
         fed_sparse_bnsl(data.participants, **kwargs)
@@ -424,7 +454,9 @@ def test_contract_non_finite_input_is_refused_with_its_place(name, bad, data):
     elif name == "dynotears":  # each participant's series is one realisation of the process
         where = rf"\(realisation 1\) has a non-finite value {bad!r} at row 2, column 3 \('v3'\)"
     else:
-        where = (rf"\(participant 1\) has a non-finite value {bad!r} at row 2, column 3 "
-                 r"\('v3'\)")
+        where = (
+            rf"\(participant 1\) has a non-finite value {bad!r} at row 2, column 3 "
+            r"\('v3'\)"
+        )
     with pytest.raises(ValueError, match=where):
         fit(frames, data.B_true)

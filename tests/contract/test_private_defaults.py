@@ -50,36 +50,49 @@ def test_two_runs_without_seed_differ_and_a_seed_warns(method, csvs, tmp_path, c
     outs = []
     for k in range(2):
         out = tmp_path / f"W{k}.csv"
-        assert main(["learn", "--method", method, "--data", *csvs, "--out", str(out),
-                     *_RUNS[method]]) == 0
+        assert main(["learn", "--method", method, "--data", *csvs, "--out", str(out), *_RUNS[method]]) == 0
         assert "warning" not in capsys.readouterr().err
         outs.append(out.read_bytes())
     assert outs[0] != outs[1], "two unseeded private runs gave identical weights"
     # a seed makes the run reproducible, and the CLI says what that costs, on one line
     seeded = tmp_path / "seeded.csv"
-    assert main(["learn", "--method", method, "--data", *csvs, "--out", str(seeded),
-                 "--seed", "7", *_RUNS[method]]) == 0
+    assert (
+        main(
+            [
+                "learn",
+                "--method",
+                method,
+                "--data",
+                *csvs,
+                "--out",
+                str(seeded),
+                "--seed",
+                "7",
+                *_RUNS[method],
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith("dpbnsl: warning: --seed makes the privacy noise reproducible: this run "
-                          "is NOT private against anyone who knows the seed")
+    assert err.startswith(
+        "dpbnsl: warning: --seed makes the privacy noise reproducible: this run "
+        "is NOT private against anyone who knows the seed"
+    )
 
 
 def test_attack_runs_without_seed_differ_and_a_seed_warns(csvs, capsys):
     outs = []
     for _ in range(2):
-        assert main(["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data",
-                     *csvs]) == 0
+        assert main(["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", *csvs]) == 0
         out = capsys.readouterr()
         assert out.err == ""
         outs.append(out.out)
     assert outs[0] != outs[1]
-    assert main(["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", *csvs,
-                 "--seed", "3"]) == 0
+    assert main(["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", *csvs, "--seed", "3"]) == 0
     assert capsys.readouterr().err.startswith("dpbnsl: warning: --seed makes the privacy noise")
     # no warning for a non-private protocol: there is no privacy to lose
-    assert main(["attack", "--method", "fed-bnsl", "--data", *csvs, "--seed", "3",
-                 "--rounds", "20"]) == 0
+    assert main(["attack", "--method", "fed-bnsl", "--data", *csvs, "--seed", "3", "--rounds", "20"]) == 0
     assert capsys.readouterr().err == ""
 
 
@@ -95,10 +108,15 @@ def _regenerate_and_subtract(result, frames, seed) -> list[float]:
     streams = np.random.default_rng(seed).spawn(len(frames))
     errors = []
     for k, X in enumerate(frames):
-        rec = reconstruct_covariance(result.transcript, participant=k, rho2=p["rho2"],
-                                     gamma2=p["gamma2"], rho_max=p["rho_max"],
-                                     normalization=p["normalize"],
-                                     n_samples=result.info["n_samples"])
+        rec = reconstruct_covariance(
+            result.transcript,
+            participant=k,
+            rho2=p["rho2"],
+            gamma2=p["gamma2"],
+            rho_max=p["rho_max"],
+            normalization=p["normalize"],
+            n_samples=result.info["n_samples"],
+        )
         sigma = result.info["sigma"][k]
         E = np.zeros((d, d))
         E[iu] = sigma * streams[k].standard_normal(iu[0].size)
@@ -121,8 +139,7 @@ def test_noise_regeneration_attack_fails_against_cli_defaults(csvs, monkeypatch,
         return captured[-1]
 
     monkeypatch.setattr(Learner, "run", spy)
-    argv = ["learn", "--method", "dp-fed-bnsl", "--data", *csvs, "--epsilon", "1",
-            "--max-rounds", "30"]
+    argv = ["learn", "--method", "dp-fed-bnsl", "--data", *csvs, "--epsilon", "1", "--max-rounds", "30"]
     # positive control: the attack works whenever the seed is known
     assert main(argv + ["--seed", "0"]) == 0
     # the releases needed no PSD projection (which would change them before the messages)
@@ -140,23 +157,46 @@ def test_noise_regeneration_attack_fails_against_cli_defaults(csvs, monkeypatch,
 
 def test_the_seed_is_never_written_into_a_private_result(csvs, tmp_path, capsys):
     X = [pd.read_csv(p) for p in csvs]
-    for r in (dp_fed_bnsl(X, epsilon=1.0, delta=1e-5, max_rounds=5, rng=123456789),
-              dp_fed_sparse_bnsl(X, epsilon=1.0, delta=1e-5, feature_bound=1.0, rounds=2,
-                                 rng=123456789)):
-        text = repr(dict(r.params)) + repr({k: v for k, v in r.info.items()
-                                            if k not in ("covariances",)}) + repr(r.privacy)
+    for r in (
+        dp_fed_bnsl(X, epsilon=1.0, delta=1e-5, max_rounds=5, rng=123456789),
+        dp_fed_sparse_bnsl(X, epsilon=1.0, delta=1e-5, feature_bound=1.0, rounds=2, rng=123456789),
+    ):
+        text = (
+            repr(dict(r.params))
+            + repr({k: v for k, v in r.info.items() if k not in ("covariances",)})
+            + repr(r.privacy)
+        )
         assert "123456789" not in text and "rng" not in r.params and "seed" not in r.params
     out = tmp_path / "W.csv"
-    assert main(["learn", "--method", "dp-fed-bnsl", "--data", *csvs, "--epsilon", "1",
-                 "--max-rounds", "5", "--seed", "987654321", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "learn",
+                "--method",
+                "dp-fed-bnsl",
+                "--data",
+                *csvs,
+                "--epsilon",
+                "1",
+                "--max-rounds",
+                "5",
+                "--seed",
+                "987654321",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "987654321" not in captured.out + captured.err + out.read_text()
 
 
 def test_privacy_summary_states_the_guarantee():
     data = simulate(5, 3000, participants=3, rng=0)
-    r = dp_fed_sparse_bnsl(data.participants, epsilon=1.0, delta=1e-5, feature_bound=30.0,
-                           rounds=3, local_iters=5)
+    r = dp_fed_sparse_bnsl(
+        data.participants, epsilon=1.0, delta=1e-5, feature_bound=30.0, rounds=3, local_iters=5
+    )
     s = r.privacy
     assert isinstance(s, PrivacySummary)
     # tight calibration: certified by RDP at or below the target; zCDP is a looser bound
@@ -167,18 +207,22 @@ def test_privacy_summary_states_the_guarantee():
     assert s.public["clip"] == 1.0 and s.public["clip_scheme"] == "relative"
     assert s.public["feature_bound"] == 30.0
     assert s.public["smoothness"] == "private estimate" and s.public["centre"] == "declared"
-    assert str(s) == ("(ε, δ) = (1, 1e-05)-DP per participant, replace-one; accountant: rdp "
-                      "(tight)")
-    assert s.describe_looser().startswith("looser upper bounds on the same run (not extra "
-                                          "spend): ε = ")
+    assert str(s) == ("(ε, δ) = (1, 1e-05)-DP per participant, replace-one; accountant: rdp (tight)")
+    assert s.describe_looser().startswith("looser upper bounds on the same run (not extra spend): ε = ")
     # paper calibration: certified by zCDP at the target, and RDP is tighter still: the guarantee
     # is the smallest valid bound
-    p = dp_fed_sparse_bnsl(data.participants, epsilon=1.0, delta=1e-5, feature_bound=30.0,
-                           rounds=3, local_iters=5, calibration="paper").privacy
+    p = dp_fed_sparse_bnsl(
+        data.participants,
+        epsilon=1.0,
+        delta=1e-5,
+        feature_bound=30.0,
+        rounds=3,
+        local_iters=5,
+        calibration="paper",
+    ).privacy
     assert p.bounds["zcdp"] <= 1.0 and p.accountant == "rdp" and p.epsilon < p.bounds["zcdp"]
     # the covariance baseline: PLD certifies the analytic calibration
-    c = dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=10.0,
-                    max_rounds=3).privacy
+    c = dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=10.0, max_rounds=3).privacy
     assert c.accountant == "pld" and c.epsilon <= 1.0 and set(c.bounds) == {"pld", "rdp", "zcdp"}
     assert c.public["clip_norm"] == 10.0
     # non-private learners state nothing
@@ -187,15 +231,23 @@ def test_privacy_summary_states_the_guarantee():
 
 def test_no_noise_is_stated_as_no_privacy():
     data = simulate(4, 600, participants=2, rng=0)
-    r = dp_fed_bnsl(data.participants, epsilon=math.inf, delta=1e-5, clip_norm=10.0,
-                    max_rounds=3)
+    r = dp_fed_bnsl(data.participants, epsilon=math.inf, delta=1e-5, clip_norm=10.0, max_rounds=3)
     assert math.isinf(r.privacy.epsilon)
     assert str(r.privacy).startswith("(ε, δ) = (inf, 1e-05): no privacy guarantee")
 
 
-@pytest.mark.parametrize("x, text", [(0.9999998, "1"), (1.2345601, "1.23457"), (1.218, "1.218"),
-                                     (5.0, "5"), (0.12345649, "0.123457"),
-                                     (99.99999999, "100"), (1e-7 * 1.0000001, "1.00001e-07")])
+@pytest.mark.parametrize(
+    "x, text",
+    [
+        (0.9999998, "1"),
+        (1.2345601, "1.23457"),
+        (1.218, "1.218"),
+        (5.0, "5"),
+        (0.12345649, "0.123457"),
+        (99.99999999, "100"),
+        (1e-7 * 1.0000001, "1.00001e-07"),
+    ],
+)
 def test_epsilon_is_shown_rounded_up(x, text):
     assert format_up(x) == text and float(text) >= x
 
@@ -213,11 +265,13 @@ def test_audits_draw_fresh_randomness_by_default(capsys):
     assert outs[0] != outs[1] and outs[2] == outs[3]
 
 
-@pytest.mark.parametrize("learner", [
-    lambda parts, rng: dp_fed_bnsl(parts, epsilon=1.0, delta=1e-5, clip_norm=10.0, rng=rng),
-    lambda parts, rng: dp_fed_sparse_bnsl(parts, epsilon=1.0, delta=1e-5, feature_bound=30.0,
-                                          rng=rng),
-])
+@pytest.mark.parametrize(
+    "learner",
+    [
+        lambda parts, rng: dp_fed_bnsl(parts, epsilon=1.0, delta=1e-5, clip_norm=10.0, rng=rng),
+        lambda parts, rng: dp_fed_sparse_bnsl(parts, epsilon=1.0, delta=1e-5, feature_bound=30.0, rng=rng),
+    ],
+)
 def test_bad_data_are_refused_before_any_noise_is_drawn(learner):
     """A NaN in the last participant's last row is refused before the first participant's noise
     is drawn: the generator is untouched (nothing was released, so nothing was spent)."""

@@ -18,12 +18,18 @@ def test_demo_runs_every_section(tmp_path, capsys):
     assert (tmp_path / "curve.csv").read_text() == stale
     # --seed: 20 000 trials flag the broken control on most seeds, not all; the default 100 000
     # flags it at every seed tried (the demo's own runs are unseeded)
-    assert main(["demo", "--out", str(tmp_path), "--trials", "20000", "--force", "--seed",
-                 "0"]) == 0
+    assert main(["demo", "--out", str(tmp_path), "--trials", "20000", "--force", "--seed", "0"]) == 0
     out = capsys.readouterr().out
     assert "privacy: (ε, δ) = (1, 1e-05)-DP per participant, replace-one; accountant: rdp" in out
-    for part in ("noise for ε = 1", "Fed-BNSL: the server reconstructs", "the same attack fails",
-                 "audits at ε = 1", "FLAGGED", "privacy-utility curve", "demo finished"):
+    for part in (
+        "noise for ε = 1",
+        "Fed-BNSL: the server reconstructs",
+        "the same attack fails",
+        "audits at ε = 1",
+        "FLAGGED",
+        "privacy-utility curve",
+        "demo finished",
+    ):
         assert part in out, part
     frame = pd.read_csv(tmp_path / "curve.csv")
     assert set(frame.method) == {"fed-sparse-bnsl", "dp-fed-sparse-bnsl"}
@@ -33,8 +39,21 @@ def test_demo_runs_every_section(tmp_path, capsys):
 
 def test_curve_resumes_and_refuses_bad_input(tmp_path, capsys):
     csv = tmp_path / "c.csv"
-    argv = ["curve", "--epsilons", "1,10", "--seeds", "1", "--d", "5", "--participants", "2",
-            "--n-per-participant", "60", "--out", str(csv)]
+    argv = [
+        "curve",
+        "--epsilons",
+        "1,10",
+        "--seeds",
+        "1",
+        "--d",
+        "5",
+        "--participants",
+        "2",
+        "--n-per-participant",
+        "60",
+        "--out",
+        str(csv),
+    ]
     assert main(argv) == 0
     assert "3 runs computed, 0 already" in capsys.readouterr().out
     before = csv.read_bytes()

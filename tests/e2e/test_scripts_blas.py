@@ -17,8 +17,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LOADS_NUMPY = ("numpy", "pandas", "scipy", "matplotlib", "dpbnsl")
-SCRIPTS = sorted(p for folder in ("experiments", "benchmarks") for p in (ROOT / folder).glob("*.py")
-                 if p.name != "_runner.py")
+SCRIPTS = sorted(
+    p
+    for folder in ("experiments", "benchmarks")
+    for p in (ROOT / folder).glob("*.py")
+    if p.name != "_runner.py"
+)
 
 
 def _imports(node: ast.stmt) -> list[str]:
@@ -35,12 +39,16 @@ def _order(source: str) -> tuple[int | None, int | None]:
     pins = loads = None
     for i, node in enumerate(body):
         names = _imports(node)
-        if pins is None and ("_runner" in names or (
-                not names and "OPENBLAS_NUM_THREADS" in ast.get_source_segment(source, node)
-                and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)))):
+        if pins is None and (
+            "_runner" in names
+            or (
+                not names
+                and "OPENBLAS_NUM_THREADS" in ast.get_source_segment(source, node)
+                and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+            )
+        ):
             pins = i
-        if loads is None and any(n.split(".")[0] in LOADS_NUMPY
-                                 or n.startswith("bench_") for n in names):
+        if loads is None and any(n.split(".")[0] in LOADS_NUMPY or n.startswith("bench_") for n in names):
             loads = i
     return pins, loads
 

@@ -78,8 +78,7 @@ def test_dag_determinism():
         (dict(d=2.5, s0=0), TypeError, r"`d` must be an integer; got float 2.5"),
         (dict(d=4, s0=7), ValueError, r"`s0` must be <= d\(d-1\)/2 = 6 for d = 4; got 7"),
         (dict(d=4, s0=-1), ValueError, r"`s0` must be >= 0; got -1"),
-        (dict(d=4, s0=2, graph_type="BP"), ValueError,
-         r"`graph_type` must be one of 'ER', 'SF'; got 'BP'"),
+        (dict(d=4, s0=2, graph_type="BP"), ValueError, r"`graph_type` must be one of 'ER', 'SF'; got 'BP'"),
         (dict(d=4, s0=2, rng="x"), TypeError, r"`rng` must be None, an int seed"),
     ],
 )
@@ -207,16 +206,29 @@ def test_sem_determinism():
     [
         (_chain_weights() + _chain_weights().T, 5, {}, ValueError, r"`W` is not a DAG"),
         (_chain_weights(), 0, {}, ValueError, r"`n` must be >= 1; got 0"),
-        (_chain_weights(), 5, dict(noise="laplace"), ValueError,
-         r"`noise` must be one of 'gaussian', 'exponential', 'gumbel', 'uniform'; got 'laplace'"),
-        (_chain_weights(), 5, dict(noise_scale=-1.0), ValueError,
-         r"`noise_scale` must be >= 0; got -1.0"),
-        (_chain_weights(), 5, dict(noise_scale=[1.0, 2.0]), ValueError,
-         r"`noise_scale` must be a scalar or of shape \(4,\); got shape \(2,\)"),
-        (_chain_weights(), 5, dict(noise_scale=[1.0, -2.0, 1.0, 1.0]), ValueError,
-         r"`noise_scale` entries must be finite and >= 0"),
-        (_chain_weights(), 5, dict(noise_scale="big"), TypeError,
-         r"`noise_scale` must be a real number"),
+        (
+            _chain_weights(),
+            5,
+            dict(noise="laplace"),
+            ValueError,
+            r"`noise` must be one of 'gaussian', 'exponential', 'gumbel', 'uniform'; got 'laplace'",
+        ),
+        (_chain_weights(), 5, dict(noise_scale=-1.0), ValueError, r"`noise_scale` must be >= 0; got -1.0"),
+        (
+            _chain_weights(),
+            5,
+            dict(noise_scale=[1.0, 2.0]),
+            ValueError,
+            r"`noise_scale` must be a scalar or of shape \(4,\); got shape \(2,\)",
+        ),
+        (
+            _chain_weights(),
+            5,
+            dict(noise_scale=[1.0, -2.0, 1.0, 1.0]),
+            ValueError,
+            r"`noise_scale` entries must be finite and >= 0",
+        ),
+        (_chain_weights(), 5, dict(noise_scale="big"), TypeError, r"`noise_scale` must be a real number"),
         (np.full((2, 2), np.nan), 5, {}, ValueError, r"`W` has a non-finite value"),
     ],
 )
@@ -343,24 +355,42 @@ def test_split_dataframe_keeps_columns_and_index():
 @pytest.mark.parametrize(
     ("X", "P", "kwargs", "exc", "match"),
     [
-        (np.zeros((5, 2)), 3, {}, ValueError,
-         r"cannot split n = 5 rows into `participants` = 3 parts of at least `min_size` = 2 "
-         r"rows \(6 rows needed\)"),
-        (np.zeros((5, 2)), None, dict(sizes=[2, 2]), ValueError,
-         r"`sizes` must sum to the number of rows n = 5; they sum to 4"),
-        (np.zeros((5, 2)), None, dict(sizes=[4, 1]), ValueError,
-         r"`sizes\[1\]` = 1 is below `min_size` = 2"),
-        (np.zeros((5, 2)), 3, dict(sizes=[2, 3]), ValueError,
-         r"`participants` = 3 disagrees with len\(`sizes`\) = 2"),
-        (np.zeros((5, 2)), None, dict(sizes=[2, 3], uneven=True), ValueError,
-         r"`sizes` and `uneven=True` are mutually exclusive"),
+        (
+            np.zeros((5, 2)),
+            3,
+            {},
+            ValueError,
+            r"cannot split n = 5 rows into `participants` = 3 parts of at least `min_size` = 2 "
+            r"rows \(6 rows needed\)",
+        ),
+        (
+            np.zeros((5, 2)),
+            None,
+            dict(sizes=[2, 2]),
+            ValueError,
+            r"`sizes` must sum to the number of rows n = 5; they sum to 4",
+        ),
+        (np.zeros((5, 2)), None, dict(sizes=[4, 1]), ValueError, r"`sizes\[1\]` = 1 is below `min_size` = 2"),
+        (
+            np.zeros((5, 2)),
+            3,
+            dict(sizes=[2, 3]),
+            ValueError,
+            r"`participants` = 3 disagrees with len\(`sizes`\) = 2",
+        ),
+        (
+            np.zeros((5, 2)),
+            None,
+            dict(sizes=[2, 3], uneven=True),
+            ValueError,
+            r"`sizes` and `uneven=True` are mutually exclusive",
+        ),
         (np.zeros((5, 2)), None, {}, ValueError, r"`participants` \(number of parts\) is required"),
         (np.zeros((5, 2)), 0, {}, ValueError, r"`participants` must be >= 1; got 0"),
         (np.zeros((5, 2)), 2, dict(min_size=0), ValueError, r"`min_size` must be >= 1; got 0"),
         (np.zeros((5, 2)), 2, dict(shuffle="yes"), TypeError, r"`shuffle` must be a bool; got str"),
         (np.zeros((5, 2)), 2, dict(uneven=1), TypeError, r"`uneven` must be a bool; got int 1"),
-        (np.zeros(5), 2, {}, ValueError,
-         r"`X` must be 2-dimensional with shape \(n, d\); got shape \(5,\)"),
+        (np.zeros(5), 2, {}, ValueError, r"`X` must be 2-dimensional with shape \(n, d\); got shape \(5,\)"),
     ],
 )
 def test_split_validation(X, P, kwargs, exc, match):
@@ -405,8 +435,12 @@ def test_every_simulator_family_is_importable_from_simulate():
 
     sim = importlib.import_module("dpbnsl.simulation")
     for module, names in {
-        "dpbnsl.simulation.nonlinear": ("simulate_nonlinear", "simulate_nonlinear_sem",
-                                      "simulate_noniid", "uneven_sizes"),
+        "dpbnsl.simulation.nonlinear": (
+            "simulate_nonlinear",
+            "simulate_nonlinear_sem",
+            "simulate_noniid",
+            "uneven_sizes",
+        ),
         "dpbnsl.simulation.discrete": ("simulate_discrete", "random_discrete_bn"),
         "dpbnsl.simulation.temporal": ("simulate_temporal",),
     }.items():

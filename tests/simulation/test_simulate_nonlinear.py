@@ -41,8 +41,7 @@ def test_shapes_determinism_and_input_untouched(kind):
 def test_roots_are_noise_and_children_are_functions_of_parents(kind):
     # node 1 has zero noise, so x_1 = f(x_0) exactly; node 0 (root) is N(0, 1) noise only
     X = simulate_nonlinear_sem(CHAIN, 400, kind=kind, noise_scale=[1.0, 0.0, 1.0], rng=1)
-    Z = simulate_nonlinear_sem(np.zeros((3, 3)), 400, kind=kind, noise_scale=[1.0, 0.0, 1.0],
-                               rng=1)
+    Z = simulate_nonlinear_sem(np.zeros((3, 3)), 400, kind=kind, noise_scale=[1.0, 0.0, 1.0], rng=1)
     np.testing.assert_array_equal(X[:, 0], Z[:, 0])  # the root is the noise stream itself
     assert np.all(Z[:, 1] == 0.0)
     order = np.argsort(X[:, 0])
@@ -103,7 +102,7 @@ def test_gp_auto_uses_random_features_above_2000_rows_and_is_fast(monkeypatch):
     X = simulate_nonlinear_sem(B, 5000, kind="gp", rng=0)
     assert X.shape == (5000, 2) and np.isfinite(X).all()
     assert 0.3 < np.std(X[:, 1] - X[:, 1].mean()) < 3.0
-    with pytest.raises(AssertionError, match="exact GP draw used"):   # 2000 rows: still exact
+    with pytest.raises(AssertionError, match="exact GP draw used"):  # 2000 rows: still exact
         simulate_nonlinear_sem(B, 2000, kind="gp", rng=0)
 
 
@@ -118,8 +117,7 @@ def test_signed_uniform_weights():
 
 
 def test_per_node_noise_scale():
-    X = simulate_nonlinear_sem(np.zeros((3, 3)), 20000, kind="mlp", noise_scale=[0.5, 1.0, 2.0],
-                               rng=0)
+    X = simulate_nonlinear_sem(np.zeros((3, 3)), 20000, kind="mlp", noise_scale=[0.5, 1.0, 2.0], rng=0)
     # s.d. estimates of 20000 Gaussian draws have relative s.e. 1/sqrt(2·20000) = 0.005; 5 s.e.
     np.testing.assert_allclose(X.std(axis=0), [0.5, 1.0, 2.0], rtol=0.025)
 
@@ -209,8 +207,7 @@ def test_noniid_proportions():
 def test_noniid_options():
     lin = simulate_noniid(4, 30, participants=6, p_linear=1.0, linear_noise_scale=1.0, rng=0)
     assert all(lin.linear) and set(lin.noise_scales) == {1.0}
-    non = simulate_noniid(4, 30, participants=6, p_linear=0.0, rng=0,
-                          sizes=[10, 20, 30, 40, 50, 60])
+    non = simulate_noniid(4, 30, participants=6, p_linear=0.0, rng=0, sizes=[10, 20, 30, 40, 50, 60])
     assert not any(non.linear)
     assert [X.shape[0] for X in non.participants] == [10, 20, 30, 40, 50, 60]
 

@@ -29,14 +29,12 @@ def test_shapes_and_sizes_segment_split():
 
 def test_segments_are_contiguous_pieces_of_one_series():
     data = simulate_temporal(3, 30, participants=3, rng=1, burn_in=50)
-    X = simulate_svar(data.W_true, data.A_true, 33, burn_in=50,
-                      rng=np.random.default_rng(1).spawn(2)[1])
+    X = simulate_svar(data.W_true, data.A_true, 33, burn_in=50, rng=np.random.default_rng(1).spawn(2)[1])
     np.testing.assert_array_equal(np.vstack([p[0] for p in data.series]), X)
 
 
 def test_realisation_split():
-    data = simulate_temporal(4, 90, participants=2, lag=1, split="realisation", realisations=3,
-                             rng=2)
+    data = simulate_temporal(4, 90, participants=2, lag=1, split="realisation", realisations=3, rng=2)
     assert [len(p) for p in data.series] == [3, 3]
     assert [s.shape[0] for s in data.series[0]] == [16, 16, 16]
     assert data.n_samples == (45, 45)
@@ -76,7 +74,7 @@ def test_simulated_series_follows_the_svar_exactly():
     U = np.random.default_rng(9).standard_normal((47, 5)) * 0.5
     X_t, Z = lagged_design(X, 2)
     # residual of eq. 1 on the design rows t = 2..39 is the noise drawn for those steps
-    np.testing.assert_allclose(X_t - X_t @ W - Z @ A, U[7 + 2:], atol=1e-10)
+    np.testing.assert_allclose(X_t - X_t @ W - Z @ A, U[7 + 2 :], atol=1e-10)
 
 
 def test_companion_radius_of_known_processes():
@@ -119,8 +117,7 @@ def test_split_series():
     parts = split_series(X, 3, lag=1)
     assert [p.shape[0] for p in parts] == [4, 4, 3]
     np.testing.assert_array_equal(np.vstack(parts), X)
-    with pytest.raises(ValueError,
-                       match=r"`X` has 11 rows; 6 segments with lag = 1 need at least 12"):
+    with pytest.raises(ValueError, match=r"`X` has 11 rows; 6 segments with lag = 1 need at least 12"):
         split_series(X, 6, lag=1)
 
 
@@ -133,37 +130,80 @@ def test_determinism():
     assert not np.array_equal(a.series[0][0], c.series[0][0])
 
 
-@pytest.mark.parametrize("call, exc, match", [
-    (lambda: lagged_design(np.zeros((3, 2)), 3), ValueError,
-     r"`series` has 3 rows, too short for lag = 3: a series needs at least lag \+ 1 = 4 rows"),
-    (lambda: lagged_design([np.zeros((5, 2)), np.zeros((2, 2))], 2), ValueError,
-     r"`series` \(realisation 1\) has 2 rows, too short for lag = 2"),
-    (lambda: lagged_design(np.zeros((5, 2)), 0), ValueError, r"`lag` must be >= 1; got 0"),
-    (lambda: lagged_design([np.zeros((5, 2)), np.zeros((5, 3))], 1), ValueError,
-     r"realisation 1\) has 3 columns but realisation 0 has 2"),
-    (lambda: simulate_svar(np.zeros((2, 2)), 1.2 * np.eye(2), 10), ValueError,
-     r"non-stationary SVAR: the companion matrix has spectral radius 1.2 >= 1"),
-    (lambda: simulate_svar([[0, 1], [1, 0]], np.zeros((2, 2)), 10), ValueError,
-     r"`W` must be the weight matrix of a DAG"),
-    (lambda: simulate_svar(np.zeros((2, 2)), np.zeros((3, 2)), 10), ValueError,
-     r"`A` must have shape \(p·d, d\) = \(p·2, 2\) for some lag p >= 1.*got shape \(3, 2\)"),
-    (lambda: simulate_temporal(5, 100, a_ranges=((-3, -2), (2, 3)), lag_degree=5,
-                               on_unstable="raise", rng=0), ValueError,
-     r"the drawn SVAR is not stationary \(companion spectral radius .* after 1 draw\)"),
-    (lambda: simulate_temporal(5, 100, a_ranges=((-3, -2), (2, 3)), lag_degree=5, max_tries=3,
-                               rng=0), ValueError, r"after 3 draws\); lower `degree`"),
-    (lambda: simulate_temporal(5, 100, split="block"), ValueError,
-     r"`split` must be one of 'segment', 'realisation'; got 'block'"),
-    (lambda: simulate_temporal(5, 100, realisations=2), ValueError,
-     r"`realisations` = 2 needs split='realisation'"),
-    (lambda: simulate_temporal(5, 3, participants=4), ValueError,
-     r"`n` = 3 design rows cannot give 4 participants × 1 realisations"),
-    (lambda: simulate_temporal(5, 100, on_unstable="ignore"), ValueError,
-     r"`on_unstable` must be one of 'resample', 'raise'"),
-    (lambda: simulate_svar_weights(5, decay=0.5), ValueError, r"`decay` must be >= 1"),
-    (lambda: simulate_svar_weights(5, a_ranges=((0.5, 0.3),)), ValueError,
-     r"`a_ranges` must be a non-empty sequence of finite \(low, high\) pairs"),
-])
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (
+            lambda: lagged_design(np.zeros((3, 2)), 3),
+            ValueError,
+            r"`series` has 3 rows, too short for lag = 3: a series needs at least lag \+ 1 = 4 rows",
+        ),
+        (
+            lambda: lagged_design([np.zeros((5, 2)), np.zeros((2, 2))], 2),
+            ValueError,
+            r"`series` \(realisation 1\) has 2 rows, too short for lag = 2",
+        ),
+        (lambda: lagged_design(np.zeros((5, 2)), 0), ValueError, r"`lag` must be >= 1; got 0"),
+        (
+            lambda: lagged_design([np.zeros((5, 2)), np.zeros((5, 3))], 1),
+            ValueError,
+            r"realisation 1\) has 3 columns but realisation 0 has 2",
+        ),
+        (
+            lambda: simulate_svar(np.zeros((2, 2)), 1.2 * np.eye(2), 10),
+            ValueError,
+            r"non-stationary SVAR: the companion matrix has spectral radius 1.2 >= 1",
+        ),
+        (
+            lambda: simulate_svar([[0, 1], [1, 0]], np.zeros((2, 2)), 10),
+            ValueError,
+            r"`W` must be the weight matrix of a DAG",
+        ),
+        (
+            lambda: simulate_svar(np.zeros((2, 2)), np.zeros((3, 2)), 10),
+            ValueError,
+            r"`A` must have shape \(p·d, d\) = \(p·2, 2\) for some lag p >= 1.*got shape \(3, 2\)",
+        ),
+        (
+            lambda: simulate_temporal(
+                5, 100, a_ranges=((-3, -2), (2, 3)), lag_degree=5, on_unstable="raise", rng=0
+            ),
+            ValueError,
+            r"the drawn SVAR is not stationary \(companion spectral radius .* after 1 draw\)",
+        ),
+        (
+            lambda: simulate_temporal(5, 100, a_ranges=((-3, -2), (2, 3)), lag_degree=5, max_tries=3, rng=0),
+            ValueError,
+            r"after 3 draws\); lower `degree`",
+        ),
+        (
+            lambda: simulate_temporal(5, 100, split="block"),
+            ValueError,
+            r"`split` must be one of 'segment', 'realisation'; got 'block'",
+        ),
+        (
+            lambda: simulate_temporal(5, 100, realisations=2),
+            ValueError,
+            r"`realisations` = 2 needs split='realisation'",
+        ),
+        (
+            lambda: simulate_temporal(5, 3, participants=4),
+            ValueError,
+            r"`n` = 3 design rows cannot give 4 participants × 1 realisations",
+        ),
+        (
+            lambda: simulate_temporal(5, 100, on_unstable="ignore"),
+            ValueError,
+            r"`on_unstable` must be one of 'resample', 'raise'",
+        ),
+        (lambda: simulate_svar_weights(5, decay=0.5), ValueError, r"`decay` must be >= 1"),
+        (
+            lambda: simulate_svar_weights(5, a_ranges=((0.5, 0.3),)),
+            ValueError,
+            r"`a_ranges` must be a non-empty sequence of finite \(low, high\) pairs",
+        ),
+    ],
+)
 def test_validation_messages(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

@@ -28,8 +28,16 @@ from ._fed_pc_skeleton import min_votes
 from .citests import discrete_levels, make_ci_test
 from .pc import CONFLICTS, EXTENSIONS, cpdag_matrix, orient_pdag, pc, pdag_to_dag
 
-__all__ = ["LocalPC", "pc_local", "pc_all", "pc_best", "pc_avg_scores", "fed_pc_simple_i",
-           "fed_pc_simple_ii", "shared_levels"]
+__all__ = [
+    "LocalPC",
+    "pc_local",
+    "pc_all",
+    "pc_best",
+    "pc_avg_scores",
+    "fed_pc_simple_i",
+    "fed_pc_simple_ii",
+    "shared_levels",
+]
 
 
 @dataclass(frozen=True)
@@ -46,13 +54,17 @@ class LocalPC:
 
 def shared_levels(arrays) -> np.ndarray:
     """Category counts ``max + 1`` over all participants (public metadata in a deployment)."""
-    levels = np.max([discrete_levels(X, "participants", where=f" (participant {k})")
-                     for k, X in enumerate(arrays)], axis=0)
+    levels = np.max(
+        [discrete_levels(X, "participants", where=f" (participant {k})") for k, X in enumerate(arrays)],
+        axis=0,
+    )
     pooled_min = np.min([X.min(axis=0) for X in arrays], axis=0)
     single = np.flatnonzero(levels - pooled_min <= 1)
     if single.size:
-        raise ValueError(f"`participants` column {int(single[0])} has a single level in all the "
-                         f"data; a CI test needs at least 2")
+        raise ValueError(
+            f"`participants` column {int(single[0])} has a single level in all the "
+            f"data; a CI test needs at least 2"
+        )
     return levels
 
 
@@ -78,8 +90,10 @@ def pc_local(participants, **pc_kwargs) -> LocalPC:
 def _fits(participants, local, kwargs) -> LocalPC:
     if local is not None and (participants is not None or kwargs):
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
-        raise ValueError(f"`local` fits were given, so {given} would be ignored: pass either the "
-                         f"data (and PC arguments) or `local`")
+        raise ValueError(
+            f"`local` fits were given, so {given} would be ignored: pass either the "
+            f"data (and PC arguments) or `local`"
+        )
     if local is None:
         if participants is None:
             raise ValueError("pass `participants` (data) or `local` (fits from pc_local)")
@@ -93,8 +107,9 @@ def pc_all(participants, **pc_kwargs) -> LearnResult:
     """PC-All: PC on all participants' rows pooled (``method="pc-all"``)."""
     arrays, columns = as_participants(participants)
     pooled = np.vstack(arrays)
-    r = pc(pd.DataFrame(pooled, columns=list(columns)) if columns else pooled,
-           **_pc_kwargs(arrays, pc_kwargs))
+    r = pc(
+        pd.DataFrame(pooled, columns=list(columns)) if columns else pooled, **_pc_kwargs(arrays, pc_kwargs)
+    )
     return dataclasses.replace(r, method="pc-all")
 
 
@@ -105,12 +120,15 @@ def pc_best(participants=None, *, B_true, local: LocalPC | None = None, **pc_kwa
     shd = [count_accuracy(B_true, r.W).shd for r in fits.results]
     k = int(np.argmin(shd))
     best = fits.results[k]
-    return dataclasses.replace(best, method="pc-best", columns=fits.columns,
-                               info={**best.info, "oracle": True, "chosen": k, "shd": tuple(shd)})
+    return dataclasses.replace(
+        best,
+        method="pc-best",
+        columns=fits.columns,
+        info={**best.info, "oracle": True, "chosen": k, "shd": tuple(shd)},
+    )
 
 
-def pc_avg_scores(participants=None, *, B_true, local: LocalPC | None = None,
-                  **pc_kwargs) -> pd.DataFrame:
+def pc_avg_scores(participants=None, *, B_true, local: LocalPC | None = None, **pc_kwargs) -> pd.DataFrame:
     """PC-Avg: one row of metrics per participant's own PC DAG (``.mean()`` gives PC-Avg).
 
     Columns: participant, shd, f1, precision, recall, skeleton_f1, nnz.
@@ -119,19 +137,41 @@ def pc_avg_scores(participants=None, *, B_true, local: LocalPC | None = None,
     rows = []
     for k, r in enumerate(fits.results):
         acc = count_accuracy(B_true, r.W)
-        rows.append(dict(participant=k, shd=acc.shd, f1=acc.f1, precision=acc.precision,
-                         recall=acc.recall, skeleton_f1=skeleton_scores(B_true, r.W).f1,
-                         nnz=acc.nnz))
+        rows.append(
+            dict(
+                participant=k,
+                shd=acc.shd,
+                f1=acc.f1,
+                precision=acc.precision,
+                recall=acc.recall,
+                skeleton_f1=skeleton_scores(B_true, r.W).f1,
+                nnz=acc.nnz,
+            )
+        )
     return pd.DataFrame(rows)
 
 
 def _result(method, W, W_raw, fits, transcript, params, **info) -> LearnResult:
-    return LearnResult(method, W, W_raw, pd.DataFrame(), fits.columns, transcript=transcript,
-                       params=params, info={"local": fits.results, "seconds": fits.seconds, **info})
+    return LearnResult(
+        method,
+        W,
+        W_raw,
+        pd.DataFrame(),
+        fits.columns,
+        transcript=transcript,
+        params=params,
+        info={"local": fits.results, "seconds": fits.seconds, **info},
+    )
 
 
-def fed_pc_simple_i(participants=None, *, local: LocalPC | None = None, ratio: float = 0.3,
-                    vote_rule: str = "paper", **pc_kwargs) -> LearnResult:
+def fed_pc_simple_i(
+    participants=None,
+    *,
+    local: LocalPC | None = None,
+    ratio: float = 0.3,
+    vote_rule: str = "paper",
+    **pc_kwargs,
+) -> LearnResult:
     """FedPC-Simple-I: keep ``i → j`` when at least :func:`min_votes` participant DAGs have it.
 
     If both directions pass, the one with more votes stays (ties: ``i → j`` for ``i < j``); then
@@ -148,16 +188,32 @@ def fed_pc_simple_i(participants=None, *, local: LocalPC | None = None, ratio: f
     lose = both & ((votes < votes.T) | ((votes == votes.T) & np.tril(np.ones_like(keep), -1)))
     keep &= ~lose
     dag = (threshold_to_dag(np.where(keep, votes / P, 0.0)) != 0).astype(int)
-    transcript = Transcript([Message(0, k, SERVER, "local_dag", Dense(r.W))
-                             for k, r in enumerate(fits.results)])
-    return _result("fed-pc-simple-i", dag, votes / P, fits, transcript,
-                   dict(ratio=ratio, vote_rule=vote_rule, **pc_kwargs), votes=votes,
-                   min_votes=need, removed_for_cycles=int(keep.sum() - dag.sum()))
+    transcript = Transcript(
+        [Message(0, k, SERVER, "local_dag", Dense(r.W)) for k, r in enumerate(fits.results)]
+    )
+    return _result(
+        "fed-pc-simple-i",
+        dag,
+        votes / P,
+        fits,
+        transcript,
+        dict(ratio=ratio, vote_rule=vote_rule, **pc_kwargs),
+        votes=votes,
+        min_votes=need,
+        removed_for_cycles=int(keep.sum() - dag.sum()),
+    )
 
 
-def fed_pc_simple_ii(participants=None, *, local: LocalPC | None = None, ratio: float = 0.3,
-                     vote_rule: str = "paper", conflict: str = "first",
-                     extension: str = "dor-tarsi", **pc_kwargs) -> LearnResult:
+def fed_pc_simple_ii(
+    participants=None,
+    *,
+    local: LocalPC | None = None,
+    ratio: float = 0.3,
+    vote_rule: str = "paper",
+    conflict: str = "first",
+    extension: str = "dor-tarsi",
+    **pc_kwargs,
+) -> LearnResult:
     """FedPC-Simple-II: one-shot skeleton vote, intersected separating sets, PC orientation.
 
     An undirected edge stays when at least :func:`min_votes` participant skeletons have it. For a
@@ -188,14 +244,24 @@ def fed_pc_simple_ii(participants=None, *, local: LocalPC | None = None, ratio: 
     for i, j in zip(*np.nonzero(np.triu(~S, 1))):
         if not (S[i] & S[j]).any():
             continue  # no unshielded triple needs this pair's separating set
-        sets = [set(r.info["sepsets"][(i, j)]) for r, sk in zip(fits.results, skels)
-                if not sk[i, j]]
+        sets = [set(r.info["sepsets"][(i, j)]) for r, sk in zip(fits.results, skels) if not sk[i, j]]
         sepsets[(int(i), int(j))] = tuple(sorted(set.intersection(*sets)))
     directed, undirected, vs, conflicts = orient_pdag(S, sepsets, conflict=conflict)
     dag, forced = pdag_to_dag(directed, undirected, method=extension)
     cpdag = cpdag_matrix(directed, undirected)
-    return _result("fed-pc-simple-ii", dag, cpdag, fits, transcript,
-                   dict(ratio=ratio, vote_rule=vote_rule, conflict=conflict, extension=extension,
-                        **pc_kwargs), cpdag=cpdag, skeleton=S.astype(int), votes=votes,
-                   min_votes=need, sepsets=sepsets, v_structures=vs, conflicts=conflicts,
-                   forced=forced)
+    return _result(
+        "fed-pc-simple-ii",
+        dag,
+        cpdag,
+        fits,
+        transcript,
+        dict(ratio=ratio, vote_rule=vote_rule, conflict=conflict, extension=extension, **pc_kwargs),
+        cpdag=cpdag,
+        skeleton=S.astype(int),
+        votes=votes,
+        min_votes=need,
+        sepsets=sepsets,
+        v_structures=vs,
+        conflicts=conflicts,
+        forced=forced,
+    )

@@ -45,7 +45,8 @@ def align_by_name(participants, name: str = "participants"):
         k = frames.index(False)
         raise TypeError(
             f"`{name}` (participant {k}) has no column names, but others are DataFrames: the ID "
-            f"mapping needs names from every participant (or pass `id_mapping=False`)")
+            f"mapping needs names from every participant (or pass `id_mapping=False`)"
+        )
     for k, X in enumerate(participants):
         dup = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
         if dup:
@@ -58,8 +59,10 @@ def align_by_name(participants, name: str = "participants"):
         own = alphabetical_ids(cols)  # each participant numbers its own columns
         if set(own) != set(ids):
             diff = sorted(set(own) ^ set(ids))
-            raise ValueError(f"`{name}` (participant {k}) does not hold the same variables as "
-                             f"participant 0; they differ in {diff}")
+            raise ValueError(
+                f"`{name}` (participant {k}) does not hold the same variables as "
+                f"participant 0; they differ in {diff}"
+            )
         by_id = sorted(range(len(cols)), key=lambda c: own[cols[c]])
         frame = X.iloc[:, by_id].copy()
         frame.columns = [cols[c] for c in by_id]

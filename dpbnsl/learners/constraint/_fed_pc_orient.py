@@ -25,8 +25,16 @@ from ...federation import SERVER, Dense, Message
 from .citests import CITest
 from .pc import best_separating_set
 
-__all__ = ["orientation_queries", "queries_payload", "participant_answers", "answers_payload",
-           "select_sepsets", "run_orientation", "CANDIDATES", "CRITERIA"]
+__all__ = [
+    "orientation_queries",
+    "queries_payload",
+    "participant_answers",
+    "answers_payload",
+    "select_sepsets",
+    "run_orientation",
+    "CANDIDATES",
+    "CRITERIA",
+]
 
 CANDIDATES = ("union", "endpoints")
 CRITERIA = ("max-p", "min-r")
@@ -58,15 +66,15 @@ def queries_payload(queries: list, d: int) -> Dense:
     return Dense(table)
 
 
-def participant_answers(ci: CITest, queries: list, *, alpha: float, max_size: int | None,
-                        criterion: str) -> list:
+def participant_answers(
+    ci: CITest, queries: list, *, alpha: float, max_size: int | None, criterion: str
+) -> list:
     """The participant's best ``(Z, value)`` (or None) for each query."""
     out = []
     for i, j, *sets in queries:
         best = None
         for C in sets:  # "endpoints": the first set wins ties, as it is searched first
-            cand = best_separating_set(ci, i, j, C, alpha=alpha, max_size=max_size,
-                                       criterion=criterion)
+            cand = best_separating_set(ci, i, j, C, alpha=alpha, max_size=max_size, criterion=criterion)
             if cand is not None and (best is None or _better(cand[1], best[1], criterion)):
                 best = cand
         out.append(best)
@@ -111,8 +119,17 @@ def select_sepsets(queries: list, uploads: list, criterion: str) -> tuple[dict, 
     return sepsets, chosen
 
 
-def run_orientation(cis: list, S: np.ndarray, transcript, round_: int, *, alpha: float,
-                    candidates: str, max_size: int | None, criterion: str) -> tuple[dict, dict, dict]:
+def run_orientation(
+    cis: list,
+    S: np.ndarray,
+    transcript,
+    round_: int,
+    *,
+    alpha: float,
+    candidates: str,
+    max_size: int | None,
+    criterion: str,
+) -> tuple[dict, dict, dict]:
     """Phases 1–3 with every message recorded; returns sepsets, chosen and a history row."""
     d = S.shape[0]
     t0 = time.perf_counter()
@@ -123,13 +140,18 @@ def run_orientation(cis: list, S: np.ndarray, transcript, round_: int, *, alpha:
     for k, ci in enumerate(cis):
         transcript.append(Message(round_, SERVER, k, "sepset_queries", down))
         before = ci.n_computed
-        answers = participant_answers(ci, queries, alpha=alpha, max_size=max_size,
-                                      criterion=criterion)
+        answers = participant_answers(ci, queries, alpha=alpha, max_size=max_size, criterion=criterion)
         tests += ci.n_computed - before
         up = answers_payload(queries, answers, d)
         transcript.append(Message(round_, k, SERVER, kind, up))
         uploads.append(up.values)
     sepsets, chosen = select_sepsets(queries, uploads, criterion)
-    row = dict(level=np.nan, edges=int(S.sum() // 2), local_edges_mean=np.nan, ci_tests=tests,
-               queries=len(queries), seconds=time.perf_counter() - t0)
+    row = dict(
+        level=np.nan,
+        edges=int(S.sum() // 2),
+        local_edges_mean=np.nan,
+        ci_tests=tests,
+        queries=len(queries),
+        seconds=time.perf_counter() - t0,
+    )
     return sepsets, chosen, row

@@ -95,7 +95,12 @@ class SkeletonServer:
         else:
             max_deg = int(local.sum(axis=2).max()) if local.size else 0
             stop = not t < max_deg or (self.max_cond_size is not None and nxt > self.max_cond_size)
-        self.rows.append(dict(level=t, edges=int(self.S.sum() // 2),
-                              local_edges_mean=float(local.sum(axis=(1, 2)).mean() / 2),
-                              server_seconds=time.perf_counter() - t0))
+        self.rows.append(
+            dict(
+                level=t,
+                edges=int(self.S.sum() // 2),
+                local_edges_mean=float(local.sum(axis=(1, 2)).mean() / 2),
+                server_seconds=time.perf_counter() - t0,
+            )
+        )
         return ServerReply(Dense(self.S.astype(float)), "global_skeleton", stop=stop)

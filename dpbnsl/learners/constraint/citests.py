@@ -89,8 +89,9 @@ class CITest:
             a, b = operator.index(i), operator.index(j)
             S = tuple(sorted(operator.index(s) for s in S))
         except TypeError:
-            raise TypeError(f"`i`, `j` and `S` must be integer column indices; got i = {i!r}, "
-                            f"j = {j!r}, S = {S!r}") from None
+            raise TypeError(
+                f"`i`, `j` and `S` must be integer column indices; got i = {i!r}, j = {j!r}, S = {S!r}"
+            ) from None
         key = (a, b, S) if a < b else (b, a, S)
         if key in self._cache:
             return key
@@ -216,12 +217,16 @@ def discrete_levels(X: np.ndarray, name: str = "X", *, where: str = "") -> np.nd
     frac = X != np.round(X)
     if frac.any():
         r, c = np.argwhere(frac)[0]
-        raise ValueError(f"`{name}`{where} must hold integer category codes 0, 1, 2, ... for a "
-                         f"discrete test; got {float(X[r, c])!r} at row {r}, column {c}")
+        raise ValueError(
+            f"`{name}`{where} must hold integer category codes 0, 1, 2, ... for a "
+            f"discrete test; got {float(X[r, c])!r} at row {r}, column {c}"
+        )
     if (X < 0).any():
         r, c = np.argwhere(X < 0)[0]
-        raise ValueError(f"`{name}`{where} must hold non-negative category codes; got "
-                         f"{float(X[r, c])!r} at row {r}, column {c}")
+        raise ValueError(
+            f"`{name}`{where} must hold non-negative category codes; got "
+            f"{float(X[r, c])!r} at row {r}, column {c}"
+        )
     return (X.max(axis=0) + 1).astype(np.int64) if X.shape[0] else np.zeros(X.shape[1], np.int64)
 
 
@@ -259,8 +264,9 @@ class GSquare(CITest):
 
     name = "g2"
 
-    def __init__(self, X, *, levels=None, min_samples_per_cell: float = 5.0,
-                 dof: str = "adjusted", name: str = "X") -> None:
+    def __init__(
+        self, X, *, levels=None, min_samples_per_cell: float = 5.0, dof: str = "adjusted", name: str = "X"
+    ) -> None:
         X = as_float_matrix(X, name)
         n, d = X.shape
         observed = discrete_levels(X, name)
@@ -269,15 +275,18 @@ class GSquare(CITest):
                 if n and np.all(X[:, k] == X[0, k]):
                     raise ValueError(
                         f"`{name}` column {k} has a single level ({X[0, k]:g}); a CI test needs at "
-                        f"least 2 (drop the column, or pass `levels` when other data have more)")
+                        f"least 2 (drop the column, or pass `levels` when other data have more)"
+                    )
             levels = observed
         else:
             levels = _check_levels(levels, d)
             over = np.flatnonzero(observed > levels)
             if over.size:
                 k = int(over[0])
-                raise ValueError(f"`{name}` column {k} has code {observed[k] - 1} but `levels[{k}]` "
-                                 f"= {levels[k]} (codes must be < levels)")
+                raise ValueError(
+                    f"`{name}` column {k} has code {observed[k] - 1} but `levels[{k}]` "
+                    f"= {levels[k]} (codes must be < levels)"
+                )
         super().__init__(n, d)
         self.levels = np.array(levels, dtype=np.int64)
         self.levels.setflags(write=False)
@@ -336,8 +345,15 @@ def _looks_discrete(X: np.ndarray) -> bool:
     return all(np.unique(X[:, k]).size <= AUTO_MAX_LEVELS for k in range(X.shape[1]))
 
 
-def make_ci_test(X, *, test: str = "fisher-z", levels=None, min_samples_per_cell: float = 5.0,
-                 dof: str = "adjusted", name: str = "X") -> CITest:
+def make_ci_test(
+    X,
+    *,
+    test: str = "fisher-z",
+    levels=None,
+    min_samples_per_cell: float = 5.0,
+    dof: str = "adjusted",
+    name: str = "X",
+) -> CITest:
     """Build the CI test named ``test`` on ``X`` (``"fisher-z"``, ``"g2"`` or ``"auto"``).
 
     ``"auto"`` picks G² when every value is a non-negative integer and every column has at most

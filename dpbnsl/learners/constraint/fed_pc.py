@@ -43,8 +43,18 @@ from ._fed_pc_skeleton import TERMINATIONS, VOTE_RULES, SkeletonParticipant, Ske
 from .citests import discrete_levels, make_ci_test
 from .pc import check_pc_options, cpdag_matrix, orient_pdag, pdag_to_dag
 
-__all__ = ["fed_pc", "min_votes", "alphabetical_ids", "LocalPC", "pc_local", "pc_all",
-           "pc_avg_scores", "pc_best", "fed_pc_simple_i", "fed_pc_simple_ii"]
+__all__ = [
+    "fed_pc",
+    "min_votes",
+    "alphabetical_ids",
+    "LocalPC",
+    "pc_local",
+    "pc_all",
+    "pc_avg_scores",
+    "pc_best",
+    "fed_pc_simple_i",
+    "fed_pc_simple_ii",
+]
 
 
 def _ci_tests(arrays, *, test, levels, min_samples_per_cell, dof):
@@ -58,21 +68,46 @@ def _ci_tests(arrays, *, test, levels, min_samples_per_cell, dof):
             if levels == "global":
                 per = [shared_levels(arrays)] * len(arrays)
             else:
-                per = [np.maximum(discrete_levels(X, "participants", where=f" (participant {k})"),
-                                  2) for k, X in enumerate(arrays)]
+                per = [
+                    np.maximum(discrete_levels(X, "participants", where=f" (participant {k})"), 2)
+                    for k, X in enumerate(arrays)
+                ]
         else:
             per = [levels] * len(arrays)
-    return [make_ci_test(X, test=test, levels=per[k], min_samples_per_cell=min_samples_per_cell,
-                         dof=dof, name=f"participants[{k}]") for k, X in enumerate(arrays)], test
+    return [
+        make_ci_test(
+            X,
+            test=test,
+            levels=per[k],
+            min_samples_per_cell=min_samples_per_cell,
+            dof=dof,
+            name=f"participants[{k}]",
+        )
+        for k, X in enumerate(arrays)
+    ], test
 
 
-def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: float = 0.3,
-           vote_rule: str = "paper", variant: str = "original", max_cond_size: int | None = None,
-           termination: str = "neighbours", sepset_candidates: str = "union",
-           max_sepset_size: int | None = 3, sepset_criterion: str = "max-p",
-           no_sepset: str = "orient", conflict: str = "first", extension: str = "dor-tarsi",
-           levels="global", min_samples_per_cell: float = 5.0, dof: str = "adjusted",
-           id_mapping: bool = True) -> LearnResult:
+def fed_pc(
+    participants,
+    *,
+    alpha: float = 0.01,
+    test: str = "fisher-z",
+    ratio: float = 0.3,
+    vote_rule: str = "paper",
+    variant: str = "original",
+    max_cond_size: int | None = None,
+    termination: str = "neighbours",
+    sepset_candidates: str = "union",
+    max_sepset_size: int | None = 3,
+    sepset_criterion: str = "max-p",
+    no_sepset: str = "orient",
+    conflict: str = "first",
+    extension: str = "dor-tarsi",
+    levels="global",
+    min_samples_per_cell: float = 5.0,
+    dof: str = "adjusted",
+    id_mapping: bool = True,
+) -> LearnResult:
     """Learn a CPDAG (and one DAG of its class) from data split across participants with FedPC.
 
     Parameters
@@ -136,8 +171,14 @@ def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: 
     >>> r.is_dag, r.info["min_votes"], r.transcript.n_participants
     (True, 1, 3)
     """
-    opts = check_pc_options(alpha=alpha, variant=variant, max_cond_size=max_cond_size,
-                            conflict=conflict, extension=extension, no_sepset=no_sepset)
+    opts = check_pc_options(
+        alpha=alpha,
+        variant=variant,
+        max_cond_size=max_cond_size,
+        conflict=conflict,
+        extension=extension,
+        no_sepset=no_sepset,
+    )
     check_choice(vote_rule, "vote_rule", VOTE_RULES)
     check_choice(termination, "termination", TERMINATIONS)
     check_choice(sepset_candidates, "sepset_candidates", CANDIDATES)
@@ -153,25 +194,40 @@ def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: 
     arrays, columns = as_participants(participants)
     P, d = len(arrays), arrays[0].shape[1]
     need = min_votes(P, ratio, vote_rule)
-    cis, test_name = _ci_tests(arrays, test=test, levels=levels,
-                               min_samples_per_cell=min_samples_per_cell, dof=dof)
+    cis, test_name = _ci_tests(
+        arrays, test=test, levels=levels, min_samples_per_cell=min_samples_per_cell, dof=dof
+    )
     if sepset_criterion == "min-r" and test_name != "fisher-z":
         raise ValueError(f"`sepset_criterion` = 'min-r' needs test 'fisher-z'; got {test_name!r}")
     t_start = time.perf_counter()
     clients = [SkeletonParticipant(ci, alpha=opts["alpha"], variant=opts["variant"]) for ci in cis]
-    server = SkeletonServer(d, need=need, max_cond_size=opts["max_cond_size"],
-                            termination=termination)
+    server = SkeletonServer(d, need=need, max_cond_size=opts["max_cond_size"], termination=termination)
     layers, transcript = run_rounds(clients, server, rounds=max(d, 1), transcript=Transcript())
     S = server.S
-    rows = [dict(round=t, phase="skeleton", **r, ci_tests=sum(c.tests[t] for c in clients),
-                 seconds=sum(c.seconds[t] for c in clients) + r["server_seconds"])
-            for t, r in enumerate(server.rows)]
-    sepsets, chosen, row = run_orientation(cis, S, transcript, layers, alpha=opts["alpha"],
-                                           candidates=sepset_candidates, max_size=max_sepset_size,
-                                           criterion=sepset_criterion)
+    rows = [
+        dict(
+            round=t,
+            phase="skeleton",
+            **r,
+            ci_tests=sum(c.tests[t] for c in clients),
+            seconds=sum(c.seconds[t] for c in clients) + r["server_seconds"],
+        )
+        for t, r in enumerate(server.rows)
+    ]
+    sepsets, chosen, row = run_orientation(
+        cis,
+        S,
+        transcript,
+        layers,
+        alpha=opts["alpha"],
+        candidates=sepset_candidates,
+        max_size=max_sepset_size,
+        criterion=sepset_criterion,
+    )
     t0 = time.perf_counter()
-    directed, undirected, vs, conflicts = orient_pdag(S, sepsets, conflict=opts["conflict"],
-                                                      no_sepset=opts["no_sepset"])
+    directed, undirected, vs, conflicts = orient_pdag(
+        S, sepsets, conflict=opts["conflict"], no_sepset=opts["no_sepset"]
+    )
     dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
     row["seconds"] += time.perf_counter() - t0
     rows.append(dict(round=layers, phase="orient", **row))
@@ -183,22 +239,43 @@ def fed_pc(participants, *, alpha: float = 0.01, test: str = "fisher-z", ratio: 
         back[order] = np.arange(d)
         dag, cpdag, skeleton = (M[np.ix_(back, back)] for M in (dag, cpdag, skeleton))
         relabel = lambda Z: tuple(sorted(order[z] for z in Z))
-        sepsets = {tuple(sorted((order[i], order[j]))): None if Z is None else relabel(Z)
-                   for (i, j), Z in sepsets.items()}
+        sepsets = {
+            tuple(sorted((order[i], order[j]))): None if Z is None else relabel(Z)
+            for (i, j), Z in sepsets.items()
+        }
         chosen = {tuple(sorted((order[i], order[j]))): v for (i, j), v in chosen.items()}
         vs = [(order[i], order[k], order[j]) for i, k, j in vs]
         assert first_cols is not None  # set together with order
         columns = tuple(first_cols)
-    params = dict(opts, test=test_name, ratio=ratio, vote_rule=vote_rule, termination=termination,
-                  sepset_candidates=sepset_candidates, max_sepset_size=max_sepset_size,
-                  sepset_criterion=sepset_criterion,
-                  levels=levels if isinstance(levels, str) else tuple(int(v) for v in levels),
-                  min_samples_per_cell=min_samples_per_cell, dof=dof, id_mapping=id_mapping)
-    info = dict(cpdag=cpdag, skeleton=skeleton, sepsets=sepsets, chosen=chosen, v_structures=vs,
-                conflicts=conflicts, forced=forced, min_votes=need, layers=layers,
-                ci_tests=tuple(ci.n_computed for ci in cis),
-                # with order, columns is participant 0's names (set above)
-                ids=alphabetical_ids(cast("tuple[str, ...]", columns)) if order is not None else None,
-                seconds=time.perf_counter() - t_start)
-    return LearnResult("fed-pc", dag, cpdag, history, columns, transcript=transcript,
-                       params=params, info=info)
+    params = dict(
+        opts,
+        test=test_name,
+        ratio=ratio,
+        vote_rule=vote_rule,
+        termination=termination,
+        sepset_candidates=sepset_candidates,
+        max_sepset_size=max_sepset_size,
+        sepset_criterion=sepset_criterion,
+        levels=levels if isinstance(levels, str) else tuple(int(v) for v in levels),
+        min_samples_per_cell=min_samples_per_cell,
+        dof=dof,
+        id_mapping=id_mapping,
+    )
+    info = dict(
+        cpdag=cpdag,
+        skeleton=skeleton,
+        sepsets=sepsets,
+        chosen=chosen,
+        v_structures=vs,
+        conflicts=conflicts,
+        forced=forced,
+        min_votes=need,
+        layers=layers,
+        ci_tests=tuple(ci.n_computed for ci in cis),
+        # with order, columns is participant 0's names (set above)
+        ids=alphabetical_ids(cast("tuple[str, ...]", columns)) if order is not None else None,
+        seconds=time.perf_counter() - t_start,
+    )
+    return LearnResult(
+        "fed-pc", dag, cpdag, history, columns, transcript=transcript, params=params, info=info
+    )

@@ -25,8 +25,17 @@ from ...graphs import apply_meek, threshold_to_dag
 from ..result import LearnResult
 from .citests import CITest, check_alpha, make_ci_test, subsets
 
-__all__ = ["pc", "pc_skeleton", "skeleton_level", "orient_pdag", "pdag_to_dag",
-           "best_separating_set", "VARIANTS", "CONFLICTS", "EXTENSIONS"]
+__all__ = [
+    "pc",
+    "pc_skeleton",
+    "skeleton_level",
+    "orient_pdag",
+    "pdag_to_dag",
+    "best_separating_set",
+    "VARIANTS",
+    "CONFLICTS",
+    "EXTENSIONS",
+]
 
 VARIANTS = ("stable", "original")
 CONFLICTS = ("first", "last")
@@ -34,8 +43,9 @@ EXTENSIONS = ("dor-tarsi", "max-parents")
 NO_SEPSET = ("orient", "skip")
 
 
-def skeleton_level(ci: CITest, adj: np.ndarray, level: int, *, alpha: float, variant: str,
-                   sepsets: dict | None = None) -> int:
+def skeleton_level(
+    ci: CITest, adj: np.ndarray, level: int, *, alpha: float, variant: str, sepsets: dict | None = None
+) -> int:
     """Run PC level ``level`` in place on the boolean symmetric ``adj``; return the tests requested.
 
     Found separating sets go to ``sepsets[(min(i, j), max(i, j))]`` when a dict is given.
@@ -66,8 +76,9 @@ def needs_level(adj: np.ndarray, level: int, max_cond_size: int | None) -> bool:
     return bool(np.any(deg[deg > 0] - 1 >= level))
 
 
-def pc_skeleton(ci: CITest, *, alpha: float, variant: str = "stable",
-                max_cond_size: int | None = None) -> tuple[np.ndarray, dict, list[dict]]:
+def pc_skeleton(
+    ci: CITest, *, alpha: float, variant: str = "stable", max_cond_size: int | None = None
+) -> tuple[np.ndarray, dict, list[dict]]:
     """PC's skeleton phase. Returns the boolean adjacency, the separating sets (keyed by ``(i, j)``,
     ``i < j``) and one history row per level (level, edges, tests computed, seconds)."""
     d = ci.d
@@ -77,14 +88,28 @@ def pc_skeleton(ci: CITest, *, alpha: float, variant: str = "stable",
     while needs_level(adj, level, max_cond_size):
         t0, before = time.perf_counter(), ci.n_computed
         skeleton_level(ci, adj, level, alpha=alpha, variant=variant, sepsets=sepsets)
-        rows.append(dict(level=level, edges=int(adj.sum() // 2), ci_tests=ci.n_computed - before,
-                         seconds=time.perf_counter() - t0))
+        rows.append(
+            dict(
+                level=level,
+                edges=int(adj.sum() // 2),
+                ci_tests=ci.n_computed - before,
+                seconds=time.perf_counter() - t0,
+            )
+        )
         level += 1
     return adj, sepsets, rows
 
 
-def best_separating_set(ci: CITest, i: int, j: int, candidates, *, alpha: float,
-                        max_size: int | None = 3, criterion: str = "max-p"):
+def best_separating_set(
+    ci: CITest,
+    i: int,
+    j: int,
+    candidates,
+    *,
+    alpha: float,
+    max_size: int | None = 3,
+    criterion: str = "max-p",
+):
     """The best ``Z ⊆ candidates`` (``|Z| ≤ max_size``) with ``p(X_i ⊥ X_j | X_Z) > α``, or None.
 
     Subsets are visited by size, then lexicographically. ``criterion="max-p"``: the largest
@@ -117,8 +142,9 @@ def _set_arrow(directed, undirected, a, b) -> bool:
     return False
 
 
-def orient_pdag(adj: np.ndarray, sepsets: dict, *, conflict: str = "first",
-                no_sepset: str = "orient") -> tuple[np.ndarray, np.ndarray, list, int]:
+def orient_pdag(
+    adj: np.ndarray, sepsets: dict, *, conflict: str = "first", no_sepset: str = "orient"
+) -> tuple[np.ndarray, np.ndarray, list, int]:
     """V-structures from ``sepsets`` (``(i, j) → tuple``, ``i < j``; None or missing = none
     found), then Meek R1–R3.
 
@@ -161,8 +187,9 @@ def orient_pdag(adj: np.ndarray, sepsets: dict, *, conflict: str = "first",
     return directed, undirected, found, conflicts
 
 
-def pdag_to_dag(directed: np.ndarray, undirected: np.ndarray, *,
-                method: str = "dor-tarsi") -> tuple[np.ndarray, int]:
+def pdag_to_dag(
+    directed: np.ndarray, undirected: np.ndarray, *, method: str = "dor-tarsi"
+) -> tuple[np.ndarray, int]:
     """A DAG extending the PDAG (directed arrows kept, undirected edges oriented).
 
     ``"dor-tarsi"`` (Dor & Tarsi 1992): repeatedly take the lowest-index node x with no outgoing
@@ -195,9 +222,17 @@ def pdag_to_dag(directed: np.ndarray, undirected: np.ndarray, *,
     while alive.any():
         adjacent = (D | D.T | U) & alive[None, :]
         sinks = [x for x in np.flatnonzero(alive) if not (D[x] & alive).any()]
-        pick: int | np.integer | None = next((x for x in sinks if all(
-            np.all(adjacent[y, adjacent[x]] | (np.flatnonzero(adjacent[x]) == y))
-            for y in np.flatnonzero(U[x] & alive))), None)
+        pick: int | np.integer | None = next(
+            (
+                x
+                for x in sinks
+                if all(
+                    np.all(adjacent[y, adjacent[x]] | (np.flatnonzero(adjacent[x]) == y))
+                    for y in np.flatnonzero(U[x] & alive)
+                )
+            ),
+            None,
+        )
         if pick is None:
             forced += 1
             if sinks:
@@ -221,18 +256,31 @@ def cpdag_matrix(directed: np.ndarray, undirected: np.ndarray) -> np.ndarray:
 
 def check_pc_options(*, alpha, variant, max_cond_size, conflict, extension, no_sepset="orient"):
     """Validate the options PC and FedPC share; return them normalised."""
-    return dict(alpha=check_alpha(alpha), variant=check_choice(variant, "variant", VARIANTS),
-                max_cond_size=None if max_cond_size is None
-                else check_int(max_cond_size, "max_cond_size", low=0),
-                conflict=check_choice(conflict, "conflict", CONFLICTS),
-                extension=check_choice(extension, "extension", EXTENSIONS),
-                no_sepset=check_choice(no_sepset, "no_sepset", NO_SEPSET))
+    return dict(
+        alpha=check_alpha(alpha),
+        variant=check_choice(variant, "variant", VARIANTS),
+        max_cond_size=None if max_cond_size is None else check_int(max_cond_size, "max_cond_size", low=0),
+        conflict=check_choice(conflict, "conflict", CONFLICTS),
+        extension=check_choice(extension, "extension", EXTENSIONS),
+        no_sepset=check_choice(no_sepset, "no_sepset", NO_SEPSET),
+    )
 
 
-def pc(X, *, alpha: float = 0.01, test: str = "fisher-z", variant: str = "stable",
-       max_cond_size: int | None = None, sepset: str = "skeleton", max_sepset_size: int | None = 3,
-       conflict: str = "first", extension: str = "dor-tarsi", levels=None,
-       min_samples_per_cell: float = 5.0, dof: str = "adjusted") -> LearnResult:
+def pc(
+    X,
+    *,
+    alpha: float = 0.01,
+    test: str = "fisher-z",
+    variant: str = "stable",
+    max_cond_size: int | None = None,
+    sepset: str = "skeleton",
+    max_sepset_size: int | None = 3,
+    conflict: str = "first",
+    extension: str = "dor-tarsi",
+    levels=None,
+    min_samples_per_cell: float = 5.0,
+    dof: str = "adjusted",
+) -> LearnResult:
     """Learn a CPDAG with the PC algorithm and return it with one DAG of its class.
 
     Parameters
@@ -275,8 +323,9 @@ def pc(X, *, alpha: float = 0.01, test: str = "fisher-z", variant: str = "stable
     >>> r.is_dag, r.info["cpdag"].shape
     (True, (5, 5))
     """
-    opts = check_pc_options(alpha=alpha, variant=variant, max_cond_size=max_cond_size,
-                            conflict=conflict, extension=extension)
+    opts = check_pc_options(
+        alpha=alpha, variant=variant, max_cond_size=max_cond_size, conflict=conflict, extension=extension
+    )
     check_choice(sepset, "sepset", ("skeleton", "max-p"))
     if max_sepset_size is not None:
         max_sepset_size = check_int(max_sepset_size, "max_sepset_size", low=0)
@@ -284,27 +333,48 @@ def pc(X, *, alpha: float = 0.01, test: str = "fisher-z", variant: str = "stable
     arr = as_float_matrix(X, "X", min_cols=1)
     if arr.shape[0] < 2:
         raise ValueError(f"`X` has {arr.shape[0]} rows; at least 2 are required")
-    ci = make_ci_test(arr, test=test, levels=levels, min_samples_per_cell=min_samples_per_cell,
-                      dof=dof)
+    ci = make_ci_test(arr, test=test, levels=levels, min_samples_per_cell=min_samples_per_cell, dof=dof)
     t0 = time.perf_counter()
-    adj, sepsets, rows = pc_skeleton(ci, alpha=opts["alpha"], variant=opts["variant"],
-                                     max_cond_size=opts["max_cond_size"])
+    adj, sepsets, rows = pc_skeleton(
+        ci, alpha=opts["alpha"], variant=opts["variant"], max_cond_size=opts["max_cond_size"]
+    )
     if sepset == "max-p":
         sepsets = {}
         for i, j in zip(*np.nonzero(np.triu(~adj & ~np.eye(ci.d, dtype=bool)))):
             if (adj[i] & adj[j]).any():
-                best = best_separating_set(ci, i, j, np.flatnonzero(adj[i] | adj[j]),
-                                           alpha=opts["alpha"], max_size=max_sepset_size)
+                best = best_separating_set(
+                    ci, i, j, np.flatnonzero(adj[i] | adj[j]), alpha=opts["alpha"], max_size=max_sepset_size
+                )
                 sepsets[(int(i), int(j))] = None if best is None else best[0]
     directed, undirected, vs, conflicts = orient_pdag(adj, sepsets, conflict=opts["conflict"])
     dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
     cpdag = cpdag_matrix(directed, undirected)
-    params = dict(opts, test=ci.name, sepset=sepset, max_sepset_size=max_sepset_size,
-                  levels=None if levels is None else tuple(int(v) for v in levels),
-                  min_samples_per_cell=min_samples_per_cell, dof=dof)
+    params = dict(
+        opts,
+        test=ci.name,
+        sepset=sepset,
+        max_sepset_size=max_sepset_size,
+        levels=None if levels is None else tuple(int(v) for v in levels),
+        min_samples_per_cell=min_samples_per_cell,
+        dof=dof,
+    )
     params.pop("no_sepset")
-    info = dict(cpdag=cpdag, skeleton=adj.astype(int), sepsets=sepsets, v_structures=vs,
-                conflicts=conflicts, forced=forced, ci_tests=ci.n_computed,
-                seconds=time.perf_counter() - t0)
-    return LearnResult("pc", dag, cpdag, pd.DataFrame(rows, columns=["level", "edges", "ci_tests",
-                       "seconds"]), columns, params=params, info=info)
+    info = dict(
+        cpdag=cpdag,
+        skeleton=adj.astype(int),
+        sepsets=sepsets,
+        v_structures=vs,
+        conflicts=conflicts,
+        forced=forced,
+        ci_tests=ci.n_computed,
+        seconds=time.perf_counter() - t0,
+    )
+    return LearnResult(
+        "pc",
+        dag,
+        cpdag,
+        pd.DataFrame(rows, columns=["level", "edges", "ci_tests", "seconds"]),
+        columns,
+        params=params,
+        info=info,
+    )

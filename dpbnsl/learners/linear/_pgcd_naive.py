@@ -16,8 +16,19 @@ from .pgcd import PGCDNoise, clip_bounds, soft_threshold
 __all__ = ["naive_dp_pgcd"]
 
 
-def naive_dp_pgcd(X, B, W, beta, *, lambda1: float, rho2: float, iters: int, m: np.ndarray,
-                  noise: PGCDNoise, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def naive_dp_pgcd(
+    X,
+    B,
+    W,
+    beta,
+    *,
+    lambda1: float,
+    rho2: float,
+    iters: int,
+    m: np.ndarray,
+    noise: PGCDNoise,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
     """Return (B, selected flat indices) after ``iters`` DP-PGCD iterations, naively."""
     n, d = X.shape
     M = np.asarray(m, float) + rho2
@@ -31,14 +42,13 @@ def naive_dp_pgcd(X, B, W, beta, *, lambda1: float, rho2: float, iters: int, m: 
         for b in range(d):  # clipped per-sample gradients, one column at a time
             G[:, b] = np.clip(-X * R[:, b, None], -C_a, C_a).mean(axis=0)
         G += beta + rho2 * (B - W)
-        S = np.sqrt(M)[:, None] * np.abs(
-            soft_threshold(B - G / M[:, None], lambda1 / M[:, None]) - B)
+        S = np.sqrt(M)[:, None] * np.abs(soft_threshold(B - G / M[:, None], lambda1 / M[:, None]) - B)
         np.fill_diagonal(S, -np.inf)
-        sampler = ColumnwiseExponentialMechanism(S, sensitivity=delta_s,
-                                                 multiplier=noise.multiplier)
+        sampler = ColumnwiseExponentialMechanism(S, sensitivity=delta_s, multiplier=noise.multiplier)
         a, b = divmod(sampler.sample(rng).value, d)
-        g = gaussian_mechanism(G[a, b], sensitivity=2 * C_a[a] / n, multiplier=noise.multiplier,
-                               rng=rng).value
+        g = gaussian_mechanism(
+            G[a, b], sensitivity=2 * C_a[a] / n, multiplier=noise.multiplier, rng=rng
+        ).value
         B[a, b] = soft_threshold(B[a, b] - g / M[a], lambda1 / M[a])
         selected[k] = a * d + b
     return B, selected

@@ -40,8 +40,14 @@ from ..result import LearnResult
 from .fed_bnsl import CovarianceParticipant, make_server
 from .scale_checks import check_declared_centre, check_row_norm
 
-__all__ = ["dp_fed_bnsl", "covariance_sensitivity", "release_covariance", "fit_covariances",
-           "plan", "CovariancePlan"]
+__all__ = [
+    "dp_fed_bnsl",
+    "covariance_sensitivity",
+    "release_covariance",
+    "fit_covariances",
+    "plan",
+    "CovariancePlan",
+]
 
 #: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
 ACCOUNTANT: dict[str, Accountant] = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
@@ -67,15 +73,19 @@ def _multipliers(epsilon, delta, calibration, share):
         try:
             spent = compose_epsilon(_entries(z_cov, z_mean), delta, ACCOUNTANT[calibration])
         except UnsupportedEventError:
-            raise ValueError(f"`delta` = {delta:g} is below what the {calibration!r} "
-                             f"calibration's accountant (dp-accounting's PLD) resolves, about "
-                             f"1e-15: use calibration='zcdp' or a larger delta") from None
+            raise ValueError(
+                f"`delta` = {delta:g} is below what the {calibration!r} "
+                f"calibration's accountant (dp-accounting's PLD) resolves, about "
+                f"1e-15: use calibration='zcdp' or a larger delta"
+            ) from None
         if spent <= epsilon:
             return z_cov, z_mean, spent
         step = max(2.0 * step, 2.0 * (spent - epsilon) / epsilon)
         z *= 1.0 + step
-    raise RuntimeError(f"the {ACCOUNTANT[calibration]!r} accountant did not certify ε = {epsilon}"
-                       f" at δ = {delta} for the calibrated noise (last ε: {spent!r})")
+    raise RuntimeError(
+        f"the {ACCOUNTANT[calibration]!r} accountant did not certify ε = {epsilon}"
+        f" at δ = {delta} for the calibrated noise (last ε: {spent!r})"
+    )
 
 
 def _psd_floor(psd) -> float | None:
@@ -85,12 +95,27 @@ def _psd_floor(psd) -> float | None:
 
 
 def dp_fed_bnsl(
-    participants, *, epsilon: float, delta: float, clip_norm: float = 1.0,
-    calibration: Literal["analytic", "classic", "zcdp"] = "analytic", psd: bool | float = True,
-    centre: Literal["declared", "private"] = "declared", centre_share: float = 0.1, rng=None,
-    lambda1: float = 0.01, rho1: float = 1e-3, rho2: float = 1e-3, gamma1: float = 1.75,
-    gamma2: float = 1.25, rho_max: float = 1e16, max_rounds: int = 200, h_tol: float = 1e-8,
-    gap_tol: float = 1e-6, threshold: float = 0.3, neighbouring: str = "replace-one",
+    participants,
+    *,
+    epsilon: float,
+    delta: float,
+    clip_norm: float = 1.0,
+    calibration: Literal["analytic", "classic", "zcdp"] = "analytic",
+    psd: bool | float = True,
+    centre: Literal["declared", "private"] = "declared",
+    centre_share: float = 0.1,
+    rng=None,
+    lambda1: float = 0.01,
+    rho1: float = 1e-3,
+    rho2: float = 1e-3,
+    gamma1: float = 1.75,
+    gamma2: float = 1.25,
+    rho_max: float = 1e16,
+    max_rounds: int = 200,
+    h_tol: float = 1e-8,
+    gap_tol: float = 1e-6,
+    threshold: float = 0.3,
+    neighbouring: str = "replace-one",
 ) -> LearnResult:
     """Learn one DAG with DP-Fed-BNSL; each participant's dataset is (ε, δ)-DP.
 
@@ -170,12 +195,27 @@ def dp_fed_bnsl(
     """
     arrays, columns = as_participants(participants, min_rows=1)
     P, d = len(arrays), arrays[0].shape[1]
-    pl = plan(epsilon=epsilon, delta=delta, clip_norm=clip_norm, calibration=calibration,
-              psd=psd, centre=centre, centre_share=centre_share, lambda1=lambda1, rho1=rho1,
-              rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max, max_rounds=max_rounds,
-              h_tol=h_tol, gap_tol=gap_tol, threshold=threshold, neighbouring=neighbouring)
-    e, dl, R, floor, share, params = pl.epsilon, pl.delta, pl.clip_norm, pl.psd, pl.share, \
-        dict(pl.hyper)
+    pl = plan(
+        epsilon=epsilon,
+        delta=delta,
+        clip_norm=clip_norm,
+        calibration=calibration,
+        psd=psd,
+        centre=centre,
+        centre_share=centre_share,
+        lambda1=lambda1,
+        rho1=rho1,
+        rho2=rho2,
+        gamma1=gamma1,
+        gamma2=gamma2,
+        rho_max=rho_max,
+        max_rounds=max_rounds,
+        h_tol=h_tol,
+        gap_tol=gap_tol,
+        threshold=threshold,
+        neighbouring=neighbouring,
+    )
+    e, dl, R, floor, share, params = pl.epsilon, pl.delta, pl.clip_norm, pl.psd, pl.share, dict(pl.hyper)
     z_cov, z_mean = pl.z_cov, pl.z_mean
 
     start = time.perf_counter()
@@ -186,8 +226,7 @@ def dp_fed_bnsl(
         if centre == "declared":
             check_declared_centre(X, participant=k, columns=columns)
         if z_mean is not None:
-            X = X - private_mean(X, row_norm=R, multiplier=z_mean, rng=g, ledger=ledger,
-                                 label="mean")
+            X = X - private_mean(X, row_norm=R, multiplier=z_mean, rng=g, ledger=ledger, label="mean")
         check_row_norm(X, clip_norm=R, participant=k)
         S, release = release_covariance(X, clip_norm=R, multiplier=z_cov, psd_floor=floor, rng=g)
         ledger.record("covariance", release.event)
@@ -195,10 +234,13 @@ def dp_fed_bnsl(
         if low + params["rho2"] <= 0.0:
             # S̃_k + ρ₂I must be invertible. The budget is already spent, so never raise here (a
             # re-run would spend it again): repair by post-processing and say so.
-            warnings.warn(f"the released covariance of participant {k} has eigenvalue {low:.4g} "
-                          f"<= -rho2 = {-params['rho2']:g}; its eigenvalues were raised to "
-                          f"-rho2/2 (post-processing; use psd=True to project onto PSD)",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"the released covariance of participant {k} has eigenvalue {low:.4g} "
+                f"<= -rho2 = {-params['rho2']:g}; its eigenvalues were raised to "
+                f"-rho2/2 (post-processing; use psd=True to project onto PSD)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             evals, Q = np.linalg.eigh(S)
             S = (Q * np.maximum(evals, -0.5 * params["rho2"])) @ Q.T
             S = (S + S.T) / 2.0
@@ -208,24 +250,65 @@ def dp_fed_bnsl(
 
     W, server, transcript = fit_covariances(released, params)
     # ε is computed from what the ledgers hold (identical for every participant: composed once)
-    accountants = (ACCOUNTANT[calibration],) + tuple(a for a in ("rdp", "zcdp")
-                                                     if a != ACCOUNTANT[calibration])
-    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip_norm=R, centre=centre,
-                  releases="one covariance" + (" and one mean" if z_mean is not None else ""))
-    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e, neighbouring=pl.neighbouring,
-                                calibration=calibration, accountants=accountants, public=public)
+    accountants = (ACCOUNTANT[calibration],) + tuple(
+        a for a in ("rdp", "zcdp") if a != ACCOUNTANT[calibration]
+    )
+    public = dict(
+        d=d,
+        n_k=tuple(X.shape[0] for X in arrays),
+        clip_norm=R,
+        centre=centre,
+        releases="one covariance" + (" and one mean" if z_mean is not None else ""),
+    )
+    privacy = summarize_privacy(
+        ledgers,
+        delta=dl,
+        target_epsilon=e,
+        neighbouring=pl.neighbouring,
+        calibration=calibration,
+        accountants=accountants,
+        public=public,
+    )
     spent = privacy.bounds[ACCOUNTANT[calibration]]
     if spent > e:  # pragma: no cover - the calibration above guarantees it; never report silently
         raise RuntimeError(f"the releases spent ε = {spent!r} > target {e!r}")
     sens = tuple(covariance_sensitivity(X.shape[0], clip_norm=R) for X in arrays)
-    params.update(epsilon=e, delta=dl, clip_norm=R, calibration=calibration, psd=floor,
-                  centre=centre, centre_share=share, normalize="local", neighbouring=pl.neighbouring)
-    info = {"epsilon": {ACCOUNTANT[calibration]: spent}, "accountant": ACCOUNTANT[calibration], "delta": dl,
-            "repaired": tuple(repaired), "noise_multiplier": z_cov, "sigma": tuple(z_cov * s for s in sens),
-            "sensitivity": sens, "mean_multiplier": z_mean, "covariances": tuple(released),
-            "seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)}
-    return LearnResult("dp-fed-bnsl", W, server.W, pd.DataFrame(server.rows), columns, transcript,
-                       ledgers, params, info, privacy)
+    params.update(
+        epsilon=e,
+        delta=dl,
+        clip_norm=R,
+        calibration=calibration,
+        psd=floor,
+        centre=centre,
+        centre_share=share,
+        normalize="local",
+        neighbouring=pl.neighbouring,
+    )
+    info = {
+        "epsilon": {ACCOUNTANT[calibration]: spent},
+        "accountant": ACCOUNTANT[calibration],
+        "delta": dl,
+        "repaired": tuple(repaired),
+        "noise_multiplier": z_cov,
+        "sigma": tuple(z_cov * s for s in sens),
+        "sensitivity": sens,
+        "mean_multiplier": z_mean,
+        "covariances": tuple(released),
+        "seconds": time.perf_counter() - start,
+        "n_samples": tuple(X.shape[0] for X in arrays),
+    }
+    return LearnResult(
+        "dp-fed-bnsl",
+        W,
+        server.W,
+        pd.DataFrame(server.rows),
+        columns,
+        transcript,
+        ledgers,
+        params,
+        info,
+        privacy,
+    )
 
 
 def fit_covariances(released, hyper: dict):
@@ -233,12 +316,15 @@ def fit_covariances(released, hyper: dict):
     hyperparameters ``hyper`` (those of :func:`plan`). Post-processing only: no data is touched.
     Returns (thresholded DAG weights, server, transcript)."""
     P, d = len(released), released[0].shape[0]
-    schedule = PenaltySchedule(hyper["rho1"], hyper["rho2"], hyper["gamma1"], hyper["gamma2"],
-                               hyper["rho_max"])
-    server = make_server(P, d, schedule, lambda1=hyper["lambda1"], h_tol=hyper["h_tol"],
-                         gap_tol=hyper["gap_tol"])
-    _, transcript = run_rounds([CovarianceParticipant(S, schedule) for S in released], server,
-                               rounds=hyper["max_rounds"])
+    schedule = PenaltySchedule(
+        hyper["rho1"], hyper["rho2"], hyper["gamma1"], hyper["gamma2"], hyper["rho_max"]
+    )
+    server = make_server(
+        P, d, schedule, lambda1=hyper["lambda1"], h_tol=hyper["h_tol"], gap_tol=hyper["gap_tol"]
+    )
+    _, transcript = run_rounds(
+        [CovarianceParticipant(S, schedule) for S in released], server, rounds=hyper["max_rounds"]
+    )
     W = threshold_to_dag(threshold_weights(server.W, threshold=hyper["threshold"]))
     return W, server, transcript
 
@@ -260,10 +346,27 @@ class CovariancePlan:
     spent: float  # ε(δ) of the calibrated releases under the calibration's accountant
 
 
-def plan(*, epsilon, delta, clip_norm=1.0, calibration="analytic", psd=True, centre="declared",
-         centre_share=0.1, lambda1=0.01, rho1=1e-3, rho2=1e-3, gamma1=1.75, gamma2=1.25,
-         rho_max=1e16, max_rounds=200, h_tol=1e-8, gap_tol=1e-6, threshold=0.3,
-         neighbouring="replace-one") -> CovariancePlan:
+def plan(
+    *,
+    epsilon,
+    delta,
+    clip_norm=1.0,
+    calibration="analytic",
+    psd=True,
+    centre="declared",
+    centre_share=0.1,
+    lambda1=0.01,
+    rho1=1e-3,
+    rho2=1e-3,
+    gamma1=1.75,
+    gamma2=1.25,
+    rho_max=1e16,
+    max_rounds=200,
+    h_tol=1e-8,
+    gap_tol=1e-6,
+    threshold=0.3,
+    neighbouring="replace-one",
+) -> CovariancePlan:
     """Validate the public settings of :func:`dp_fed_bnsl` and calibrate its noise, touching no
     data (same parameters, same errors). Sweeps call it for every setting before running any."""
     e = check_epsilon(epsilon, allow_inf=True)
@@ -278,7 +381,16 @@ def plan(*, epsilon, delta, clip_norm=1.0, calibration="analytic", psd=True, cen
     share = check_real(centre_share, "centre_share", low=1e-6, high=1.0 - 1e-6)
     share = share if centre == "private" else 0.0
     hyper = check_hyperparameters(
-        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
-        max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
+        lambda1=lambda1,
+        rho1=rho1,
+        rho2=rho2,
+        gamma1=gamma1,
+        gamma2=gamma2,
+        rho_max=rho_max,
+        max_rounds=max_rounds,
+        h_tol=h_tol,
+        gap_tol=gap_tol,
+        threshold=threshold,
+    )
     z_cov, z_mean, spent = _multipliers(e, dl, calibration, share)
     return CovariancePlan(e, dl, R, relation.value, floor, share, hyper, z_cov, z_mean, spent)

@@ -183,14 +183,32 @@ def dp_fed_sparse_bnsl(
     P, d = len(arrays), arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
-    pl = plan(d, epsilon=epsilon, delta=delta, n_k=tuple(X.shape[0] for X in arrays),
-              rounds=rounds, local_iters=local_iters, clip=clip,
-              clip_scheme=clip_scheme, calibration=calibration, smoothness=smoothness,
-              feature_bound=feature_bound,
-              centre=centre, shares=shares, warm_start=warm_start, warm_share=warm_share,
-              warm_clip_norm=warm_clip_norm, lambda1=lambda1, rho1=rho1, rho2=rho2,
-              threshold=threshold, server_solver=server_solver, eta=eta,
-              server_steps=server_steps, neighbouring=neighbouring)
+    pl = plan(
+        d,
+        epsilon=epsilon,
+        delta=delta,
+        n_k=tuple(X.shape[0] for X in arrays),
+        rounds=rounds,
+        local_iters=local_iters,
+        clip=clip,
+        clip_scheme=clip_scheme,
+        calibration=calibration,
+        smoothness=smoothness,
+        feature_bound=feature_bound,
+        centre=centre,
+        shares=shares,
+        warm_start=warm_start,
+        warm_share=warm_share,
+        warm_clip_norm=warm_clip_norm,
+        lambda1=lambda1,
+        rho1=rho1,
+        rho2=rho2,
+        threshold=threshold,
+        server_solver=server_solver,
+        eta=eta,
+        server_steps=server_steps,
+        neighbouring=neighbouring,
+    )
     e, dl, C, hyper, noise = pl.epsilon, pl.delta, pl.clip, pl.hyper, pl.noise
     public_m, bound, m_centre, m_smooth = pl.smoothness, pl.feature_bound, pl.m_centre, pl.m_smooth
     s_share, c_share = pl.shares
@@ -220,43 +238,90 @@ def dp_fed_sparse_bnsl(
         ms.append(m)
     W0 = warm_transcript = None
     if pl.m_warm is not None:  # one covariance release each; W₀ is post-processing
-        W0, warm_transcript = covariance_warm_start(ready, clip_norm=pl.warm_clip_norm,
-                                                    multiplier=pl.m_warm, rngs=streams,
-                                                    ledgers=ledgers)
+        W0, warm_transcript = covariance_warm_start(
+            ready, clip_norm=pl.warm_clip_norm, multiplier=pl.m_warm, rngs=streams, ledgers=ledgers
+        )
     pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier, pl.clip_scheme)
     W, server, transcript = run_sparse_admm(
-        ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams,
-        ledgers=ledgers, init=W0)
-    public = dict(d=d, n_k=tuple(X.shape[0] for X in arrays), clip=C, clip_scheme=pl.clip_scheme,
-                  feature_bound=None if bound is None else _compact(bound),
-                  smoothness=("declared constants" if public_m is not None else
-                              "declared bounds" if smoothness == "bounds" else "private estimate"),
-                  centre=centre,
-                  releases=("one covariance (warm start) and " if W0 is not None else "")
-                  + f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps")
+        ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams, ledgers=ledgers, init=W0
+    )
+    public = dict(
+        d=d,
+        n_k=tuple(X.shape[0] for X in arrays),
+        clip=C,
+        clip_scheme=pl.clip_scheme,
+        feature_bound=None if bound is None else _compact(bound),
+        smoothness=(
+            "declared constants"
+            if public_m is not None
+            else "declared bounds"
+            if smoothness == "bounds"
+            else "private estimate"
+        ),
+        centre=centre,
+        releases=("one covariance (warm start) and " if W0 is not None else "")
+        + f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps",
+    )
     if W0 is not None:
         public["warm_clip_norm"] = pl.warm_clip_norm
-    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e,
-                                neighbouring=pl.neighbouring, calibration=calibration,
-                                accountants=("rdp", "zcdp"), public=public)
+    privacy = summarize_privacy(
+        ledgers,
+        delta=dl,
+        target_epsilon=e,
+        neighbouring=pl.neighbouring,
+        calibration=calibration,
+        accountants=("rdp", "zcdp"),
+        public=public,
+    )
     if privacy.epsilon > e:  # pragma: no cover - the calibration guarantees it; never silently
         raise RuntimeError(f"the releases spent ε = {privacy.epsilon!r} > target {e!r}")
     spent = {acc: privacy.bounds[acc] for acc in ("zcdp", "rdp")}
-    params = dict(hyper, epsilon=e, delta=dl, clip=C, clip_scheme=pl.clip_scheme,
-                  calibration=calibration,
-                  smoothness=smoothness if public_m is None else "public constants",
-                  centre=centre, shares=(s_share, c_share), neighbouring=pl.neighbouring,
-                  warm_start=warm_start, warm_share=pl.warm_share,
-                  warm_clip_norm=pl.warm_clip_norm)
-    warm = None if W0 is None else {
-        "W0": W0, "edges": int(np.count_nonzero(W0)), "share": pl.warm_share,
-        "multiplier": pl.m_warm, "clip_norm": pl.warm_clip_norm, "transcript": warm_transcript}
-    return LearnResult("dp-fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
-                       transcript, ledgers, params,
-                       {"epsilon": spent, "noise": noise, "smoothness_multiplier": m_smooth,
-                        "centring_multiplier": m_centre, "warm_start": warm,
-                        "seconds": time.perf_counter() - start},
-                       privacy)
+    params = dict(
+        hyper,
+        epsilon=e,
+        delta=dl,
+        clip=C,
+        clip_scheme=pl.clip_scheme,
+        calibration=calibration,
+        smoothness=smoothness if public_m is None else "public constants",
+        centre=centre,
+        shares=(s_share, c_share),
+        neighbouring=pl.neighbouring,
+        warm_start=warm_start,
+        warm_share=pl.warm_share,
+        warm_clip_norm=pl.warm_clip_norm,
+    )
+    warm = (
+        None
+        if W0 is None
+        else {
+            "W0": W0,
+            "edges": int(np.count_nonzero(W0)),
+            "share": pl.warm_share,
+            "multiplier": pl.m_warm,
+            "clip_norm": pl.warm_clip_norm,
+            "transcript": warm_transcript,
+        }
+    )
+    return LearnResult(
+        "dp-fed-sparse-bnsl",
+        W,
+        server.W,
+        pd.DataFrame(server.rows),
+        columns,
+        transcript,
+        ledgers,
+        params,
+        {
+            "epsilon": spent,
+            "noise": noise,
+            "smoothness_multiplier": m_smooth,
+            "centring_multiplier": m_centre,
+            "warm_start": warm,
+            "seconds": time.perf_counter() - start,
+        },
+        privacy,
+    )
 
 
 def _compact(bound):
@@ -294,12 +359,33 @@ class SparsePlan:
         return list(self.prior) + dp_pgcd_entries(self.noise.gumbel_multiplier, steps)
 
 
-def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, clip=1.0,
-         clip_scheme="relative", calibration="tight",
-         smoothness="private", feature_bound=None, centre="declared", shares=(0.1, 0.1),
-         warm_start="auto", warm_share=None, warm_clip_norm=1.0, lambda1=0.1, rho1=1.0,
-         rho2=1.0, threshold=0.3, server_solver="lbfgs", eta=1e-2,
-         server_steps=10, neighbouring="replace-one") -> SparsePlan:
+def plan(
+    d: int,
+    *,
+    epsilon,
+    delta,
+    n_k=None,
+    rounds=None,
+    local_iters=None,
+    clip=1.0,
+    clip_scheme="relative",
+    calibration="tight",
+    smoothness="private",
+    feature_bound=None,
+    centre="declared",
+    shares=(0.1, 0.1),
+    warm_start="auto",
+    warm_share=None,
+    warm_clip_norm=1.0,
+    lambda1=0.1,
+    rho1=1.0,
+    rho2=1.0,
+    threshold=0.3,
+    server_solver="lbfgs",
+    eta=1e-2,
+    server_steps=10,
+    neighbouring="replace-one",
+) -> SparsePlan:
     """Validate the public settings of :func:`dp_fed_sparse_bnsl` for d variables and calibrate
     its noise, touching no data (same parameters, same errors). Sweeps call it for every setting
     before running any, so that a bad setting is refused before any work. ``n_k`` (the
@@ -308,8 +394,10 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
     d = check_int(d, "d", low=2)
     e = check_epsilon(epsilon, allow_inf=True)
     if math.isinf(e):
-        raise ValueError("`epsilon` must be finite; got inf (for no privacy run the non-private "
-                         "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)")
+        raise ValueError(
+            "`epsilon` must be finite; got inf (for no privacy run the non-private "
+            "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)"
+        )
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     C = check_real(clip, "clip", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
     scheme = check_choice(clip_scheme, "clip_scheme", CLIP_SCHEMES)
@@ -317,29 +405,45 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
     check_choice(calibration, "calibration", ("tight", "paper"))
     check_choice(centre, "centre", ("declared", "private"))
     if (rounds is None or local_iters is None) and n_k is None:
-        raise ValueError("`n_k` (the smallest participant's number of rows) is needed to choose "
-                         "`rounds` and `local_iters` from public information")
-    hyper = sparse_hyperparameters(lambda1, rho1, rho2, 1.0, 1.0, math.inf,
-                                   1 if rounds is None else rounds,
-                                   1 if local_iters is None else local_iters, threshold,
-                                   server_solver, eta, server_steps)
+        raise ValueError(
+            "`n_k` (the smallest participant's number of rows) is needed to choose "
+            "`rounds` and `local_iters` from public information"
+        )
+    hyper = sparse_hyperparameters(
+        lambda1,
+        rho1,
+        rho2,
+        1.0,
+        1.0,
+        math.inf,
+        1 if rounds is None else rounds,
+        1 if local_iters is None else local_iters,
+        threshold,
+        server_solver,
+        eta,
+        server_steps,
+    )
     if isinstance(smoothness, str):
         check_choice(smoothness, "smoothness", ("private", "bounds"))
         public_m = None
     else:
         public_m = as_bounds(smoothness, d, "smoothness")
     if feature_bound is None:  # name only what needs it
-        needs = ([f"smoothness={smoothness!r} (or pass public constants as smoothness=<array>)"]
-                 if public_m is None else []) + (["centre='private'"] if centre == "private" else [])
+        needs = (
+            [f"smoothness={smoothness!r} (or pass public constants as smoothness=<array>)"]
+            if public_m is None
+            else []
+        ) + (["centre='private'"] if centre == "private" else [])
         if needs:
-            raise ValueError("`feature_bound` (a public bound on x_ia²) is required by "
-                             + " and by ".join(needs))
+            raise ValueError(
+                "`feature_bound` (a public bound on x_ia²) is required by " + " and by ".join(needs)
+            )
     bound = None if feature_bound is None else as_bounds(feature_bound, d, "feature_bound")
     if not (isinstance(shares, (tuple, list)) and len(shares) == 2):
-        raise ValueError(f"`shares` must be a pair (smoothness, centring) of fractions; got "
-                         f"{shares!r}")
-    s_share, c_share = (check_real(x, "shares", low=0.0, high=1.0, low_open=True, high_open=True)
-                        for x in shares)
+        raise ValueError(f"`shares` must be a pair (smoothness, centring) of fractions; got {shares!r}")
+    s_share, c_share = (
+        check_real(x, "shares", low=0.0, high=1.0, low_open=True, high_open=True) for x in shares
+    )
     private_smooth = public_m is None and smoothness == "private"
     check_choice(warm_start, "warm_start", ("auto", "covariance", "none"))
     if warm_share is not None:
@@ -348,18 +452,22 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
     warm = warm_start_applies(warm_start, d)
     used = s_share * private_smooth + c_share * (centre == "private")
     if used >= 1.0:
-        raise ValueError(f"`shares` = {tuple(shares)!r} leave nothing of the budget for DP-PGCD "
-                         f"(the pre-processing shares in use sum to {used:g} >= 1)")
+        raise ValueError(
+            f"`shares` = {tuple(shares)!r} leave nothing of the budget for DP-PGCD "
+            f"(the pre-processing shares in use sum to {used:g} >= 1)"
+        )
     # the warm start takes its share of what the pre-processing leaves
     w_rel = (default_warm_share(e) if warm_share is None else float(warm_share)) if warm else 0.0
     w_share = w_rel * (1.0 - used)
     used += w_share
 
     # --- calibrate everything before touching data -------------------------------------------
-    parts = {"smoothness": s_share if private_smooth else 0.0,
-             "centring": c_share if centre == "private" else 0.0, "warm-start": w_share}
-    split = split_budget(e, dl, {**{k: v for k, v in parts.items() if v > 0},
-                                 "dp-pgcd": 1.0 - used})
+    parts = {
+        "smoothness": s_share if private_smooth else 0.0,
+        "centring": c_share if centre == "private" else 0.0,
+        "warm-start": w_share,
+    }
+    split = split_budget(e, dl, {**{k: v for k, v in parts.items() if v > 0}, "dp-pgcd": 1.0 - used})
     budget = split.rho
     prior: list[LedgerEntry] = []
     m_centre = m_smooth = None
@@ -376,16 +484,31 @@ def plan(d: int, *, epsilon, delta, n_k=None, rounds=None, local_iters=None, cli
     if rounds is None or local_iters is None:
         n_min = min(n_k) if isinstance(n_k, (tuple, list)) else n_k
         rho_left = split.rho_total - sum(x.count * event_rho(x.event)[0] for x in prior)
-        T, K = default_schedule(d=d, n_k=check_int(n_min, "n_k", low=1), rho=rho_left,
-                                warm=warm)
+        T, K = default_schedule(d=d, n_k=check_int(n_min, "n_k", low=1), rho=rho_left, warm=warm)
         hyper["rounds"] = T if rounds is None else hyper["rounds"]
         hyper["local_iters"] = K if local_iters is None else hyper["local_iters"]
-    noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"],
-                              method=calibration, prior=prior)
+    noise = calibrate_dp_pgcd(
+        e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"], method=calibration, prior=prior
+    )
 
-    return SparsePlan(e, dl, C, scheme, relation.value, hyper, public_m, bound,
-                      (s_share, c_share), m_centre, m_smooth, noise, tuple(prior),
-                      w_rel if warm else None, R, m_warm)
+    return SparsePlan(
+        e,
+        dl,
+        C,
+        scheme,
+        relation.value,
+        hyper,
+        public_m,
+        bound,
+        (s_share, c_share),
+        m_centre,
+        m_smooth,
+        noise,
+        tuple(prior),
+        w_rel if warm else None,
+        R,
+        m_warm,
+    )
 
 
 def default_schedule(*, d: int, n_k: int, rho: float, warm: bool = False) -> tuple[int, int]:
@@ -414,11 +537,14 @@ def default_schedule(*, d: int, n_k: int, rho: float, warm: bool = False) -> tup
     m_star = SNR_KAPPA * n_k / math.log(d * (d - 1))
     useful = int(m_star * m_star * rho)
     if useful < MIN_STEPS and not warm:
-        warnings.warn(f"with n_k = {n_k}, d = {d} and this budget, DP-PGCD can afford only "
-                      f"{useful} step(s) at a noise level where its selections still favour the "
-                      f"edges; running {MIN_STEPS}, expect a nearly empty or random graph (more "
-                      f"rows per participant or a larger ε would help)", UserWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"with n_k = {n_k}, d = {d} and this budget, DP-PGCD can afford only "
+            f"{useful} step(s) at a noise level where its selections still favour the "
+            f"edges; running {MIN_STEPS}, expect a nearly empty or random graph (more "
+            f"rows per participant or a larger ε would help)",
+            UserWarning,
+            stacklevel=4,
+        )
     steps = max(MIN_STEPS, min(MAX_STEPS, useful))
     T = min(steps, max(10, min(50, steps // 50)))
     return T, max(1, steps // T)

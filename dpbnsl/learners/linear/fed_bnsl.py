@@ -64,12 +64,18 @@ class CovarianceParticipant:
         return "local_B", Dense(self.B)
 
 
-def make_server(P: int, d: int, schedule: PenaltySchedule, *, lambda1: float, h_tol: float,
-                gap_tol: float) -> ConsensusServer:
+def make_server(
+    P: int, d: int, schedule: PenaltySchedule, *, lambda1: float, h_tol: float, gap_tol: float
+) -> ConsensusServer:
     """Fed-BNSL's server: ℓ1 W-step, dense replies, stop when both ρ saturate or once
     h(W) ≤ h_tol and the consensus gap ≤ gap_tol."""
-    return ConsensusServer(P, d, schedule, lambda1=lambda1, stop=lambda t, h, gap: (
-        schedule.saturated(t) or (h <= h_tol and gap <= gap_tol)))
+    return ConsensusServer(
+        P,
+        d,
+        schedule,
+        lambda1=lambda1,
+        stop=lambda t, h, gap: schedule.saturated(t) or (h <= h_tol and gap <= gap_tol),
+    )
 
 
 def fed_bnsl(
@@ -128,17 +134,35 @@ def fed_bnsl(
     """
     arrays, columns = as_participants(participants)
     params = check_hyperparameters(
-        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
-        max_rounds=max_rounds, h_tol=h_tol, gap_tol=gap_tol, threshold=threshold)
-    params.update(normalize=check_choice(normalize, "normalize", ("global", "local")),
-                  centre=check_bool(centre, "centre"))
-    schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"],
-                               params["gamma2"], params["rho_max"])
+        lambda1=lambda1,
+        rho1=rho1,
+        rho2=rho2,
+        gamma1=gamma1,
+        gamma2=gamma2,
+        rho_max=rho_max,
+        max_rounds=max_rounds,
+        h_tol=h_tol,
+        gap_tol=gap_tol,
+        threshold=threshold,
+    )
+    params.update(
+        normalize=check_choice(normalize, "normalize", ("global", "local")),
+        centre=check_bool(centre, "centre"),
+    )
+    schedule = PenaltySchedule(
+        params["rho1"], params["rho2"], params["gamma1"], params["gamma2"], params["rho_max"]
+    )
     stats = local_statistics(arrays, normalize=params["normalize"], centre=params["centre"])
     start = time.perf_counter()
     clients = [CovarianceParticipant(S, schedule) for S in stats]
-    server = make_server(len(arrays), arrays[0].shape[1], schedule, lambda1=params["lambda1"],
-                     h_tol=params["h_tol"], gap_tol=params["gap_tol"])
+    server = make_server(
+        len(arrays),
+        arrays[0].shape[1],
+        schedule,
+        lambda1=params["lambda1"],
+        h_tol=params["h_tol"],
+        gap_tol=params["gap_tol"],
+    )
     _, transcript = run_rounds(clients, server, rounds=params["max_rounds"])
     W = threshold_to_dag(threshold_weights(server.W, threshold=params["threshold"]))
     return LearnResult(
@@ -149,6 +173,5 @@ def fed_bnsl(
         columns=columns,
         transcript=transcript,
         params=params,
-        info={"seconds": time.perf_counter() - start,
-              "n_samples": tuple(X.shape[0] for X in arrays)},
+        info={"seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)},
     )

@@ -35,13 +35,13 @@ from .pgcd import new_state, run_iterations
 
 __all__ = ["fed_sparse_bnsl", "run_sparse_admm", "sparse_hyperparameters"]
 
+
 class SparseParticipant:
     """Participant k: its data, dual β_k and local matrix B_k; the local step is K (DP-)PGCD
     iterations warm-started from B_k. The PGCD state (residual, clipped data gradient) is kept
     across rounds while ρ₂ is unchanged, so a round starts in O(d²) instead of O(n_k·d²)."""
 
-    def __init__(self, X, m, schedule, *, lambda1, local_iters, noise=None, rng=None,
-                 ledger=None, init=None):
+    def __init__(self, X, m, schedule, *, lambda1, local_iters, noise=None, rng=None, ledger=None, init=None):
         self.X, self.m, self.schedule = X, np.asarray(m, float), schedule
         self.lambda1, self.local_iters = lambda1, local_iters
         self.noise, self.rng, self.ledger = noise, rng, ledger
@@ -57,29 +57,63 @@ class SparseParticipant:
             self.beta += self.schedule.rho(t - 1)[1] * (self.B - W)
         rho2 = self.schedule.rho(t)[1]
         if self.state is None or self.state.rho2 != rho2:  # ρ₂ enters M and the clip bounds
-            self.state = new_state(self.X, self.B, W, self.beta, M=self.m + rho2,
-                                   lambda1=self.lambda1, rho2=rho2, noise=self.noise)
+            self.state = new_state(
+                self.X,
+                self.B,
+                W,
+                self.beta,
+                M=self.m + rho2,
+                lambda1=self.lambda1,
+                rho2=rho2,
+                noise=self.noise,
+            )
         else:
             self.state.reset(W, self.beta)
-        run_iterations(self.state, self.local_iters, noise=self.noise, rng=self.rng,
-                       ledger=self.ledger)
+        run_iterations(self.state, self.local_iters, noise=self.noise, rng=self.rng, ledger=self.ledger)
         return "local_B", Sparse.from_dense(self.B)  # self.B is the state's B, updated in place
 
 
-def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds,
-                    local_iters, threshold, server_solver, eta, server_steps,
-                    noises=None, rngs=None, ledgers=None, init=None):
+def run_sparse_admm(
+    arrays,
+    ms,
+    *,
+    lambda1,
+    rho1,
+    rho2,
+    gamma1,
+    gamma2,
+    rho_max,
+    rounds,
+    local_iters,
+    threshold,
+    server_solver,
+    eta,
+    server_steps,
+    noises=None,
+    rngs=None,
+    ledgers=None,
+    init=None,
+):
     """The Fed-Sparse-BNSL protocol on prepared (centred) arrays and smoothness constants;
     ``noises``/``rngs``/``ledgers`` (one per participant) make the local steps DP-PGCD. ``init``
     (a public d × d matrix, e.g. a warm start) is where every B_k and the server's W start
     (default 0)."""
     P, d = len(arrays), arrays[0].shape[1]
     schedule = PenaltySchedule(rho1, rho2, gamma1, gamma2, rho_max)
-    clients = [SparseParticipant(X, m, schedule, lambda1=lambda1, local_iters=local_iters,
-                            noise=None if noises is None else noises[k],
-                            rng=None if rngs is None else rngs[k],
-                            ledger=None if ledgers is None else ledgers[k], init=init)
-               for k, (X, m) in enumerate(zip(arrays, ms))]
+    clients = [
+        SparseParticipant(
+            X,
+            m,
+            schedule,
+            lambda1=lambda1,
+            local_iters=local_iters,
+            noise=None if noises is None else noises[k],
+            rng=None if rngs is None else rngs[k],
+            ledger=None if ledgers is None else ledgers[k],
+            init=init,
+        )
+        for k, (X, m) in enumerate(zip(arrays, ms))
+    ]
     solver = solve_server if server_solver == "lbfgs" else gradient_steps(eta, server_steps)
     server = ConsensusServer(P, d, schedule, sparse=True, solver=solver)
     if init is not None:
@@ -89,14 +123,35 @@ def run_sparse_admm(arrays, ms, *, lambda1, rho1, rho2, gamma1, gamma2, rho_max,
     return W, server, transcript
 
 
-def sparse_hyperparameters(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds, local_iters,
-                           threshold, server_solver, eta, server_steps) -> dict:
+def sparse_hyperparameters(
+    lambda1,
+    rho1,
+    rho2,
+    gamma1,
+    gamma2,
+    rho_max,
+    rounds,
+    local_iters,
+    threshold,
+    server_solver,
+    eta,
+    server_steps,
+) -> dict:
     """The validated hyperparameters of the Fed-Sparse-BNSL protocol (shared by the private
     learner and the audits that replay it)."""
     params = check_hyperparameters(
-        lambda1=lambda1, rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2, rho_max=rho_max,
-        rounds=rounds, local_iters=local_iters, threshold=threshold, eta=eta,
-        server_steps=server_steps)
+        lambda1=lambda1,
+        rho1=rho1,
+        rho2=rho2,
+        gamma1=gamma1,
+        gamma2=gamma2,
+        rho_max=rho_max,
+        rounds=rounds,
+        local_iters=local_iters,
+        threshold=threshold,
+        eta=eta,
+        server_steps=server_steps,
+    )
     params["server_solver"] = check_choice(server_solver, "server_solver", ("lbfgs", "gradient"))
     return params
 
@@ -155,16 +210,34 @@ def fed_sparse_bnsl(
     arrays, columns = as_participants(participants)
     if arrays[0].shape[1] < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {arrays[0].shape[1]}")
-    params = sparse_hyperparameters(lambda1, rho1, rho2, gamma1, gamma2, rho_max, rounds,
-                                    local_iters, threshold, server_solver, eta, server_steps)
+    params = sparse_hyperparameters(
+        lambda1,
+        rho1,
+        rho2,
+        gamma1,
+        gamma2,
+        rho_max,
+        rounds,
+        local_iters,
+        threshold,
+        server_solver,
+        eta,
+        server_steps,
+    )
     params["centre"] = check_bool(centre, "centre")
     start = time.perf_counter()
     arrays = [centre_data(X) if centre else X for X in arrays]
-    ms = [(X ** 2).mean(axis=0) for X in arrays]
+    ms = [(X**2).mean(axis=0) for X in arrays]
     hyper = {k: v for k, v in params.items() if k != "centre"}
     W, server, transcript = run_sparse_admm(arrays, ms, **hyper)
-    return LearnResult("fed-sparse-bnsl", W, server.W, pd.DataFrame(server.rows), columns,
-                       transcript, None, params,
-                       {"seconds": time.perf_counter() - start,
-                        "n_samples": tuple(X.shape[0] for X in arrays)})
-
+    return LearnResult(
+        "fed-sparse-bnsl",
+        W,
+        server.W,
+        pd.DataFrame(server.rows),
+        columns,
+        transcript,
+        None,
+        params,
+        {"seconds": time.perf_counter() - start, "n_samples": tuple(X.shape[0] for X in arrays)},
+    )

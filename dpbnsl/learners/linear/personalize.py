@@ -130,9 +130,13 @@ def personalized_nmse(B_true: Sequence, B_est) -> np.ndarray:
 def _per_participant(seq, name: str) -> list:
     if isinstance(seq, Personalized):
         return list(seq.B)
-    if isinstance(seq, np.ndarray) and seq.ndim == 3 or (
-            isinstance(seq, Sequence) and not isinstance(seq, str)):
+    if (
+        isinstance(seq, np.ndarray)
+        and seq.ndim == 3
+        or (isinstance(seq, Sequence) and not isinstance(seq, str))
+    ):
         return list(seq)
-    raise TypeError(f"`{name}` must be a sequence of (d, d) arrays, one per participant; got "
-                    f"{type(seq).__name__}" + (f" of shape {seq.shape}" if hasattr(seq, "shape")
-                                                 else ""))
+    raise TypeError(
+        f"`{name}` must be a sequence of (d, d) arrays, one per participant; got "
+        f"{type(seq).__name__}" + (f" of shape {seq.shape}" if hasattr(seq, "shape") else "")
+    )

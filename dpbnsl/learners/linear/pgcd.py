@@ -39,8 +39,18 @@ from ...mechanisms.gradients import (
     scores_sensitivity,
 )
 
-__all__ = ["PGCDNoise", "PGCDResult", "pgcd", "soft_threshold", "clip_bounds", "clipped_products",
-           "score_sensitivity", "clip_score_sensitivity", "CLIP_SCHEMES"]
+__all__ = [
+    "PGCDNoise",
+    "PGCDResult",
+    "pgcd",
+    "soft_threshold",
+    "clip_bounds",
+    "clipped_products",
+    "score_sensitivity",
+    "clip_score_sensitivity",
+    "CLIP_SCHEMES",
+]
+
 
 def soft_threshold(z, tau):
     """S_τ(z) = sign(z)·max(|z| − τ, 0)."""
@@ -61,8 +71,9 @@ class PGCDNoise:
         check_real(self.clip, "clip", low=0.0, low_open=True)
         check_real(self.multiplier, "multiplier", low=0.0)
         if self.scheme not in CLIP_SCHEMES:
-            raise ValueError(f"`scheme` must be one of {', '.join(map(repr, CLIP_SCHEMES))}; got "
-                             f"{self.scheme!r}")
+            raise ValueError(
+                f"`scheme` must be one of {', '.join(map(repr, CLIP_SCHEMES))}; got {self.scheme!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -108,8 +119,7 @@ class PGCDState:
         """(1/n) Σ_i g_i,ab for every parent a (clipped per sample when private): O(n d)."""
         if self.C_a is None:
             return -(self.X.T @ self.R[:, b]) / self.n
-        buf = clipped_products(self.X, self.R[:, b], self.C_a, out=self._buf,
-                               x_finite=self._x_finite)
+        buf = clipped_products(self.X, self.R[:, b], self.C_a, out=self._buf, x_finite=self._x_finite)
         return -(self._ones @ buf) / self.n
 
     def _refresh(self, b: int) -> None:
@@ -249,8 +259,9 @@ def run_iterations(state: PGCDState, iters: int, *, noise, rng, ledger, label="d
     selected = np.empty(iters, dtype=np.int64)
     sampler = None
     if private and noise.multiplier > 0:
-        sampler = ColumnwiseExponentialMechanism(state.S, sensitivity=score_sensitivity(state),
-                                                 multiplier=noise.multiplier)
+        sampler = ColumnwiseExponentialMechanism(
+            state.S, sensitivity=score_sensitivity(state), multiplier=noise.multiplier
+        )
     for k in range(iters):
         if sampler is not None:
             choice = sampler.sample(rng)
@@ -260,8 +271,7 @@ def run_iterations(state: PGCDState, iters: int, *, noise, rng, ledger, label="d
         g = state.G[a, b]
         if private:
             delta_g = 2.0 * state.C_a[a] / n
-            release = gaussian_mechanism(g, sensitivity=delta_g, multiplier=noise.multiplier,
-                                         rng=rng)
+            release = gaussian_mechanism(g, sensitivity=delta_g, multiplier=noise.multiplier, rng=rng)
             g = release.value
             select_event = choice.event if sampler is not None else BoundedRangeDpEvent(math.inf)
             ledger.record(f"{label}/select", select_event)

@@ -50,28 +50,35 @@ def residual_loss(X: np.ndarray, W: np.ndarray, bound: float) -> float:
 
 
 def _check_candidates(candidates) -> list[dict]:
-    if isinstance(candidates, Mapping) or not isinstance(candidates, Sequence) or \
-            isinstance(candidates, str):
-        raise TypeError(f"`candidates` must be a sequence of dicts of settings; got "
-                        f"{type(candidates).__name__}")
+    if isinstance(candidates, Mapping) or not isinstance(candidates, Sequence) or isinstance(candidates, str):
+        raise TypeError(
+            f"`candidates` must be a sequence of dicts of settings; got {type(candidates).__name__}"
+        )
     out = []
     for j, c in enumerate(candidates):
         if not isinstance(c, Mapping):
             raise TypeError(f"`candidates`[{j}] must be a dict of settings; got {c!r}")
         bad = sorted(set(c) - set(_TUNABLE))
         if bad:
-            raise ValueError(f"`candidates`[{j}] sets {bad}; a candidate may set only "
-                             f"{', '.join(_TUNABLE)}")
+            raise ValueError(f"`candidates`[{j}] sets {bad}; a candidate may set only {', '.join(_TUNABLE)}")
         out.append(dict(c))
     if len(out) < 2:
-        raise ValueError(f"`candidates` must hold at least 2 settings to choose from; got "
-                         f"{len(out)}")
+        raise ValueError(f"`candidates` must hold at least 2 settings to choose from; got {len(out)}")
     return out
 
 
-def select_dp_fed_sparse_bnsl(participants, *, epsilon: float, delta: float, candidates,
-                              feature_bound, loss_bound: float | None = None,
-                              score_share: float = 0.1, rng=None, **settings) -> LearnResult:
+def select_dp_fed_sparse_bnsl(
+    participants,
+    *,
+    epsilon: float,
+    delta: float,
+    candidates,
+    feature_bound,
+    loss_bound: float | None = None,
+    score_share: float = 0.1,
+    rng=None,
+    **settings,
+) -> LearnResult:
     """Run DP-Fed-Sparse-BNSL once per candidate setting and return the best run by a private
     BIC; the returned guarantee covers every run and every score.
 
@@ -120,40 +127,50 @@ def select_dp_fed_sparse_bnsl(participants, *, epsilon: float, delta: float, can
     e = check_epsilon(epsilon)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     cands = _check_candidates(candidates)
-    share = check_real(score_share, "score_share", low=0.0, high=1.0, low_open=True,
-                       high_open=True)
+    share = check_real(score_share, "score_share", low=0.0, high=1.0, low_open=True, high_open=True)
     if settings.get("centre", "declared") != "declared":
-        raise ValueError("`centre` must be 'declared' for the selection (its score measures "
-                         "residuals of the rows as they are)")
+        raise ValueError(
+            "`centre` must be 'declared' for the selection (its score measures "
+            "residuals of the rows as they are)"
+        )
     for name in ("epsilon", "delta", "rng", "participants") + _TUNABLE:
         if name in settings:
-            raise TypeError(f"`{name}` is not a common setting here (candidates set "
-                            f"{', '.join(_TUNABLE)}; epsilon, delta and rng are the selection's)")
+            raise TypeError(
+                f"`{name}` is not a common setting here (candidates set "
+                f"{', '.join(_TUNABLE)}; epsilon, delta and rng are the selection's)"
+            )
     n_k = tuple(X.shape[0] for X in arrays)
     bound_sum = float(np.sum(np.broadcast_to(np.asarray(feature_bound, float), (d,))))
-    L = check_real(bound_sum if loss_bound is None else loss_bound, "loss_bound",
-                   low=CLIP_RANGE[0], high=CLIP_RANGE[1])
+    L = check_real(
+        bound_sum if loss_bound is None else loss_bound, "loss_bound", low=CLIP_RANGE[0], high=CLIP_RANGE[1]
+    )
 
     def plans(eps_run):
-        return [plan(d, epsilon=eps_run, delta=dl, n_k=n_k, feature_bound=feature_bound,
-                     **settings, **c) for c in cands]
+        return [
+            plan(d, epsilon=eps_run, delta=dl, n_k=n_k, feature_bound=feature_bound, **settings, **c)
+            for c in cands
+        ]
 
     def score_multiplier(eps_run):
         rho = epsilon_to_rho(eps_run, dl, conversion="bun-steinke")
         return 1.0 / math.sqrt(2.0 * share * rho)
 
     def total_epsilon(eps_run):
-        entries = [LedgerEntry(f"candidate {j}/{x.label}", x.event, x.count)
-                   for j, pl in enumerate(plans(eps_run)) for x in pl.entries()]
-        entries.append(LedgerEntry("scores", GaussianDpEvent(score_multiplier(eps_run)),
-                                   len(cands)))
+        entries = [
+            LedgerEntry(f"candidate {j}/{x.label}", x.event, x.count)
+            for j, pl in enumerate(plans(eps_run))
+            for x in pl.entries()
+        ]
+        entries.append(LedgerEntry("scores", GaussianDpEvent(score_multiplier(eps_run)), len(cands)))
         return compose_epsilon(entries, dl, "rdp")
 
     # --- the per-run budget, before any data is touched -----------------------------------------
     lo, hi = EPSILON_MIN, e
     if total_epsilon(lo) > e:
-        raise ValueError(f"`epsilon` = {e:g} cannot pay for {len(cands)} runs and their scores "
-                         f"(even runs at ε = {lo:g} each exceed it); use fewer candidates")
+        raise ValueError(
+            f"`epsilon` = {e:g} cannot pay for {len(cands)} runs and their scores "
+            f"(even runs at ε = {lo:g} each exceed it); use fewer candidates"
+        )
     for _ in range(40):
         if hi - lo <= 1e-6 * hi:
             break
@@ -169,8 +186,9 @@ def select_dp_fed_sparse_bnsl(participants, *, epsilon: float, delta: float, can
     rows, results, offset = [], [], 0
     N = sum(n_k)
     for j, (c, g) in enumerate(zip(cands, streams)):
-        r = dp_fed_sparse_bnsl(arrays, epsilon=eps_run, delta=dl, feature_bound=feature_bound,
-                               rng=g, **settings, **c)
+        r = dp_fed_sparse_bnsl(
+            arrays, epsilon=eps_run, delta=dl, feature_bound=feature_bound, rng=g, **settings, **c
+        )
         assert r.ledger is not None and r.transcript is not None  # a private federated run has both
         for k, lg in enumerate(r.ledger):
             for x in lg.entries:
@@ -184,33 +202,55 @@ def select_dp_fed_sparse_bnsl(participants, *, epsilon: float, delta: float, can
         W = np.asarray(r.W)
         noisy = []
         for k, (X, sg) in enumerate(zip(arrays, score_rngs)):
-            rel = gaussian_mechanism(residual_loss(X, W, L), sensitivity=L / X.shape[0],
-                                     multiplier=z_score, rng=sg)
+            rel = gaussian_mechanism(
+                residual_loss(X, W, L), sensitivity=L / X.shape[0], multiplier=z_score, rng=sg
+            )
             ledgers[k].record(f"candidate {j}/score", rel.event)
             noisy.append(float(rel.value))
-            messages.append(Message(offset + rounds, k, SERVER, "selection_score",
-                                    Dense(np.array([rel.value]))))
+            messages.append(
+                Message(offset + rounds, k, SERVER, "selection_score", Dense(np.array([rel.value])))
+            )
         offset += rounds + 1
         sigma2 = max(sum(n * v for n, v in zip(n_k, noisy)) / (N * d), 1e-300)
         nnz = int(np.count_nonzero(W))
-        rows.append(dict(candidate=j, **c, nnz=nnz, score=N * d * math.log(sigma2)
-                         + nnz * math.log(N)))
+        rows.append(dict(candidate=j, **c, nnz=nnz, score=N * d * math.log(sigma2) + nnz * math.log(N)))
         results.append(r)
     table = pd.DataFrame(rows)
     best = int(table["score"].idxmin())
     table["chosen"] = table.index == best
     chosen = results[best]
     assert chosen.privacy is not None  # dp_fed_sparse_bnsl always states its guarantee
-    public = dict(chosen.privacy.public, candidates=len(cands), loss_bound=L,
-                  epsilon_per_run=eps_run)
-    privacy = summarize_privacy(ledgers, delta=dl, target_epsilon=e, neighbouring="replace-one",
-                                calibration=chosen.params["calibration"],
-                                accountants=("rdp", "zcdp"), public=public)
+    public = dict(chosen.privacy.public, candidates=len(cands), loss_bound=L, epsilon_per_run=eps_run)
+    privacy = summarize_privacy(
+        ledgers,
+        delta=dl,
+        target_epsilon=e,
+        neighbouring="replace-one",
+        calibration=chosen.params["calibration"],
+        accountants=("rdp", "zcdp"),
+        public=public,
+    )
     if privacy.epsilon > e:  # pragma: no cover - the bisection guarantees it; never silently
         raise RuntimeError(f"the selection spent ε = {privacy.epsilon!r} > target {e!r}")
-    info = dict(chosen.info, selection=table, epsilon_per_run=eps_run, score_multiplier=z_score,
-                epsilon={a: privacy.bounds[a] for a in ("zcdp", "rdp")})
-    params = dict(chosen.params, candidates=tuple(cands), chosen=best, loss_bound=L,
-                  score_share=share, epsilon=e)
-    return LearnResult("dp-fed-sparse-bnsl (selected)", chosen.W, chosen.W_raw, chosen.history,
-                       columns, Transcript(messages), ledgers, params, info, privacy)
+    info = dict(
+        chosen.info,
+        selection=table,
+        epsilon_per_run=eps_run,
+        score_multiplier=z_score,
+        epsilon={a: privacy.bounds[a] for a in ("zcdp", "rdp")},
+    )
+    params = dict(
+        chosen.params, candidates=tuple(cands), chosen=best, loss_bound=L, score_share=share, epsilon=e
+    )
+    return LearnResult(
+        "dp-fed-sparse-bnsl (selected)",
+        chosen.W,
+        chosen.W_raw,
+        chosen.history,
+        columns,
+        Transcript(messages),
+        ledgers,
+        params,
+        info,
+        privacy,
+    )

@@ -20,8 +20,14 @@ import numpy as np
 
 from ...mechanisms import row_norms
 
-__all__ = ["DataScaleWarning", "CLIP_WARNING_SHARE", "CENTRE_WARNING_RATIO",
-           "check_row_norm", "check_feature_bound", "check_declared_centre"]
+__all__ = [
+    "DataScaleWarning",
+    "CLIP_WARNING_SHARE",
+    "CENTRE_WARNING_RATIO",
+    "check_row_norm",
+    "check_feature_bound",
+    "check_declared_centre",
+]
 
 #: Warn when the declared bounds clip more than this share of a participant's rows (per column for
 #: feature bounds). Clipping a few per cent is normal DP practice; clipping most rows means the
@@ -41,25 +47,36 @@ def _name(columns: Sequence[str] | None, a: int) -> str:
 
 
 def _warn(participant: int, message: str, stacklevel: int) -> None:
-    warnings.warn(f"participant {participant} (local check, not released): {message}",
-                  DataScaleWarning, stacklevel=stacklevel + 1)
+    warnings.warn(
+        f"participant {participant} (local check, not released): {message}",
+        DataScaleWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
-def check_row_norm(X: np.ndarray, *, clip_norm: float, participant: int,
-                   stacklevel: int = 3) -> float:
+def check_row_norm(X: np.ndarray, *, clip_norm: float, participant: int, stacklevel: int = 3) -> float:
     """Warn when more than :data:`CLIP_WARNING_SHARE` of the rows have ‖x_i‖₂ > ``clip_norm``;
     returns that share."""
     share = float(np.mean(row_norms(X) > clip_norm)) if len(X) else 0.0
     if share > CLIP_WARNING_SHARE:
-        _warn(participant,
-              f"{share:.0%} of its rows have norm above clip_norm = {clip_norm:g} and are scaled "
-              f"down, so the released covariance mostly reflects the clipping; declare a clip "
-              f"norm on the data's scale (or rescale the data)", stacklevel)
+        _warn(
+            participant,
+            f"{share:.0%} of its rows have norm above clip_norm = {clip_norm:g} and are scaled "
+            f"down, so the released covariance mostly reflects the clipping; declare a clip "
+            f"norm on the data's scale (or rescale the data)",
+            stacklevel,
+        )
     return share
 
 
-def check_feature_bound(X: np.ndarray, *, bound: np.ndarray, participant: int,
-                        columns: Sequence[str] | None = None, stacklevel: int = 3) -> float:
+def check_feature_bound(
+    X: np.ndarray,
+    *,
+    bound: np.ndarray,
+    participant: int,
+    columns: Sequence[str] | None = None,
+    stacklevel: int = 3,
+) -> float:
     """Warn when, in some column a, more than :data:`CLIP_WARNING_SHARE` of the rows have
     x_ia² > X_a; returns the largest such share over the columns."""
     if not len(X):
@@ -69,15 +86,19 @@ def check_feature_bound(X: np.ndarray, *, bound: np.ndarray, participant: int,
     a = int(np.argmax(shares))
     share = float(shares[a])
     if share > CLIP_WARNING_SHARE:
-        _warn(participant,
-              f"in {_name(columns, a)}, {share:.0%} of its rows have x² above feature_bound = "
-              f"{float(bound[a]):g} and are clipped; declare bounds on the data's scale (or "
-              f"rescale the data)", stacklevel)
+        _warn(
+            participant,
+            f"in {_name(columns, a)}, {share:.0%} of its rows have x² above feature_bound = "
+            f"{float(bound[a]):g} and are clipped; declare bounds on the data's scale (or "
+            f"rescale the data)",
+            stacklevel,
+        )
     return share
 
 
-def check_declared_centre(X: np.ndarray, *, participant: int,
-                          columns: Sequence[str] | None = None, stacklevel: int = 3) -> float:
+def check_declared_centre(
+    X: np.ndarray, *, participant: int, columns: Sequence[str] | None = None, stacklevel: int = 3
+) -> float:
     """Warn, for data declared centred, when some column's |mean| exceeds
     :data:`CENTRE_WARNING_RATIO` standard deviations; returns the largest |mean|/std."""
     if len(X) < 2:
@@ -88,8 +109,11 @@ def check_declared_centre(X: np.ndarray, *, participant: int,
     a = int(np.argmax(ratio))
     worst = float(ratio[a])
     if worst > CENTRE_WARNING_RATIO:
-        _warn(participant,
-              f"the data are declared centred (centre='declared') but in {_name(columns, a)} the "
-              f"mean is more than {CENTRE_WARNING_RATIO:g} standard deviation from 0; centre the "
-              f"data before the run or use centre='private'", stacklevel)
+        _warn(
+            participant,
+            f"the data are declared centred (centre='declared') but in {_name(columns, a)} the "
+            f"mean is more than {CENTRE_WARNING_RATIO:g} standard deviation from 0; centre the "
+            f"data before the run or use centre='private'",
+            stacklevel,
+        )
     return worst

@@ -22,8 +22,7 @@ from ...federation import Transcript
 from ..admm import check_hyperparameters
 from .dp_fed_bnsl import dp_fed_bnsl, fit_covariances, release_covariance
 
-__all__ = ["covariance_warm_start", "default_warm_share", "warm_start_applies",
-           "WARM_START_MAX_D"]
+__all__ = ["covariance_warm_start", "default_warm_share", "warm_start_applies", "WARM_START_MAX_D"]
 
 #: ``warm_start="auto"`` warm-starts when d is at most this: on the tuning seeds of the clipping
 #: study the warm start was better at d = 20, level at d = 30 and worse at d = 50 (ε = 5).
@@ -49,21 +48,31 @@ def warm_start_applies(mode: str, d: int) -> bool:
 def _fed_bnsl_hyper() -> dict:
     """DP-Fed-BNSL's protocol defaults (the server that turns released covariances into W₀)."""
     sig = inspect.signature(dp_fed_bnsl).parameters
-    names = ("lambda1", "rho1", "rho2", "gamma1", "gamma2", "rho_max", "max_rounds", "h_tol",
-             "gap_tol", "threshold")
+    names = (
+        "lambda1",
+        "rho1",
+        "rho2",
+        "gamma1",
+        "gamma2",
+        "rho_max",
+        "max_rounds",
+        "h_tol",
+        "gap_tol",
+        "threshold",
+    )
     return check_hyperparameters(**{k: sig[k].default for k in names})
 
 
-def covariance_warm_start(arrays, *, clip_norm: float, multiplier: float, rngs, ledgers
-                          ) -> tuple[np.ndarray, Transcript]:
+def covariance_warm_start(
+    arrays, *, clip_norm: float, multiplier: float, rngs, ledgers
+) -> tuple[np.ndarray, Transcript]:
     """Each participant releases its covariance once (rows clipped to ‖x‖₂ ≤ ``clip_norm``,
     Gaussian noise of ``multiplier`` × the sensitivity, recorded in its ledger); Fed-BNSL with
     DP-Fed-BNSL's defaults fits the released matrices. Returns W₀ (thresholded, acyclic) and the
     warm start's transcript."""
     released = []
     for X, g, ledger in zip(arrays, rngs, ledgers):
-        S, release = release_covariance(X, clip_norm=clip_norm, multiplier=multiplier,
-                                        psd_floor=0.0, rng=g)
+        S, release = release_covariance(X, clip_norm=clip_norm, multiplier=multiplier, psd_floor=0.0, rng=g)
         ledger.record(LABEL, release.event)
         released.append(S)
     W0, _, transcript = fit_covariances(released, _fed_bnsl_hyper())

@@ -97,8 +97,11 @@ class Model:
     def __init__(self, d: int, mechanism: str, hidden: int = 16, layers: int = 4) -> None:
         self.d, self.mechanism, self.hidden, self.layers = d, mechanism, hidden, layers
         H = hidden
-        self.shapes = [] if mechanism == "linear" else (
-            [(d, d, H), (d, H)] + [(d, H, H), (d, H)] * (layers - 1) + [(d, H), (d,)])
+        self.shapes = (
+            []
+            if mechanism == "linear"
+            else ([(d, d, H), (d, H)] + [(d, H, H), (d, H)] * (layers - 1) + [(d, H), (d,)])
+        )
         self.n_graph = d * d
         self._slices, pos = [], d * d
         for s in self.shapes:
@@ -170,7 +173,7 @@ class Model:
         h, dh = acyclicity_value(M, acyclicity)
         dM += (alpha + rho * h) * dh
         if self.mechanism == "mlp":
-            dM *= M * (1.0 - M) / tau                       # ∂M/∂U of the Gumbel-sigmoid
+            dM *= M * (1.0 - M) / tau  # ∂M/∂U of the Gumbel-sigmoid
         gU[...] = np.where(self.offdiag, dM, 0.0)
         total = mse + lambda1 * l1 + alpha * h + 0.5 * rho * h * h
         return Parts(mse, l1, h, total), grad
@@ -180,36 +183,37 @@ class Model:
         ``gphi`` with ∂mse/∂Φ; returns the data term ``1/(2n) Σ r²`` and ∂mse/∂M (d, d)."""
         dt = ws.dtype
         W1T = np.ascontiguousarray((M.T[:, :, None] * phi[0]).transpose(0, 2, 1), dtype=dt)
-        WT = [W1T] + [np.ascontiguousarray(phi[2 * k].transpose(0, 2, 1), dtype=dt)
-                      for k in range(1, self.layers)]
-        prev = ws.XT[None]                                   # (1, d_in, n)
-        for k in range(self.layers):                         # forward: Z_k = W_kᵀ H_{k−1} + b_k
+        WT = [W1T] + [
+            np.ascontiguousarray(phi[2 * k].transpose(0, 2, 1), dtype=dt) for k in range(1, self.layers)
+        ]
+        prev = ws.XT[None]  # (1, d_in, n)
+        for k in range(self.layers):  # forward: Z_k = W_kᵀ H_{k−1} + b_k
             Z, s = ws.acts[k], ws.slopes[k]
             np.matmul(WT[k], prev, out=Z)
             Z += phi[2 * k + 1].astype(dt)[:, :, None]
             np.greater(Z, 0, out=s, casting="unsafe")
             s *= 1.0 - SLOPE
             s += SLOPE
-            Z *= s                                           # Z now holds the activation H_k
+            Z *= s  # Z now holds the activation H_k
             prev = Z
         wo = phi[-2].astype(dt)
-        out = np.matmul(wo[:, None, :], prev)[:, 0, :]       # (d, n)
+        out = np.matmul(wo[:, None, :], prev)[:, 0, :]  # (d, n)
         out += phi[-1].astype(dt)[:, None]
-        R = ws.XT - out                                      # residuals, (d, n)
+        R = ws.XT - out  # residuals, (d, n)
         mse = 0.5 / ws.n * float(np.einsum("ij,ij->", R, R, dtype=float))
-        dout = R * np.asarray(-1.0 / ws.n, dtype=dt)         # ∂mse/∂x̂
+        dout = R * np.asarray(-1.0 / ws.n, dtype=dt)  # ∂mse/∂x̂
         gphi[-1][...] = dout.sum(axis=1)
         gphi[-2][...] = np.matmul(prev, dout[:, :, None])[:, :, 0]
         dH = np.multiply(wo[:, :, None], dout[:, None, :], out=ws.grads[0])
         cur = 0
-        for k in range(self.layers - 1, -1, -1):             # backward
-            dH *= ws.slopes[k]                               # ∂mse/∂Z_k
+        for k in range(self.layers - 1, -1, -1):  # backward
+            dH *= ws.slopes[k]  # ∂mse/∂Z_k
             gphi[2 * k + 1][...] = dH.sum(axis=2)
             if k:
                 gphi[2 * k][...] = np.matmul(ws.acts[k - 1], np.swapaxes(dH, 1, 2))
                 cur = 1 - cur
                 dH = np.matmul(np.swapaxes(WT[k], 1, 2), dH, out=ws.grads[cur])
-        dA = np.matmul(ws.XT[None], np.swapaxes(dH, 1, 2))   # (d, d_in, H)
+        dA = np.matmul(ws.XT[None], np.swapaxes(dH, 1, 2))  # (d, d_in, H)
         gphi[0][...] = M.T[:, :, None] * dA
         dM = np.einsum("jih,jih->ij", phi[0], dA, dtype=float)
         return mse, dM
@@ -222,8 +226,9 @@ class Adam:
         θ ← θ − lr · m̂ / (√v̂ + ε),  m̂ = m/(1 − β₁ᵗ),  v̂ = v/(1 − β₂ᵗ)
     """
 
-    def __init__(self, size: int, lr: float, beta1: float = 0.9, beta2: float = 0.999,
-                 eps: float = 1e-8) -> None:
+    def __init__(
+        self, size: int, lr: float, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8
+    ) -> None:
         self.lr, self.beta1, self.beta2, self.eps = lr, beta1, beta2, eps
         self.m = np.zeros(size)
         self.v = np.zeros(size)
@@ -235,6 +240,6 @@ class Adam:
         self.m += (1.0 - self.beta1) * grad
         self.v *= self.beta2
         self.v += (1.0 - self.beta2) * grad * grad
-        c1 = 1.0 - self.beta1 ** self.t
-        c2 = 1.0 - self.beta2 ** self.t
+        c1 = 1.0 - self.beta1**self.t
+        c2 = 1.0 - self.beta2**self.t
         theta -= (self.lr / c1) * self.m / (np.sqrt(self.v / c2) + self.eps)

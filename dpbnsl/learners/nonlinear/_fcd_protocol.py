@@ -77,7 +77,7 @@ class _Federation:
         self.cfg, self.P, self.d = cfg, len(arrays), d
         self.model = Model(d, cfg.mechanism, cfg.hidden, cfg.layers)
         init_rng, self.select_rng, self.h_rng, *self.rngs = rng.spawn(3 + self.P)
-        theta0 = self.model.init(init_rng)                  # common initialisation
+        theta0 = self.model.init(init_rng)  # common initialisation
         self.thetas = [theta0.copy() for _ in arrays]
         self.opts = [Adam(self.model.size, cfg.lr) for _ in arrays]
         self.wss = [Workspace(X, self.model, cfg.dtype) for X in arrays]
@@ -94,9 +94,16 @@ class _Federation:
         cfg, m = self.cfg, self.model
         for k in range(self.P):
             G = m.sample_noise(self.rngs[k])
-            parts, grad = m.loss_grad(self.thetas[k], self.wss[k], G, tau=cfg.tau,
-                                      lambda1=cfg.lambda1, alpha=self.alpha, rho=self.rho,
-                                      acyclicity=cfg.acyclicity)
+            parts, grad = m.loss_grad(
+                self.thetas[k],
+                self.wss[k],
+                G,
+                tau=cfg.tau,
+                lambda1=cfg.lambda1,
+                alpha=self.alpha,
+                rho=self.rho,
+                acyclicity=cfg.acyclicity,
+            )
             self.opts[k].step(self.thetas[k], grad)
             self.last[k] = parts
 
@@ -117,7 +124,7 @@ class _Federation:
         kinds = [("W" if cfg.mechanism == "linear" else "U", 0, g)]
         if cfg.share_phi and self.model.n_phi:
             kinds.append(("phi", g, stop))
-        size = FLOAT_BYTES * sum(b - a for _, a, b in kinds)     # dense float64 payloads
+        size = FLOAT_BYTES * sum(b - a for _, a, b in kinds)  # dense float64 payloads
         up, down = size * len(chosen), size * P
         self.bytes_up += up
         self.bytes_down += down
@@ -133,8 +140,9 @@ class _Federation:
             return
         for k, theta in zip(chosen, sent):
             for kind, a, b in kinds:
-                self.transcript.append(Message(self.rounds, int(k), SERVER, kind,
-                                               Dense(self._shape(kind, theta[a:b]))))
+                self.transcript.append(
+                    Message(self.rounds, int(k), SERVER, kind, Dense(self._shape(kind, theta[a:b])))
+                )
         for kind, a, b in kinds:
             payload = Dense(self._shape(kind, new[a:b]))
             for k in range(self.P):
@@ -142,15 +150,24 @@ class _Federation:
 
     def _row(self, step, uploaded, up, down) -> dict:
         probs = self.model.mask(self.U, None, self.cfg.tau)
-        edges = (np.abs(probs) > self.cfg.threshold).sum()      # before cycle repair
+        edges = (np.abs(probs) > self.cfg.threshold).sum()  # before cycle repair
         last = cast("list[Parts]", self.last)  # all set: aggregate() always follows local_step()
-        return {"round": self.rounds, "outer": self.outer, "solve": self.solves, "step": step,
-                "loss": float(np.mean([p.total for p in last])),
-                "mse": float(np.mean([p.mse for p in last])),
-                "h_local": float(np.mean([p.h for p in last])),
-                "h": acyclicity_value(probs, self.cfg.acyclicity)[0],
-                "rho": self.rho, "alpha": self.alpha, "edges": int(edges),
-                "uploaded": uploaded, "bytes_up": up, "bytes_down": down}
+        return {
+            "round": self.rounds,
+            "outer": self.outer,
+            "solve": self.solves,
+            "step": step,
+            "loss": float(np.mean([p.total for p in last])),
+            "mse": float(np.mean([p.mse for p in last])),
+            "h_local": float(np.mean([p.h for p in last])),
+            "h": acyclicity_value(probs, self.cfg.acyclicity)[0],
+            "rho": self.rho,
+            "alpha": self.alpha,
+            "edges": int(edges),
+            "uploaded": uploaded,
+            "bytes_up": up,
+            "bytes_down": down,
+        }
 
     def h_expected(self) -> float:
         """The server's estimate of ``E h(g_τ(U))``: ``h(σ(U/τ))`` at the noise's median when
@@ -158,9 +175,14 @@ class _Federation:
         m, cfg = self.model, self.cfg
         if cfg.mechanism == "linear" or cfg.h_samples == 0:
             return self.h_mean_graph()
-        return float(np.mean([acyclicity_value(m.mask(self.U, m.sample_noise(self.h_rng),
-                                                      cfg.tau), cfg.acyclicity)[0]
-                              for _ in range(cfg.h_samples)]))
+        return float(
+            np.mean(
+                [
+                    acyclicity_value(m.mask(self.U, m.sample_noise(self.h_rng), cfg.tau), cfg.acyclicity)[0]
+                    for _ in range(cfg.h_samples)
+                ]
+            )
+        )
 
     def h_mean_graph(self) -> float:
         """``h`` of the noise-free ``σ(U/τ)`` (or ``W``)."""
@@ -212,5 +234,6 @@ def run_fcd(arrays, cfg: FCDConfig, rng: np.random.Generator) -> FCDRun:
             if h_new < cfg.h_tol or fed.rho > cfg.rho_max:
                 break
         h_prev = h_new
-    return FCDRun(fed.U, fed.thetas, fed.rows, fed.transcript, fed.rounds, fed.solves,
-                  fed.bytes_up, fed.bytes_down)
+    return FCDRun(
+        fed.U, fed.thetas, fed.rows, fed.transcript, fed.rounds, fed.solves, fed.bytes_up, fed.bytes_down
+    )

@@ -46,8 +46,12 @@ class MLPLayout:
     def unpack(self, theta: np.ndarray):
         """Views ``(W1 (d, m, d), b1 (d, m), W2 (d, m), b2 (d,))`` into ``theta``."""
         d, m, a = self.d, self.hidden, self.n_w1
-        return (theta[:a].reshape(d, m, d), theta[a:a + d * m].reshape(d, m),
-                theta[a + d * m:a + 2 * d * m].reshape(d, m), theta[a + 2 * d * m:])
+        return (
+            theta[:a].reshape(d, m, d),
+            theta[a : a + d * m].reshape(d, m),
+            theta[a + d * m : a + 2 * d * m].reshape(d, m),
+            theta[a + 2 * d * m :],
+        )
 
     @cached_property
     def self_loops(self) -> np.ndarray:
@@ -61,9 +65,9 @@ class MLPLayout:
     def weights(self) -> np.ndarray:
         """Read-only boolean mask of length ``n_params``: True on W1 and W2 (what ℓ2 penalises)."""
         mask = np.zeros(self.n_params, dtype=bool)
-        mask[:self.n_w1] = True
+        mask[: self.n_w1] = True
         s = self.n_w1 + self.d * self.hidden
-        mask[s:s + self.d * self.hidden] = True
+        mask[s : s + self.d * self.hidden] = True
         mask.setflags(write=False)
         return mask
 
@@ -72,8 +76,9 @@ class MLPLayout:
     def split_bounds(self) -> scipy.optimize.Bounds:
         w1 = np.where(self.self_loops, 0.0, np.inf)
         rest = np.full(self.n_params - self.n_w1, np.inf)
-        return scipy.optimize.Bounds(np.concatenate([np.zeros(2 * w1.size), -rest]),
-                                     np.concatenate([w1, w1, rest]))
+        return scipy.optimize.Bounds(
+            np.concatenate([np.zeros(2 * w1.size), -rest]), np.concatenate([w1, w1, rest])
+        )
 
     def to_split(self, theta: np.ndarray) -> np.ndarray:
         a = self.n_w1
@@ -82,7 +87,7 @@ class MLPLayout:
 
     def from_split(self, x: np.ndarray) -> np.ndarray:
         a = self.n_w1
-        return np.concatenate([x[:a] - x[a:2 * a], x[2 * a:]])
+        return np.concatenate([x[:a] - x[a : 2 * a], x[2 * a :]])
 
     def grad_to_split(self, g: np.ndarray, lambda1: float) -> np.ndarray:
         """Gradient in the split form of ``F(θ) + λ1 Σ(W1⁺ + W1⁻)`` given ``g = ∇F(θ)``."""
@@ -101,12 +106,13 @@ def init_params(layout: MLPLayout, rng: np.random.Generator) -> np.ndarray:
     a = layout.n_w1 + d * m
     theta[:a] = rng.uniform(-1.0, 1.0, a) / np.sqrt(d)
     theta[a:] = rng.uniform(-1.0, 1.0, layout.n_params - a) / np.sqrt(m)
-    theta[:layout.n_w1][layout.self_loops] = 0.0
+    theta[: layout.n_w1][layout.self_loops] = 0.0
     return theta
 
 
-def squared_loss(theta: np.ndarray, X: np.ndarray, layout: MLPLayout, *,
-                 n: float | None = None) -> tuple[float, np.ndarray]:
+def squared_loss(
+    theta: np.ndarray, X: np.ndarray, layout: MLPLayout, *, n: float | None = None
+) -> tuple[float, np.ndarray]:
     """Least squares ``1/(2n) ‖X − f(X)‖_F²`` of all d networks and its gradient in ``θ``.
 
     Parameters
@@ -125,28 +131,28 @@ def squared_loss(theta: np.ndarray, X: np.ndarray, layout: MLPLayout, *,
     n = rows if n is None else n
     a, dm = layout.n_w1, d * m
     S = X @ theta[:a].reshape(dm, d).T
-    S += theta[a:a + dm]
+    S += theta[a : a + dm]
     np.negative(S, out=S)  # σ(z) = 1 / (1 + e^−z), in place (several times faster than expit)
     with np.errstate(over="ignore"):
         np.exp(S, out=S)
     S += 1.0
     np.reciprocal(S, out=S)  # (rows, d·m)
-    W2 = theta[a + dm:a + 2 * dm]
+    W2 = theta[a + dm : a + 2 * dm]
     R = (S * W2).reshape(rows, d, m).sum(axis=2)
-    R += theta[a + 2 * dm:]
+    R += theta[a + 2 * dm :]
     R -= X
     value = 0.5 / n * float(np.vdot(R, R))
     R /= n
     Rm = np.repeat(R, m, axis=1)  # (rows, d·m)
     grad = np.empty(layout.n_params)
-    grad[a + dm:a + 2 * dm] = np.einsum("ij,ij->j", S, Rm)
-    grad[a + 2 * dm:] = R.sum(axis=0)
+    grad[a + dm : a + 2 * dm] = np.einsum("ij,ij->j", S, Rm)
+    grad[a + 2 * dm :] = R.sum(axis=0)
     Rm *= W2
     Rm *= S
     S -= 1.0
     Rm *= S  # = −G: Rn·W2·S·(S − 1)
     grad[:a] = -(Rm.T @ X).ravel()
-    grad[a:a + dm] = -Rm.sum(axis=0)
+    grad[a : a + dm] = -Rm.sum(axis=0)
     return value, grad
 
 
@@ -155,7 +161,7 @@ def adjacency(theta: np.ndarray, layout: MLPLayout) -> np.ndarray:
 
     ``theta`` may be the full vector or just its W1 block.
     """
-    W1 = theta[:layout.n_w1].reshape(layout.d, layout.hidden, layout.d)
+    W1 = theta[: layout.n_w1].reshape(layout.d, layout.hidden, layout.d)
     return np.einsum("jmi,jmi->ij", W1, W1)
 
 
@@ -165,7 +171,7 @@ def acyclicity(theta: np.ndarray, layout: MLPLayout) -> tuple[float, np.ndarray]
     ``theta`` may be the full vector or just its W1 block (only its first ``n_w1`` entries count).
     ``∂h/∂A = exp(A)ᵀ``, so ``∂h/∂W1[j, m, i] = 2 W1[j, m, i] · exp(A)[j, i]``.
     """
-    W1 = theta[:layout.n_w1].reshape(layout.d, layout.hidden, layout.d)
+    W1 = theta[: layout.n_w1].reshape(layout.d, layout.hidden, layout.d)
     E = scipy.linalg.expm(np.einsum("jmi,jmi->ij", W1, W1))
     return float(np.trace(E)) - layout.d, (2.0 * W1 * E[:, None, :]).ravel()
 

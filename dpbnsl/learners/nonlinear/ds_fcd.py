@@ -46,10 +46,21 @@ DTYPES = ("float32", "float64")
 
 # Table 6 (nonlinear) and the authors' code (linear variant)
 _COMMON = {
-    "mlp": dict(lambda1=0.01, h_tol=1e-10, rho_max=1e14, it_max=25, it_in=1000, it_fl=200,
-                lr=3e-2, threshold=0.5),
-    "linear": dict(lambda1=0.1, h_tol=1e-8, rho_max=1e16, it_max=20, it_in=1500, it_fl=300,
-                   lr=1e-3, threshold=0.3, rho_init=1.0, beta=10.0),
+    "mlp": dict(
+        lambda1=0.01, h_tol=1e-10, rho_max=1e14, it_max=25, it_in=1000, it_fl=200, lr=3e-2, threshold=0.5
+    ),
+    "linear": dict(
+        lambda1=0.1,
+        h_tol=1e-8,
+        rho_max=1e16,
+        it_max=20,
+        it_in=1500,
+        it_fl=300,
+        lr=1e-3,
+        threshold=0.3,
+        rho_init=1.0,
+        beta=10.0,
+    ),
 }
 
 
@@ -63,8 +74,9 @@ def fcd_defaults(d: int, mechanism: str = "mlp") -> dict:
     check_choice(mechanism, "mechanism", MECHANISMS)
     out = dict(_COMMON[mechanism])
     if mechanism == "mlp":
-        out["rho_init"], out["beta"] = (6e-3, 10.0) if d < 15 else (
-            (6e-3, 20.0) if d < 30 else (1e-11, 120.0))
+        out["rho_init"], out["beta"] = (
+            (6e-3, 10.0) if d < 15 else ((6e-3, 20.0) if d < 30 else (1e-11, 120.0))
+        )
     return out
 
 
@@ -74,10 +86,10 @@ def _config(d, P, share_phi, kw) -> FCDConfig:
     v = {k: (dflt[k] if kw.get(k) is None else kw[k]) for k in dflt}
     pos: dict[str, Any] = dict(low=0.0, low_open=True)
     per_round = kw["participants_per_round"]
-    per_round = P if per_round is None else check_int(per_round, "participants_per_round", low=1,
-                                                      high=P)
+    per_round = P if per_round is None else check_int(per_round, "participants_per_round", low=1, high=P)
     cfg = FCDConfig(
-        mechanism=mech, share_phi=share_phi,
+        mechanism=mech,
+        share_phi=share_phi,
         lambda1=check_real(v["lambda1"], "lambda1", low=0.0),
         rho_init=check_real(v["rho_init"], "rho_init", **pos),
         beta=check_real(v["beta"], "beta", low=1.0, low_open=True),
@@ -102,12 +114,15 @@ def _config(d, P, share_phi, kw) -> FCDConfig:
         threshold=check_real(v["threshold"], "threshold", low=0.0),
     )
     if mech == "mlp" and cfg.threshold >= 1.0:
-        raise ValueError(f"`threshold` must be < 1 for mechanism='mlp' (σ(U/τ) lies in (0, 1)); "
-                         f"got {v['threshold']!r}")
+        raise ValueError(
+            f"`threshold` must be < 1 for mechanism='mlp' (σ(U/τ) lies in (0, 1)); got {v['threshold']!r}"
+        )
     if mech == "linear" and cfg.acyclicity == "exp":
         # tr e^W − d detects cycles only for W >= 0; signed cycles cancel and h can go negative
-        raise ValueError("`acyclicity` must be 'exp-sq' for mechanism='linear' (tr e^W − d does "
-                         "not detect cycles of signed weights); got 'exp'")
+        raise ValueError(
+            "`acyclicity` must be 'exp-sq' for mechanism='linear' (tr e^W − d does "
+            "not detect cycles of signed weights); got 'exp'"
+        )
     return cfg
 
 
@@ -127,11 +142,17 @@ def _fcd(participants, method: str, share_phi: bool, rng, kw) -> LearnResult:
     W = threshold_to_dag(threshold_weights(W_raw, threshold=cfg.threshold))
     params = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
     params.pop("share_phi")
-    info = {"seconds": time.perf_counter() - start, "rounds": run.rounds, "solves": run.solves,
-            "bytes_up": run.bytes_up, "bytes_down": run.bytes_down, "U": run.U.copy(),
-            "n_samples": tuple(X.shape[0] for X in arrays), "participants": len(arrays)}
-    return LearnResult(method, W, W_raw, pd.DataFrame(run.rows), columns,
-                       run.transcript, None, params, info)
+    info = {
+        "seconds": time.perf_counter() - start,
+        "rounds": run.rounds,
+        "solves": run.solves,
+        "bytes_up": run.bytes_up,
+        "bytes_down": run.bytes_down,
+        "U": run.U.copy(),
+        "n_samples": tuple(X.shape[0] for X in arrays),
+        "participants": len(arrays),
+    }
+    return LearnResult(method, W, W_raw, pd.DataFrame(run.rows), columns, run.transcript, None, params, info)
 
 
 def ds_fcd(
@@ -248,8 +269,9 @@ def fcd_centralized(X, *, rng=None, **options) -> LearnResult:
     X = as_float_matrix(X, "X") if not isinstance(X, pd.DataFrame) else X
     kw = _options({**options, "record_transcript": False})
     res = _fcd([X], "fcd-centralized", False, rng, kw)
-    return LearnResult(res.method, res.W, res.W_raw, res.history, res.columns, None, None,
-                       res.params, res.info)
+    return LearnResult(
+        res.method, res.W, res.W_raw, res.history, res.columns, None, None, res.params, res.info
+    )
 
 
 def _options(options: dict) -> dict:

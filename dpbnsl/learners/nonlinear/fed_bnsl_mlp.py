@@ -114,38 +114,66 @@ def fed_bnsl_mlp(
     True
     """
     arrays, columns = as_participants(participants)
-    params = check_mlp_params(hidden=hidden, lambda1=lambda1, lambda2=lambda2,
-                              threshold=threshold, centre=centre, solver_options=solver_options)
-    params.update(check_hyperparameters(rho1=rho1, rho2=rho2, gamma1=gamma1, gamma2=gamma2,
-                                        rho_max=rho_max, max_rounds=max_rounds, h_tol=h_tol,
-                                        gap_tol=gap_tol))
+    params = check_mlp_params(
+        hidden=hidden,
+        lambda1=lambda1,
+        lambda2=lambda2,
+        threshold=threshold,
+        centre=centre,
+        solver_options=solver_options,
+    )
+    params.update(
+        check_hyperparameters(
+            rho1=rho1,
+            rho2=rho2,
+            gamma1=gamma1,
+            gamma2=gamma2,
+            rho_max=rho_max,
+            max_rounds=max_rounds,
+            h_tol=h_tol,
+            gap_tol=gap_tol,
+        )
+    )
     params["normalize"] = check_choice(normalize, "normalize", ("global", "local"))
     rng = as_generator(rng)
     start = time.perf_counter()
     d, P = arrays[0].shape[1], len(arrays)
     layout = MLPLayout(d, params["hidden"])
     theta0 = init_params(layout, rng)
-    schedule = PenaltySchedule(params["rho1"], params["rho2"], params["gamma1"], params["gamma2"],
-                               params["rho_max"])
+    schedule = PenaltySchedule(
+        params["rho1"], params["rho2"], params["gamma1"], params["gamma2"], params["rho_max"]
+    )
     n_total = sum(X.shape[0] for X in arrays)
     clients = [
-        MLPParticipant(X - X.mean(axis=0) if params["centre"] else X, layout, schedule,
-                       n_total=n_total if params["normalize"] == "global" else X.shape[0],
-                       theta0=theta0, solver_options=params["solver_options"])
+        MLPParticipant(
+            X - X.mean(axis=0) if params["centre"] else X,
+            layout,
+            schedule,
+            n_total=n_total if params["normalize"] == "global" else X.shape[0],
+            theta0=theta0,
+            solver_options=params["solver_options"],
+        )
         for X in arrays
     ]
     h_tol, gap_tol = params["h_tol"], params["gap_tol"]
-    server = MLPServer(P, layout, schedule, theta0=theta0, lambda1=params["lambda1"],
-                       lambda2=params["lambda2"], threshold=params["threshold"],
-                       solver_options=params["solver_options"],
-                       stop=lambda t, h, gap: (schedule.saturated(t)
-                                               or (h <= h_tol and gap <= gap_tol)))
+    server = MLPServer(
+        P,
+        layout,
+        schedule,
+        theta0=theta0,
+        lambda1=params["lambda1"],
+        lambda2=params["lambda2"],
+        threshold=params["threshold"],
+        solver_options=params["solver_options"],
+        stop=lambda t, h, gap: schedule.saturated(t) or (h <= h_tol and gap <= gap_tol),
+    )
 
     local_rows = []
 
     def server_step(t, uploads):  # record the participants' diagnostics next to the server's
-        local_rows.append({"local_loss": sum(c.loss for c in clients),
-                           "local_seconds": sum(c.seconds for c in clients)})
+        local_rows.append(
+            {"local_loss": sum(c.loss for c in clients), "local_seconds": sum(c.seconds for c in clients)}
+        )
         return server(t, uploads)
 
     _, transcript = run_rounds(clients, server_step, rounds=params["max_rounds"])
@@ -160,6 +188,10 @@ def fed_bnsl_mlp(
         columns=columns,
         transcript=transcript,
         params=params,
-        info={"seconds": time.perf_counter() - start, "theta": server.theta.copy(),
-              "n_samples": tuple(X.shape[0] for X in arrays), "n_params": layout.n_params},
+        info={
+            "seconds": time.perf_counter() - start,
+            "theta": server.theta.copy(),
+            "n_samples": tuple(X.shape[0] for X in arrays),
+            "n_params": layout.n_params,
+        },
     )

@@ -61,17 +61,27 @@ def check_solver_options(options) -> dict:
 
 def check_mlp_params(*, hidden, lambda1, lambda2, threshold, centre, solver_options) -> dict:
     """Validate the hyperparameters NOTEARS-MLP and NOTEARS-MLP-ADMM share."""
-    out: dict[str, Any] = dict(hidden=check_int(hidden, "hidden", low=1),
-                               lambda1=check_real(lambda1, "lambda1", low=0.0),
-                               lambda2=check_real(lambda2, "lambda2", low=0.0),
-                               threshold=check_real(threshold, "threshold", low=0.0))
+    out: dict[str, Any] = dict(
+        hidden=check_int(hidden, "hidden", low=1),
+        lambda1=check_real(lambda1, "lambda1", low=0.0),
+        lambda2=check_real(lambda2, "lambda2", low=0.0),
+        threshold=check_real(threshold, "threshold", low=0.0),
+    )
     out["centre"] = check_bool(centre, "centre")
     out["solver_options"] = check_solver_options(solver_options)
     return out
 
 
-def al_objective(x: np.ndarray, X: np.ndarray, layout: MLPLayout, *, rho: float, alpha: float,
-                 lambda1: float, lambda2: float) -> tuple[float, np.ndarray]:
+def al_objective(
+    x: np.ndarray,
+    X: np.ndarray,
+    layout: MLPLayout,
+    *,
+    rho: float,
+    alpha: float,
+    lambda1: float,
+    lambda2: float,
+) -> tuple[float, np.ndarray]:
     """The augmented-Lagrangian subproblem in the split form ``x = [W1⁺, W1⁻, rest]``:
 
     ``ℓ(θ) + λ2/2 ‖(W1, W2)‖² + ρ/2 h² + α h + λ1 Σ(W1⁺ + W1⁻)`` and its gradient in ``x``.
@@ -84,7 +94,7 @@ def al_objective(x: np.ndarray, X: np.ndarray, layout: MLPLayout, *, rho: float,
     with np.errstate(over="ignore", invalid="ignore"):
         h, gh = acyclicity(theta, layout)
         l2, g_l2 = l2_penalty(theta, layout)
-        f = loss + lambda2 * l2 + 0.5 * rho * h * h + alpha * h + lambda1 * float(x[:2 * a].sum())
+        f = loss + lambda2 * l2 + 0.5 * rho * h * h + alpha * h + lambda1 * float(x[: 2 * a].sum())
         g += lambda2 * g_l2
         g[:a] += (rho * h + alpha) * gh
     if not (np.isfinite(f) and np.isfinite(g).all()):
@@ -92,9 +102,18 @@ def al_objective(x: np.ndarray, X: np.ndarray, layout: MLPLayout, *, rho: float,
     return f, layout.grad_to_split(g, lambda1)
 
 
-def fit_theta(X: np.ndarray, layout: MLPLayout, theta0: np.ndarray, *, lambda1: float,
-              lambda2: float, max_iter: int, h_tol: float, rho_max: float,
-              solver_options: dict | None = None) -> tuple[np.ndarray, pd.DataFrame]:
+def fit_theta(
+    X: np.ndarray,
+    layout: MLPLayout,
+    theta0: np.ndarray,
+    *,
+    lambda1: float,
+    lambda2: float,
+    max_iter: int,
+    h_tol: float,
+    rho_max: float,
+    solver_options: dict | None = None,
+) -> tuple[np.ndarray, pd.DataFrame]:
     """Run the augmented Lagrangian from ``theta0``; return the final θ and one row per α update."""
     bounds = layout.split_bounds()
 
@@ -106,8 +125,9 @@ def fit_theta(X: np.ndarray, layout: MLPLayout, theta0: np.ndarray, *, lambda1: 
     rows = []
     for it in range(max_iter):
         while True:  # raise ρ until h has shrunk to a quarter (or ρ is at its cap)
-            sol = scipy.optimize.minimize(fun, x, args=(rho, alpha), jac=True, method="L-BFGS-B",
-                                          bounds=bounds, options=solver_options)
+            sol = scipy.optimize.minimize(
+                fun, x, args=(rho, alpha), jac=True, method="L-BFGS-B", bounds=bounds, options=solver_options
+            )
             x = sol.x  # warm start from the last solution, as the reference's in-place model
             h_new = acyclicity(layout.from_split(x), layout)[0]
             if h_new <= 0.25 * h or rho >= rho_max:
@@ -115,8 +135,15 @@ def fit_theta(X: np.ndarray, layout: MLPLayout, theta0: np.ndarray, *, lambda1: 
             rho *= 10.0
         h = h_new
         alpha += rho * h
-        rows.append({"iteration": it, "h": h, "rho": rho, "alpha": alpha,
-                     "loss": squared_loss(layout.from_split(x), X, layout)[0]})
+        rows.append(
+            {
+                "iteration": it,
+                "h": h,
+                "rho": rho,
+                "alpha": alpha,
+                "loss": squared_loss(layout.from_split(x), X, layout)[0],
+            }
+        )
         if h <= h_tol or rho >= rho_max:
             break
     return layout.from_split(x), pd.DataFrame(rows)
@@ -177,25 +204,46 @@ def notears_mlp(
     X = as_float_matrix(X, "X", min_cols=1)
     if X.shape[0] < 2:
         raise ValueError(f"`X` has {X.shape[0]} rows; at least 2 are required")
-    params = check_mlp_params(hidden=hidden, lambda1=lambda1, lambda2=lambda2,
-                              threshold=threshold, centre=centre, solver_options=solver_options)
-    params.update(max_iter=check_int(max_iter, "max_iter", low=1),
-                  h_tol=check_real(h_tol, "h_tol", low=0.0),
-                  rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True))
+    params = check_mlp_params(
+        hidden=hidden,
+        lambda1=lambda1,
+        lambda2=lambda2,
+        threshold=threshold,
+        centre=centre,
+        solver_options=solver_options,
+    )
+    params.update(
+        max_iter=check_int(max_iter, "max_iter", low=1),
+        h_tol=check_real(h_tol, "h_tol", low=0.0),
+        rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
+    )
     rng = as_generator(rng)
     start = time.perf_counter()
     if params["centre"]:
         X = X - X.mean(axis=0)
     layout = MLPLayout(X.shape[1], params["hidden"])
-    theta, history = fit_theta(X, layout, init_params(layout, rng), lambda1=params["lambda1"],
-                               lambda2=params["lambda2"], max_iter=params["max_iter"],
-                               h_tol=params["h_tol"], rho_max=params["rho_max"],
-                               solver_options=params["solver_options"])
+    theta, history = fit_theta(
+        X,
+        layout,
+        init_params(layout, rng),
+        lambda1=params["lambda1"],
+        lambda2=params["lambda2"],
+        max_iter=params["max_iter"],
+        h_tol=params["h_tol"],
+        rho_max=params["rho_max"],
+        solver_options=params["solver_options"],
+    )
     W_raw = np.sqrt(adjacency(theta, layout))
     W = threshold_to_dag(threshold_weights(W_raw, threshold=params["threshold"]))
-    return LearnResult(method="notears-mlp", W=W, W_raw=W_raw, history=history, columns=columns,
-                       params=params, info={"seconds": time.perf_counter() - start,
-                                            "theta": theta})
+    return LearnResult(
+        method="notears-mlp",
+        W=W,
+        W_raw=W_raw,
+        history=history,
+        columns=columns,
+        params=params,
+        info={"seconds": time.perf_counter() - start, "theta": theta},
+    )
 
 
 def notears_mlp_local(participants, *, rng=None, **kwargs) -> LocalFits:
@@ -226,23 +274,30 @@ def _local(participants, local, kwargs, precheck=None) -> LocalFits:
         return notears_mlp_local(participants, **kwargs)
     if participants is not None or kwargs:
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
-        raise ValueError(f"`local` fits were given, so {given} would be ignored: pass either the "
-                         f"data (and NOTEARS-MLP arguments) or `local`")
+        raise ValueError(
+            f"`local` fits were given, so {given} would be ignored: pass either the "
+            f"data (and NOTEARS-MLP arguments) or `local`"
+        )
     if not isinstance(local, LocalFits):
-        raise TypeError(f"`local` must be a LocalFits from notears_mlp_local; "
-                        f"got {type(local).__name__}")
+        raise TypeError(f"`local` must be a LocalFits from notears_mlp_local; got {type(local).__name__}")
     methods = sorted({r.method for r in local.results})
     if methods != ["notears-mlp"]:
-        raise ValueError(f"`local` must hold NOTEARS-MLP fits (from notears_mlp_local); "
-                         f"got fits of {methods}")
+        raise ValueError(
+            f"`local` must hold NOTEARS-MLP fits (from notears_mlp_local); got fits of {methods}"
+        )
     if precheck is not None:
         precheck(len(local), local.results[0].W.shape[0])
     return local
 
 
-def notears_mlp_voting(participants=None, *, local: LocalFits | None = None,
-                       min_votes: int | None = None, acyclic: bool = False,
-                       **kwargs) -> LearnResult:
+def notears_mlp_voting(
+    participants=None,
+    *,
+    local: LocalFits | None = None,
+    min_votes: int | None = None,
+    acyclic: bool = False,
+    **kwargs,
+) -> LearnResult:
     """NOTEARS-MLP-Voting: keep each directed edge found by more than half of the participants.
 
     Combination exactly as :func:`dpbnsl.learners.notears_voting` (``W`` = mean ``√A`` weight of
@@ -257,6 +312,7 @@ def notears_mlp_voting(participants=None, *, local: LocalFits | None = None,
     >>> bool(vote.info["votes"].max() <= 3)
     True
     """
+
     def precheck(P, d):
         if min_votes is not None:
             check_int(min_votes, "min_votes", low=1, high=P)
@@ -264,12 +320,12 @@ def notears_mlp_voting(participants=None, *, local: LocalFits | None = None,
 
     fits = _local(participants, local, kwargs, precheck)
     out = notears_voting(local=fits, min_votes=min_votes, acyclic=acyclic)
-    return dataclasses.replace(out, method="notears-mlp-voting",
-                               params={**fits.results[0].params, **out.params})
+    return dataclasses.replace(
+        out, method="notears-mlp-voting", params={**fits.results[0].params, **out.params}
+    )
 
 
-def notears_mlp_best(participants=None, *, B_true, local: LocalFits | None = None,
-                     **kwargs) -> LearnResult:
+def notears_mlp_best(participants=None, *, B_true, local: LocalFits | None = None, **kwargs) -> LearnResult:
     """NOTEARS-MLP-Best (**oracle**): the participant graph with the lowest SHD against ``B_true``.
 
     Reads the true graph to choose, so nobody could run it; ``info["oracle"]`` is True and
@@ -284,5 +340,4 @@ def notears_mlp_best(participants=None, *, B_true, local: LocalFits | None = Non
 
     fits = _local(participants, local, kwargs, precheck)
     out = notears_best(B_true=truth, local=fits)
-    return dataclasses.replace(out, method="notears-mlp-best (oracle)",
-                               params=dict(fits.results[0].params))
+    return dataclasses.replace(out, method="notears-mlp-best (oracle)", params=dict(fits.results[0].params))

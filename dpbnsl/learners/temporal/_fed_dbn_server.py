@@ -31,8 +31,7 @@ def soft_threshold(U: np.ndarray, tau: float) -> np.ndarray:
     return np.sign(U) * np.maximum(np.abs(U) - tau, 0.0)
 
 
-def solve_lag_step(D: np.ndarray, gammas: np.ndarray, *, lambda_a: float,
-                   rho2: float) -> np.ndarray:
+def solve_lag_step(D: np.ndarray, gammas: np.ndarray, *, lambda_a: float, rho2: float) -> np.ndarray:
     """Exact minimiser of ``λ_A‖A‖₁ + Σ_k ⟨γ_k, D_k − A⟩ + ρ₂/2 Σ_k ‖D_k − A‖²``.
 
     Parameters
@@ -56,10 +55,22 @@ class FedDBNServer:
     consensus residual ``sqrt(Σ_k ‖Θ_k − Θ‖² / (K(p+1)d²)) <= gap_tol``.
     """
 
-    def __init__(self, n_participants: int, d: int, lag: int, schedule: PenaltySchedule, *,
-                 lambda_w: float, lambda_a: float, h_tol: float, gap_tol: float,
-                 stop_rule: str = "h_and_gap", dual_update: str = "paper", warm_start: bool = True,
-                 solver: Callable = solve_server) -> None:
+    def __init__(
+        self,
+        n_participants: int,
+        d: int,
+        lag: int,
+        schedule: PenaltySchedule,
+        *,
+        lambda_w: float,
+        lambda_a: float,
+        h_tol: float,
+        gap_tol: float,
+        stop_rule: str = "h_and_gap",
+        dual_update: str = "paper",
+        warm_start: bool = True,
+        solver: Callable = solve_server,
+    ) -> None:
         self.K, self.d, self.lag = n_participants, d, lag
         self.schedule, self.solver = schedule, solver
         self.lambda_w, self.lambda_a = lambda_w, lambda_a
@@ -87,9 +98,15 @@ class FedDBNServer:
         before = self.Theta
         B_mean = B.mean(axis=0)
         problem = ServerProblem(
-            B_mean=B_mean, beta_sum=betas.sum(axis=0),
+            B_mean=B_mean,
+            beta_sum=betas.sum(axis=0),
             const=float(np.sum(betas * B) + 0.5 * rho2 * np.sum((B - B_mean) ** 2)),
-            n_participants=self.K, alpha=self.alpha, rho1=rho1, rho2=rho2, lambda1=self.lambda_w)
+            n_participants=self.K,
+            alpha=self.alpha,
+            rho1=rho1,
+            rho2=rho2,
+            lambda1=self.lambda_w,
+        )
         self.W = self.solver(self.W if self.warm_start else np.zeros_like(self.W), problem)
         self.A = solve_lag_step(D, gammas, lambda_a=self.lambda_a, rho2=rho2)
         after = self.Theta
@@ -99,8 +116,18 @@ class FedDBNServer:
         self.alpha += rho1 * h
         self.converged = h <= self.h_tol and (self.stop_rule == "h" or gap <= self.gap_tol)
         now = time.perf_counter()
-        self.rows.append({"round": t, "h": h, "gap": gap, "rho1": rho1, "rho2": rho2,
-                          "alpha": self.alpha, "nnz_W": int(np.count_nonzero(self.W)),
-                          "nnz_A": int(np.count_nonzero(self.A)), "seconds": now - self._clock})
+        self.rows.append(
+            {
+                "round": t,
+                "h": h,
+                "gap": gap,
+                "rho1": rho1,
+                "rho2": rho2,
+                "alpha": self.alpha,
+                "nnz_W": int(np.count_nonzero(self.W)),
+                "nnz_A": int(np.count_nonzero(self.A)),
+                "seconds": now - self._clock,
+            }
+        )
         self._clock = now
         return ServerReply(Dense(after), "global_W_A", stop=self.converged)

@@ -22,38 +22,51 @@ import pandas as pd
 from ...metrics import LagAccuracy, lag_accuracy
 from ...timeseries import as_realisations, lagged_design
 
-__all__ = ["as_temporal_series", "as_temporal_participants", "design_gram", "stacked_loss",
-           "lag_threshold", "lag_index", "LagAccuracy", "lag_accuracy"]
+__all__ = [
+    "as_temporal_series",
+    "as_temporal_participants",
+    "design_gram",
+    "stacked_loss",
+    "lag_threshold",
+    "lag_index",
+    "LagAccuracy",
+    "lag_accuracy",
+]
 
 
 def _check_lengths(arrays: list[np.ndarray], lag: int, name: str, where: str) -> None:
     for m, X in enumerate(arrays):
         label = where + (f" (realisation {m})" if len(arrays) > 1 else "")
         if X.shape[0] <= lag:
-            raise ValueError(f"`{name}`{label} has {X.shape[0]} rows, too short for lag = {lag}: "
-                             f"a series needs at least lag + 1 = {lag + 1} rows")
+            raise ValueError(
+                f"`{name}`{label} has {X.shape[0]} rows, too short for lag = {lag}: "
+                f"a series needs at least lag + 1 = {lag + 1} rows"
+            )
 
 
-def as_temporal_series(series, lag: int, name: str = "series", *, where: str = ""
-                       ) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
+def as_temporal_series(
+    series, lag: int, name: str = "series", *, where: str = ""
+) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
     """One series or a list of realisations → new float arrays (each > ``lag`` rows), columns."""
     arrays, columns = as_realisations(series, name, where=where)
     _check_lengths(arrays, lag, name, where)
     return arrays, columns
 
 
-def as_temporal_participants(participants, lag: int, name: str = "participants"
-                             ) -> tuple[list[list[np.ndarray]], tuple[str, ...] | None]:
+def as_temporal_participants(
+    participants, lag: int, name: str = "participants"
+) -> tuple[list[list[np.ndarray]], tuple[str, ...] | None]:
     """Validate a sequence of participants' time series.
 
     Each participant is one series (2-D array or DataFrame, rows in time order) or a list of
     realisations. Returns per participant a list of new float arrays, and the column names.
     """
-    if isinstance(participants, (np.ndarray, pd.DataFrame)) or not isinstance(participants,
-                                                                             Sequence):
-        raise TypeError(f"`{name}` must be a sequence (list or tuple) with one time series (or "
-                        f"list of realisations) per participant; got "
-                        f"{type(participants).__name__}")
+    if isinstance(participants, (np.ndarray, pd.DataFrame)) or not isinstance(participants, Sequence):
+        raise TypeError(
+            f"`{name}` must be a sequence (list or tuple) with one time series (or "
+            f"list of realisations) per participant; got "
+            f"{type(participants).__name__}"
+        )
     if len(participants) == 0:
         raise ValueError(f"`{name}` must hold at least one participant; got an empty sequence")
     parts, columns, d = [], None, None
@@ -62,12 +75,12 @@ def as_temporal_participants(participants, lag: int, name: str = "participants"
         arrays, cols = as_temporal_series(series, lag, name, where=where)
         if cols is not None:
             if columns is not None and cols != columns:
-                raise ValueError(f"`{name}`{where} has columns {list(cols)} but an earlier "
-                                 f"participant has {list(columns)}")
+                raise ValueError(
+                    f"`{name}`{where} has columns {list(cols)} but an earlier participant has {list(columns)}"
+                )
             columns = cols
         if d is not None and arrays[0].shape[1] != d:
-            raise ValueError(f"`{name}`{where} has {arrays[0].shape[1]} columns but participant 0 "
-                             f"has {d}")
+            raise ValueError(f"`{name}`{where} has {arrays[0].shape[1]} columns but participant 0 has {d}")
         d = arrays[0].shape[1]
         parts.append(arrays)
     assert d is not None  # participants is non-empty (checked above)
@@ -76,8 +89,9 @@ def as_temporal_participants(participants, lag: int, name: str = "participants"
     return parts, columns
 
 
-def design_gram(realisations: list[np.ndarray], lag: int, *, centre: bool,
-                scale: float | None = None) -> tuple[np.ndarray, int]:
+def design_gram(
+    realisations: list[np.ndarray], lag: int, *, centre: bool, scale: float | None = None
+) -> tuple[np.ndarray, int]:
     """``G = ẐᵀẐ / scale`` of one participant's lagged design (``scale`` defaults to its rows).
 
     With ``centre`` the participant's column means (over all its rows) are subtracted first.
@@ -104,8 +118,7 @@ def stacked_loss(Theta: np.ndarray, G: np.ndarray) -> tuple[float, np.ndarray]:
     d = Theta.shape[1]
     C = G[:, :d]
     GT = G @ Theta
-    f = (0.5 * float(np.trace(G[:d, :d])) - float(np.sum(C * Theta))
-         + 0.5 * float(np.sum(Theta * GT)))
+    f = 0.5 * float(np.trace(G[:d, :d])) - float(np.sum(C * Theta)) + 0.5 * float(np.sum(Theta * GT))
     return f, GT - C
 
 

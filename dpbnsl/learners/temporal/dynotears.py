@@ -43,16 +43,21 @@ def _smooth(Theta: np.ndarray, G: np.ndarray, rho: float, alpha: float) -> tuple
         h = float(np.trace(E)) - d
         GT = G @ Theta
         g = GT - G[:, :d]
-        f = (0.5 * float(np.trace(G[:d, :d])) + float(np.sum(Theta * (0.5 * GT - G[:, :d])))
-             + 0.5 * rho * h * h + alpha * h)
+        f = (
+            0.5 * float(np.trace(G[:d, :d]))
+            + float(np.sum(Theta * (0.5 * GT - G[:, :d])))
+            + 0.5 * rho * h * h
+            + alpha * h
+        )
         g[:d] += (rho * h + alpha) * 2.0 * W * E.T
     if not (np.isfinite(f) and np.isfinite(g).all()):
         return np.inf, np.zeros_like(Theta)
     return f, g
 
 
-def _split_objective(x: np.ndarray, G: np.ndarray, d: int, rho: float, alpha: float,
-                     lam: np.ndarray) -> tuple[float, np.ndarray]:
+def _split_objective(
+    x: np.ndarray, G: np.ndarray, d: int, rho: float, alpha: float, lam: np.ndarray
+) -> tuple[float, np.ndarray]:
     """The L-BFGS-B objective on ``x = [Θ⁺, Θ⁻]`` (flattened): smooth part + ``Σ lam·(Θ⁺ + Θ⁻)``."""
     m = x.size // 2
     f, g = _smooth((x[:m] - x[m:]).reshape(-1, d), G, rho, alpha)
@@ -86,8 +91,9 @@ def dynotears_from_gram(
     rows = []
     for it in range(max_iter):
         while True:  # raise rho until h has shrunk to a quarter (or rho is at its cap)
-            sol = scipy.optimize.minimize(_split_objective, x, args=(G, d, rho, alpha, lam),
-                                          jac=True, method="L-BFGS-B", bounds=bounds)
+            sol = scipy.optimize.minimize(
+                _split_objective, x, args=(G, d, rho, alpha, lam), jac=True, method="L-BFGS-B", bounds=bounds
+            )
             Theta = (sol.x[:m] - sol.x[m:]).reshape(q, d)
             h_new = acyclicity(Theta[:d])[0]
             if h_new <= 0.25 * h or rho >= rho_max:
@@ -95,8 +101,7 @@ def dynotears_from_gram(
             rho *= 10.0
         x, h = sol.x, h_new
         alpha += rho * h
-        rows.append({"iteration": it, "h": h, "rho": rho, "alpha": alpha,
-                     "loss": stacked_loss(Theta, G)[0]})
+        rows.append({"iteration": it, "h": h, "rho": rho, "alpha": alpha, "loss": stacked_loss(Theta, G)[0]})
         if h <= h_tol or rho >= rho_max:
             break
     Theta = (x[:m] - x[m:]).reshape(q, d)
@@ -174,8 +179,14 @@ def dynotears(
     d = arrays[0].shape[1]
     G, n = design_gram(arrays, lag, centre=params["centre"])
     W_raw, A_raw, history = dynotears_from_gram(
-        G, d, lambda_w=params["lambda_w"], lambda_a=params["lambda_a"],
-        max_iter=params["max_iter"], h_tol=params["h_tol"], rho_max=params["rho_max"])
+        G,
+        d,
+        lambda_w=params["lambda_w"],
+        lambda_a=params["lambda_a"],
+        max_iter=params["max_iter"],
+        h_tol=params["h_tol"],
+        rho_max=params["rho_max"],
+    )
     W = threshold_weights(W_raw, threshold=params["threshold_w"])
     if params["acyclic"]:
         W = threshold_to_dag(W)
@@ -186,10 +197,14 @@ def dynotears(
         history=history,
         columns=columns,
         params=params,
-        info={"A": readonly_copy(lag_threshold(A_raw, params["threshold_a"])),
-              "A_raw": readonly_copy(A_raw),
-              "A_index": lag_index(columns, d, lag), "lag": lag, "n_samples": n,
-              "seconds": time.perf_counter() - start},
+        info={
+            "A": readonly_copy(lag_threshold(A_raw, params["threshold_a"])),
+            "A_raw": readonly_copy(A_raw),
+            "A_index": lag_index(columns, d, lag),
+            "lag": lag,
+            "n_samples": n,
+            "seconds": time.perf_counter() - start,
+        },
     )
 
 

@@ -46,25 +46,38 @@ def dynotears_local(participants, **dynotears_kwargs) -> LocalFits:
 def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
     if local is not None and (participants is not None or kwargs):
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
-        raise ValueError(f"`local` fits were given, so {given} would be ignored: pass either the "
-                         f"data (and DYNOTEARS arguments) or `local`")
+        raise ValueError(
+            f"`local` fits were given, so {given} would be ignored: pass either the "
+            f"data (and DYNOTEARS arguments) or `local`"
+        )
     if local is None:
         if participants is None:
             raise ValueError("pass `participants` (data) or `local` (fits from dynotears_local)")
         return dynotears_local(participants, **kwargs)
     if not isinstance(local, LocalFits) or any(r.method != "dynotears" for r in local.results):
-        raise TypeError(f"`local` must be a LocalFits from dynotears_local; got "
-                        f"{type(local).__name__}")
+        raise TypeError(f"`local` must be a LocalFits from dynotears_local; got {type(local).__name__}")
     return local
 
 
 def _result(method: str, W, W_raw, A, A_raw, fits: LocalFits, params: dict, **info) -> LearnResult:
     first = fits.results[0].info
-    return LearnResult(method=method, W=W, W_raw=W_raw, history=pd.DataFrame(),
-                       columns=fits.columns, params=params,
-                       info={"A": readonly_copy(A), "A_raw": readonly_copy(A_raw),
-                             "A_index": first["A_index"], "lag": first["lag"],
-                             "local": fits.results, "seconds": fits.seconds, **info})
+    return LearnResult(
+        method=method,
+        W=W,
+        W_raw=W_raw,
+        history=pd.DataFrame(),
+        columns=fits.columns,
+        params=params,
+        info={
+            "A": readonly_copy(A),
+            "A_raw": readonly_copy(A_raw),
+            "A_index": first["A_index"],
+            "lag": first["lag"],
+            "local": fits.results,
+            "seconds": fits.seconds,
+            **info,
+        },
+    )
 
 
 def dynotears_average(
@@ -107,9 +120,15 @@ def dynotears_average(
     W = threshold_weights(W_raw, threshold=tw)
     if acyclic:
         W = threshold_to_dag(W)
-    return _result("dynotears-average", W, W_raw, lag_threshold(A_raw, ta), A_raw, fits,
-                   {"threshold_w": tw, "threshold_a": ta, "average": average,
-                    "acyclic": acyclic, **dynotears_kwargs})
+    return _result(
+        "dynotears-average",
+        W,
+        W_raw,
+        lag_threshold(A_raw, ta),
+        A_raw,
+        fits,
+        {"threshold_w": tw, "threshold_a": ta, "average": average, "acyclic": acyclic, **dynotears_kwargs},
+    )
 
 
 def dynotears_best(
@@ -137,9 +156,18 @@ def dynotears_best(
         scores = [s + lag_accuracy(A_true, r.info["A"]).shd for s, r in zip(scores, fits.results)]
     k = int(np.argmin(scores))
     chosen = fits.results[k]
-    return _result("dynotears-best (oracle)", chosen.W, chosen.W_raw, chosen.info["A"],
-                   chosen.info["A_raw"], fits, {"select": select, **dynotears_kwargs},
-                   oracle=True, chosen=k, score_per_participant=tuple(scores))
+    return _result(
+        "dynotears-best (oracle)",
+        chosen.W,
+        chosen.W_raw,
+        chosen.info["A"],
+        chosen.info["A_raw"],
+        fits,
+        {"select": select, **dynotears_kwargs},
+        oracle=True,
+        chosen=k,
+        score_per_participant=tuple(scores),
+    )
 
 
 def dynotears_all(participants, *, centre: bool = True, **dynotears_kwargs) -> LearnResult:
@@ -154,9 +182,14 @@ def dynotears_all(participants, *, centre: bool = True, **dynotears_kwargs) -> L
     pooled: list[pd.DataFrame | np.ndarray] = []
     for arrays in parts:
         mean = np.vstack(arrays).mean(axis=0) if centre else 0.0
-        pooled.extend(pd.DataFrame(X - mean, columns=list(columns)) if columns else X - mean
-                      for X in arrays)
+        pooled.extend(pd.DataFrame(X - mean, columns=list(columns)) if columns else X - mean for X in arrays)
     result = dynotears(pooled, centre=False, **dynotears_kwargs)
-    return LearnResult(method="dynotears-all", W=result.W, W_raw=result.W_raw,
-                       history=result.history, columns=result.columns,
-                       params={**result.params, "centre": centre}, info=result.info)
+    return LearnResult(
+        method="dynotears-all",
+        W=result.W,
+        W_raw=result.W_raw,
+        history=result.history,
+        columns=result.columns,
+        params={**result.params, "centre": centre},
+        info=result.info,
+    )

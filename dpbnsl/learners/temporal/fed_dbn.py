@@ -34,8 +34,9 @@ from ._temporal import as_temporal_participants, design_gram, lag_index, lag_thr
 __all__ = ["fed_dbn", "local_step"]
 
 
-def local_step(U: np.ndarray, evals: np.ndarray, C: np.ndarray, duals: np.ndarray,
-               Theta: np.ndarray, rho2: float) -> np.ndarray:
+def local_step(
+    U: np.ndarray, evals: np.ndarray, C: np.ndarray, duals: np.ndarray, Theta: np.ndarray, rho2: float
+) -> np.ndarray:
     """``(G + ρ₂I)⁻¹ (C − duals + ρ₂Θ)`` with ``G = U diag(evals) Uᵀ``: the minimiser of
     ``ℓ_k(Θ_k) + ⟨duals, Θ_k − Θ⟩ + ρ₂/2 ‖Θ_k − Θ‖²`` (``C = G[:, :d]``)."""
     M = C - duals + rho2 * Theta
@@ -58,8 +59,7 @@ class _Participant:
         if t > 0:  # dual update of round t-1, with the penalty in force then
             ref = glob if self.dual_update == "paper" else self.used
             self.duals += self.schedule.rho(t - 1)[1] * (self.Theta - ref)
-        self.Theta = local_step(self.U, self.evals, self.C, self.duals, glob,
-                                self.schedule.rho(t)[1])
+        self.Theta = local_step(self.U, self.evals, self.C, self.duals, glob, self.schedule.rho(t)[1])
         self.used = glob
         return "local_B_D", Dense(self.Theta)
 
@@ -145,8 +145,11 @@ def fed_dbn(
     """
     lag = check_int(lag, "lag", low=1)
     parts, columns = as_temporal_participants(participants, lag)
-    params: dict[str, Any] = dict(lag=lag, lambda_w=check_real(lambda_w, "lambda_w", low=0.0),
-                                  lambda_a=check_real(lambda_a, "lambda_a", low=0.0))
+    params: dict[str, Any] = dict(
+        lag=lag,
+        lambda_w=check_real(lambda_w, "lambda_w", low=0.0),
+        lambda_a=check_real(lambda_a, "lambda_a", low=0.0),
+    )
     for name, value in (("rho1", rho1), ("rho2", rho2)):
         params[name] = check_real(value, name, low=0.0, low_open=True)
     for name, value in (("phi1", phi1), ("phi2", phi2)):
@@ -154,26 +157,39 @@ def fed_dbn(
     params.update(
         rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
         max_rounds=check_int(max_rounds, "max_rounds", low=1),
-        h_tol=check_real(h_tol, "h_tol", low=0.0), gap_tol=check_real(gap_tol, "gap_tol", low=0.0),
+        h_tol=check_real(h_tol, "h_tol", low=0.0),
+        gap_tol=check_real(gap_tol, "gap_tol", low=0.0),
         threshold_w=check_real(threshold_w, "threshold_w", low=0.0),
         threshold_a=check_real(threshold_a, "threshold_a", low=0.0),
         normalize=check_choice(normalize, "normalize", ("local", "global")),
         dual_update=check_choice(dual_update, "dual_update", ("paper", "code")),
         stop_rule=check_choice(stop_rule, "stop_rule", ("h_and_gap", "h")),
-        warm_start=check_bool(warm_start, "warm_start"), centre=check_bool(centre, "centre"),
-        acyclic=check_bool(acyclic, "acyclic"))
+        warm_start=check_bool(warm_start, "warm_start"),
+        centre=check_bool(centre, "centre"),
+        acyclic=check_bool(acyclic, "acyclic"),
+    )
     start = time.perf_counter()
     d = parts[0][0].shape[1]
     n_k = [sum(X.shape[0] - lag for X in arrays) for arrays in parts]
     scale = sum(n_k) if params["normalize"] == "global" else None
     grams = [design_gram(arrays, lag, centre=params["centre"], scale=scale)[0] for arrays in parts]
-    schedule = PenaltySchedule(params["rho1"], params["rho2"], params["phi1"], params["phi2"],
-                               params["rho_max"])
+    schedule = PenaltySchedule(
+        params["rho1"], params["rho2"], params["phi1"], params["phi2"], params["rho_max"]
+    )
     clients = [_Participant(G, d, schedule, params["dual_update"]) for G in grams]
-    server = FedDBNServer(len(parts), d, lag, schedule, lambda_w=params["lambda_w"],
-                          lambda_a=params["lambda_a"], h_tol=params["h_tol"],
-                          gap_tol=params["gap_tol"], stop_rule=params["stop_rule"],
-                          dual_update=params["dual_update"], warm_start=params["warm_start"])
+    server = FedDBNServer(
+        len(parts),
+        d,
+        lag,
+        schedule,
+        lambda_w=params["lambda_w"],
+        lambda_a=params["lambda_a"],
+        h_tol=params["h_tol"],
+        gap_tol=params["gap_tol"],
+        stop_rule=params["stop_rule"],
+        dual_update=params["dual_update"],
+        warm_start=params["warm_start"],
+    )
     _, transcript = run_rounds(clients, server, rounds=params["max_rounds"])
     W = threshold_weights(server.W, threshold=params["threshold_w"])
     if params["acyclic"]:
@@ -186,8 +202,13 @@ def fed_dbn(
         columns=columns,
         transcript=transcript,
         params=params,
-        info={"A": readonly_copy(lag_threshold(server.A, params["threshold_a"])),
-              "A_raw": readonly_copy(server.A), "A_index": lag_index(columns, d, lag), "lag": lag,
-              "converged": server.converged, "n_samples": tuple(n_k),
-              "seconds": time.perf_counter() - start},
+        info={
+            "A": readonly_copy(lag_threshold(server.A, params["threshold_a"])),
+            "A_raw": readonly_copy(server.A),
+            "A_index": lag_index(columns, d, lag),
+            "lag": lag,
+            "converged": server.converged,
+            "n_samples": tuple(n_k),
+            "seconds": time.perf_counter() - start,
+        },
     )

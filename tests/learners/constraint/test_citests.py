@@ -103,8 +103,7 @@ def _g2_oracle(D, i, j, S):
         table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
         if min(table.shape) < 2:
             continue  # a single non-empty row or column adds nothing to G² or df
-        stat, _, dof, _ = scipy.stats.chi2_contingency(table, correction=False,
-                                                       lambda_="log-likelihood")
+        stat, _, dof, _ = scipy.stats.chi2_contingency(table, correction=False, lambda_="log-likelihood")
         G += stat
         df += dof
     return G, df, (1.0 if df == 0 else scipy.stats.chi2.sf(G, df))
@@ -160,13 +159,16 @@ def test_auto_detection():
 # ----------------------------------------------------------------------------- validation
 
 
-@pytest.mark.parametrize("alpha, exc, match", [
-    (0, ValueError, r"`alpha` must be > 0; got 0"),
-    (1.0, ValueError, r"`alpha` must be < 1; got 1.0"),
-    (-0.5, ValueError, r"`alpha` must be > 0; got -0.5"),
-    ("0.05", TypeError, r"`alpha` must be a real number; got str '0.05'"),
-    (float("nan"), ValueError, r"`alpha` must be finite"),
-])
+@pytest.mark.parametrize(
+    "alpha, exc, match",
+    [
+        (0, ValueError, r"`alpha` must be > 0; got 0"),
+        (1.0, ValueError, r"`alpha` must be < 1; got 1.0"),
+        (-0.5, ValueError, r"`alpha` must be > 0; got -0.5"),
+        ("0.05", TypeError, r"`alpha` must be a real number; got str '0.05'"),
+        (float("nan"), ValueError, r"`alpha` must be finite"),
+    ],
+)
 def test_alpha_validation(alpha, exc, match):
     with pytest.raises(exc, match=match):
         check_alpha(alpha)
@@ -201,8 +203,11 @@ def test_index_and_test_name_validation():
         ci.test(0, 1, (0, 3))
     with pytest.raises(ValueError, match=r"`S` holds 7, not a column index in 0..4"):
         ci.test(0, 1, (7,))
-    with pytest.raises(ValueError, match=r"`test` must be one of 'fisher-z', 'g2', 'auto'; "
-                                         r"got 'chi2'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`test` must be one of 'fisher-z', 'g2', 'auto'; "
+        r"got 'chi2'",
+    ):
         make_ci_test(_gaussian(), test="chi2")
     X = _gaussian()
     X[:, 2] = 1.0
@@ -264,16 +269,19 @@ def test_read_bif_structure_and_tables(tiny_bif):
     assert bn.parents == ((), (0,), (0, 1))  # ascending, whatever the file's order
     np.testing.assert_array_equal(bn.adjacency, [[0, 1, 1], [0, 0, 1], [0, 0, 0]])
     wet = bn.cpts[2]  # axes (rain, sprinkler, wet)
-    np.testing.assert_allclose(wet[0, 0], [0.0, 0.1, 0.9])   # rain=yes, sprinkler=on
-    np.testing.assert_allclose(wet[1, 1], [1.0, 0.0, 0.0])   # rain=no, sprinkler=off
-    np.testing.assert_allclose(wet[0, 1], [0.1, 0.6, 0.3])   # default
+    np.testing.assert_allclose(wet[0, 0], [0.0, 0.1, 0.9])  # rain=yes, sprinkler=on
+    np.testing.assert_allclose(wet[1, 1], [1.0, 0.0, 0.0])  # rain=no, sprinkler=off
+    np.testing.assert_allclose(wet[0, 1], [0.1, 0.6, 0.3])  # default
     np.testing.assert_allclose(bn.cpts[1], [[0.01, 0.99], [0.4, 0.6]])
     assert not bn.cpts[0].flags.writeable
 
 
 def test_read_bif_table_with_parents_is_child_major(tmp_path):
-    text = BIF.replace("""  (yes) 0.01, 0.99;
-  (no) 0.4, 0.6;""", "  table 0.01, 0.4, 0.99, 0.6;")
+    text = BIF.replace(
+        """  (yes) 0.01, 0.99;
+  (no) 0.4, 0.6;""",
+        "  table 0.01, 0.4, 0.99, 0.6;",
+    )
     (tmp_path / "t.bif").write_text(text)
     np.testing.assert_allclose(read_bif(tmp_path / "t.bif").cpts[1], [[0.01, 0.99], [0.4, 0.6]])
 
@@ -291,19 +299,28 @@ def test_bif_sample_frequencies(tiny_bif):
     np.testing.assert_array_equal(frame.to_numpy(), bn.sample(5, rng=1))
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda t: t.replace("probability ( rain ) {\n  table 0.2, 0.8;\n}\n", ""),
-     r"no probability block for \['rain'\]"),
-    (lambda t: t.replace("table 0.2, 0.8;", "table 0.2, 0.7, 0.1;"), r"table has 3 values"),
-    (lambda t: t.replace("(no) 0.4, 0.6;", "(maybe) 0.4, 0.6;"), r"unknown parent state"),
-    (lambda t: t.replace("(no) 0.4, 0.6;", ""), r"1 parent configuration\(s\) have no"),
-    (lambda t: t.replace("table 0.2, 0.8;", "table 0.2, 0.7;"), r"rows sum to 1"),
-    (lambda t: t.replace("probability ( rain ) {\n  table 0.2, 0.8;",
-                         "probability ( rain | wet ) {\n  table 0.2, 0.2, 0.2, 0.8, 0.8, 0.8;"),
-     r"directed cycle"),
-    (lambda t: t.replace("sprinkler | rain", "sprinkler | snow"), r"unknown variable\(s\) \['snow'\]"),
-    (lambda t: "nothing here", r"no 'variable' block"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (
+            lambda t: t.replace("probability ( rain ) {\n  table 0.2, 0.8;\n}\n", ""),
+            r"no probability block for \['rain'\]",
+        ),
+        (lambda t: t.replace("table 0.2, 0.8;", "table 0.2, 0.7, 0.1;"), r"table has 3 values"),
+        (lambda t: t.replace("(no) 0.4, 0.6;", "(maybe) 0.4, 0.6;"), r"unknown parent state"),
+        (lambda t: t.replace("(no) 0.4, 0.6;", ""), r"1 parent configuration\(s\) have no"),
+        (lambda t: t.replace("table 0.2, 0.8;", "table 0.2, 0.7;"), r"rows sum to 1"),
+        (
+            lambda t: t.replace(
+                "probability ( rain ) {\n  table 0.2, 0.8;",
+                "probability ( rain | wet ) {\n  table 0.2, 0.2, 0.2, 0.8, 0.8, 0.8;",
+            ),
+            r"directed cycle",
+        ),
+        (lambda t: t.replace("sprinkler | rain", "sprinkler | snow"), r"unknown variable\(s\) \['snow'\]"),
+        (lambda t: "nothing here", r"no 'variable' block"),
+    ],
+)
 def test_read_bif_errors(tmp_path, edit, match):
     (tmp_path / "bad.bif").write_text(edit(BIF))
     with pytest.raises(ValueError, match=match):

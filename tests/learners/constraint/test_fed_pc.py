@@ -66,12 +66,12 @@ def _uploads(d, P, edge_votes):
     return out
 
 
-@pytest.mark.parametrize("votes, paper, code", [(2, False, False), (3, False, True),
-                                                 (4, True, True)])
+@pytest.mark.parametrize("votes, paper, code", [(2, False, False), (3, False, True), (4, True, True)])
 def test_server_vote_edge_cases_at_ten_participants(votes, paper, code):
     for rule, kept in (("paper", paper), ("code", code)):
-        server = SkeletonServer(4, need=min_votes(10, rule=rule), max_cond_size=None,
-                                termination="neighbours")
+        server = SkeletonServer(
+            4, need=min_votes(10, rule=rule), max_cond_size=None, termination="neighbours"
+        )
         reply = server(0, _uploads(4, 10, votes))
         S = reply.payload.to_dense()
         assert bool(S[0, 1]) == kept == bool(S[1, 0])
@@ -133,8 +133,7 @@ def test_transcript_skeleton_rounds(data, run):
     t, P, d = run.transcript, 4, 8
     layers = run.info["layers"]
     assert t.n_participants == P and t.n_rounds == layers + 1
-    assert {m.kind for m in t} == {"local_skeleton", "global_skeleton", "sepset_queries",
-                                   "sepset_pvalues"}
+    assert {m.kind for m in t} == {"local_skeleton", "global_skeleton", "sepset_queries", "sepset_pvalues"}
     need = run.info["min_votes"]
     previous = ~np.eye(d, dtype=bool)
     for r in range(layers):
@@ -157,8 +156,7 @@ def test_transcript_orientation_messages(data, run):
     assert len(queries) == 4
     table = queries[0].to_dense()
     pairs = [(int(i), int(j)) for i, j in table[:, :2]]
-    expected = [(i, j) for i in range(d) for j in range(i + 1, d)
-                if not S[i, j] and (S[i] & S[j]).any()]
+    expected = [(i, j) for i in range(d) for j in range(i + 1, d) if not S[i, j] and (S[i] & S[j]).any()]
     assert pairs == expected
     for row, (i, j) in zip(table, pairs):  # candidate mask = ne(i) ∪ ne(j) \ {i, j}
         np.testing.assert_array_equal(row[2:] != 0, (S[i] | S[j]) & ~np.isin(np.arange(d), [i, j]))
@@ -192,8 +190,9 @@ def test_alphabetical_ids_and_shuffled_columns(data):
     assert alphabetical_ids(["b", "a", "C"]) == {"C": 0, "a": 1, "b": 2}
     names = ["zeta", "alpha", "mu", "beta", "kappa", "eta", "nu", "chi"]
     frames = [pd.DataFrame(X, columns=names) for X in data.participants]
-    shuffled = [f[list(np.random.default_rng(k).permutation(names))] if k % 2 else f
-                for k, f in enumerate(frames)]
+    shuffled = [
+        f[list(np.random.default_rng(k).permutation(names))] if k % 2 else f for k, f in enumerate(frames)
+    ]
     originals = [f.copy() for f in shuffled]
     a, b = fed_pc(frames), fed_pc(shuffled)
     np.testing.assert_array_equal(a.W, b.W)
@@ -211,8 +210,11 @@ def test_alphabetical_ids_and_shuffled_columns(data):
 def test_id_mapping_errors(data):
     frame = pd.DataFrame(data.participants[0], columns=list("abcdefgh"))
     other = pd.DataFrame(data.participants[1], columns=list("abcdefgx"))
-    with pytest.raises(ValueError, match=r"participant 1\) does not hold the same variables .* "
-                                         r"\['h', 'x'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"participant 1\) does not hold the same variables .* "
+        r"\['h', 'x'\]",
+    ):
         fed_pc([frame, other])
     with pytest.raises(TypeError, match=r"participant 1\) has no column names"):
         fed_pc([frame, data.participants[1]])
@@ -228,9 +230,18 @@ def test_deterministic_and_dag(data, run):
 
 
 def test_code_profile_options(data):
-    r = fed_pc(data.participants, vote_rule="code", max_cond_size=3, conflict="last",
-               extension="max-parents", sepset_criterion="min-r", sepset_candidates="endpoints",
-               no_sepset="skip", variant="stable", termination="client-degree")
+    r = fed_pc(
+        data.participants,
+        vote_rule="code",
+        max_cond_size=3,
+        conflict="last",
+        extension="max-parents",
+        sepset_criterion="min-r",
+        sepset_candidates="endpoints",
+        no_sepset="skip",
+        variant="stable",
+        termination="client-degree",
+    )
     assert r.is_dag and r.info["layers"] <= 4
     assert {m.kind for m in r.transcript.uploads()} == {"local_skeleton", "sepset_abs_r"}
 
@@ -249,20 +260,23 @@ def test_discrete_levels_global_and_local():
 # ----------------------------------------------------------------------------- validation
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(alpha=0), ValueError, r"`alpha` must be > 0; got 0"),
-    (dict(ratio=1.0), ValueError, r"`ratio` must be < 1; got 1.0"),
-    (dict(ratio=0), ValueError, r"`ratio` must be > 0; got 0"),
-    (dict(vote_rule="majority"), ValueError, r"`vote_rule` must be one of 'paper', 'code'"),
-    (dict(termination="never"), ValueError, r"`termination` must be one of 'neighbours', "),
-    (dict(sepset_candidates="all"), ValueError, r"`sepset_candidates` must be one of 'union', "),
-    (dict(sepset_criterion="mean"), ValueError, r"`sepset_criterion` must be one of 'max-p', "),
-    (dict(no_sepset="drop"), ValueError, r"`no_sepset` must be one of 'orient', 'skip'"),
-    (dict(max_sepset_size=-1), ValueError, r"`max_sepset_size` must be >= 0; got -1"),
-    (dict(test="g2"), ValueError, r"`participants` \(participant 0\) must hold integer category"),
-    (dict(sepset_criterion="min-r", test="g2", levels=[2] * 8), ValueError, r"integer category"),
-    (dict(id_mapping="yes"), TypeError, r"`id_mapping` must be a bool; got str"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(alpha=0), ValueError, r"`alpha` must be > 0; got 0"),
+        (dict(ratio=1.0), ValueError, r"`ratio` must be < 1; got 1.0"),
+        (dict(ratio=0), ValueError, r"`ratio` must be > 0; got 0"),
+        (dict(vote_rule="majority"), ValueError, r"`vote_rule` must be one of 'paper', 'code'"),
+        (dict(termination="never"), ValueError, r"`termination` must be one of 'neighbours', "),
+        (dict(sepset_candidates="all"), ValueError, r"`sepset_candidates` must be one of 'union', "),
+        (dict(sepset_criterion="mean"), ValueError, r"`sepset_criterion` must be one of 'max-p', "),
+        (dict(no_sepset="drop"), ValueError, r"`no_sepset` must be one of 'orient', 'skip'"),
+        (dict(max_sepset_size=-1), ValueError, r"`max_sepset_size` must be >= 0; got -1"),
+        (dict(test="g2"), ValueError, r"`participants` \(participant 0\) must hold integer category"),
+        (dict(sepset_criterion="min-r", test="g2", levels=[2] * 8), ValueError, r"integer category"),
+        (dict(id_mapping="yes"), TypeError, r"`id_mapping` must be a bool; got str"),
+    ],
+)
 def test_validation(data, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         fed_pc(data.participants, **kwargs)
@@ -270,8 +284,11 @@ def test_validation(data, kwargs, exc, match):
 
 def test_validation_discrete():
     parts = split(simulate_discrete(5, 400, levels=2, rng=0).X, 2)
-    with pytest.raises(ValueError, match=r"`sepset_criterion` = 'min-r' needs test 'fisher-z'; "
-                                         r"got 'g2'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`sepset_criterion` = 'min-r' needs test 'fisher-z'; "
+        r"got 'g2'",
+    ):
         fed_pc(parts, test="g2", sepset_criterion="min-r")
     with pytest.raises(ValueError, match=r"`levels` must be one of 'global', 'local'; got 'x'"):
         fed_pc(parts, test="g2", levels="x")
@@ -307,8 +324,10 @@ def test_pc_best_and_avg(data):
 def _fake_local(Ws, skeletons=None, sepsets=None):
     results = []
     for k, W in enumerate(Ws):
-        info = {"skeleton": skeletons[k] if skeletons else (W | W.T),
-                "sepsets": sepsets[k] if sepsets else {}}
+        info = {
+            "skeleton": skeletons[k] if skeletons else (W | W.T),
+            "sepsets": sepsets[k] if sepsets else {},
+        }
         results.append(LearnResult("pc", W, W, pd.DataFrame(), info=info))
     return LocalPC(tuple(results), None, 0.0)
 
@@ -316,7 +335,7 @@ def _fake_local(Ws, skeletons=None, sepsets=None):
 def test_simple_i_direction_votes_and_ties():
     W = np.zeros((3, 3), int)
     a, b, c = W.copy(), W.copy(), W.copy()
-    a[0, 1] = b[1, 0] = 1          # 0 -> 1 and 1 -> 0 one vote each: tie keeps 0 -> 1
+    a[0, 1] = b[1, 0] = 1  # 0 -> 1 and 1 -> 0 one vote each: tie keeps 0 -> 1
     a[1, 2] = b[1, 2] = c[2, 1] = 1  # 1 -> 2 two votes beats 2 -> 1 one vote
     r = fed_pc_simple_i(local=_fake_local([a, b, c]))
     expected = np.zeros((3, 3))
@@ -329,8 +348,7 @@ def test_simple_ii_intersects_sepsets():
     # skeleton 0 - 2 - 1 kept by both; pair (0, 1) separated by {2, 3} and by {3}: intersection {3}
     S = np.zeros((4, 4), int)
     S[0, 2] = S[2, 0] = S[1, 2] = S[2, 1] = 1
-    local = _fake_local([S, S], skeletons=[S, S],
-                        sepsets=[{(0, 1): (2, 3)}, {(0, 1): (3,)}])
+    local = _fake_local([S, S], skeletons=[S, S], sepsets=[{(0, 1): (2, 3)}, {(0, 1): (3,)}])
     r = fed_pc_simple_ii(local=local)
     assert r.info["sepsets"][(0, 1)] == (3,)
     assert r.info["v_structures"] == [(0, 2, 1)]

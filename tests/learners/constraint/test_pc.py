@@ -30,8 +30,7 @@ def _cpdag(directed, undirected):
 def test_collider_then_meek_r1():
     # 0 - 2 - 1 with 0 ⊥ 1 (collider at 2), and 2 - 3 with 0 ⊥ 3 | 2, 1 ⊥ 3 | 2  ->  2 -> 3 (R1)
     adj = _adj(4, [(0, 2), (1, 2), (2, 3)])
-    directed, undirected, vs, conflicts = orient_pdag(adj, {(0, 1): (), (0, 3): (2,),
-                                                            (1, 3): (2,)})
+    directed, undirected, vs, conflicts = orient_pdag(adj, {(0, 1): (), (0, 3): (2,), (1, 3): (2,)})
     assert vs == [(0, 2, 1)] and conflicts == 0
     expected = np.zeros((4, 4), int)
     expected[0, 2] = expected[1, 2] = expected[2, 3] = 1
@@ -213,18 +212,21 @@ def test_pc_deterministic_columns_and_inputs_untouched():
     assert not a.W.flags.writeable and set(np.unique(a.W)) <= {0.0, 1.0}
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(alpha=1), ValueError, r"`alpha` must be < 1; got 1"),
-    (dict(alpha=0.0), ValueError, r"`alpha` must be > 0; got 0.0"),
-    (dict(variant="fast"), ValueError, r"`variant` must be one of 'stable', 'original'; got 'fast'"),
-    (dict(sepset="min"), ValueError, r"`sepset` must be one of 'skeleton', 'max-p'; got 'min'"),
-    (dict(conflict="none"), ValueError, r"`conflict` must be one of 'first', 'last'"),
-    (dict(extension="meek"), ValueError, r"`extension` must be one of 'dor-tarsi', 'max-parents'"),
-    (dict(max_cond_size=-1), ValueError, r"`max_cond_size` must be >= 0; got -1"),
-    (dict(max_cond_size=1.5), TypeError, r"`max_cond_size` must be an integer; got float 1.5"),
-    (dict(test="kci"), ValueError, r"`test` must be one of 'fisher-z', 'g2', 'auto'; got 'kci'"),
-    (dict(test="g2"), ValueError, r"integer category codes"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(alpha=1), ValueError, r"`alpha` must be < 1; got 1"),
+        (dict(alpha=0.0), ValueError, r"`alpha` must be > 0; got 0.0"),
+        (dict(variant="fast"), ValueError, r"`variant` must be one of 'stable', 'original'; got 'fast'"),
+        (dict(sepset="min"), ValueError, r"`sepset` must be one of 'skeleton', 'max-p'; got 'min'"),
+        (dict(conflict="none"), ValueError, r"`conflict` must be one of 'first', 'last'"),
+        (dict(extension="meek"), ValueError, r"`extension` must be one of 'dor-tarsi', 'max-parents'"),
+        (dict(max_cond_size=-1), ValueError, r"`max_cond_size` must be >= 0; got -1"),
+        (dict(max_cond_size=1.5), TypeError, r"`max_cond_size` must be an integer; got float 1.5"),
+        (dict(test="kci"), ValueError, r"`test` must be one of 'fisher-z', 'g2', 'auto'; got 'kci'"),
+        (dict(test="g2"), ValueError, r"integer category codes"),
+    ],
+)
 def test_pc_validation(kwargs, exc, match):
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(exc, match=match):

@@ -30,8 +30,9 @@ def data():
 
 def _pre_noise(X, R):
     """The released upper-triangle vector before noise (multiplier 0: no noise is drawn)."""
-    S, release = release_covariance(X, clip_norm=R, multiplier=0.0, psd_floor=None,
-                                    rng=np.random.default_rng(0))
+    S, release = release_covariance(
+        X, clip_norm=R, multiplier=0.0, psd_floor=None, rng=np.random.default_rng(0)
+    )
     return release.value, S
 
 
@@ -44,8 +45,13 @@ def _clipped_gram(X, R):
 
 
 @settings(max_examples=200, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), d=st.integers(1, 6),
-       R=st.floats(0.1, 10.0), scale=st.floats(0.01, 100.0))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 30),
+    d=st.integers(1, 6),
+    R=st.floats(0.1, 10.0),
+    scale=st.floats(0.01, 100.0),
+)
 def test_sensitivity_replace_one_random_pairs(seed, n, d, R, scale):
     """Replace one row (neighbours may lie far beyond the clip norm): the pre-noise released vector
     moves by at most √2 R²/n in ℓ2, hence also by at most the cruder Frobenius bound
@@ -93,8 +99,7 @@ def test_noise_scale_matches_sigma_and_is_symmetric():
     d, sizes, R = 30, [400, 700, 1000], 4.0
     g = np.random.default_rng(5)
     parts = [g.normal(size=(n, d)) for n in sizes]
-    r = dp_fed_bnsl(parts, epsilon=0.5, delta=DELTA, clip_norm=R, psd=False, rho2=1e3,
-                    max_rounds=1, rng=11)
+    r = dp_fed_bnsl(parts, epsilon=0.5, delta=DELTA, clip_norm=R, psd=False, rho2=1e3, max_rounds=1, rng=11)
     z = calibrate_gaussian(0.5, DELTA, 1.0)
     iu = np.triu_indices(d)
     standardised = []
@@ -122,8 +127,7 @@ def test_release_noise_std_many_entries():
     iu, il = np.triu_indices(d), np.tril_indices(d, -1)
     e = []
     for stream in g.spawn(4):
-        S_tilde, release = release_covariance(X, clip_norm=R, multiplier=z, psd_floor=None,
-                                              rng=stream)
+        S_tilde, release = release_covariance(X, clip_norm=R, multiplier=z, psd_floor=None, rng=stream)
         assert release.event == GaussianDpEvent(z)
         np.testing.assert_array_equal(S_tilde[il], S_tilde.T[il])
         e.append((S_tilde - S)[iu] / sigma)
@@ -139,10 +143,10 @@ def test_release_noise_std_many_entries():
 def test_psd_projection_floors_the_eigenvalues(floor):
     d = 12
     parts = [np.random.default_rng(k).normal(size=(200, d)) for k in range(2)]
-    raw = dp_fed_bnsl(parts, epsilon=0.3, delta=DELTA, clip_norm=3.0, psd=False, rho2=1e3,
-                      max_rounds=1, rng=4)
-    proj = dp_fed_bnsl(parts, epsilon=0.3, delta=DELTA, clip_norm=3.0, psd=floor, max_rounds=1,
-                       rng=4)
+    raw = dp_fed_bnsl(
+        parts, epsilon=0.3, delta=DELTA, clip_norm=3.0, psd=False, rho2=1e3, max_rounds=1, rng=4
+    )
+    proj = dp_fed_bnsl(parts, epsilon=0.3, delta=DELTA, clip_norm=3.0, psd=floor, max_rounds=1, rng=4)
     lo = 0.0 if floor is True else floor
     for S_raw, S in zip(raw.info["covariances"], proj.info["covariances"]):
         assert np.linalg.eigvalsh(S_raw)[0] < lo  # the noise made it indefinite: projection acts
@@ -158,11 +162,20 @@ def test_psd_projection_floors_the_eigenvalues(floor):
 # ----------------------------------------------------------------------------- accounting
 
 
-@pytest.mark.parametrize("calibration, epsilon, accountant",
-                         [("analytic", 1.0, "pld"), ("classic", 0.5, "pld"), ("zcdp", 2.0, "zcdp")])
+@pytest.mark.parametrize(
+    "calibration, epsilon, accountant",
+    [("analytic", 1.0, "pld"), ("classic", 0.5, "pld"), ("zcdp", 2.0, "zcdp")],
+)
 def test_ledger_within_target(data, calibration, epsilon, accountant):
-    r = dp_fed_bnsl(data.participants, epsilon=epsilon, delta=DELTA, calibration=calibration,
-                    clip_norm=5.0, max_rounds=3, rng=0)
+    r = dp_fed_bnsl(
+        data.participants,
+        epsilon=epsilon,
+        delta=DELTA,
+        calibration=calibration,
+        clip_norm=5.0,
+        max_rounds=3,
+        rng=0,
+    )
     assert r.info["accountant"] == accountant
     assert len(r.ledger) == 3
     for ledger in r.ledger:
@@ -177,10 +190,8 @@ def test_ledger_within_target(data, calibration, epsilon, accountant):
 
 
 def test_cost_independent_of_rounds(data):
-    short = dp_fed_bnsl(data.participants, epsilon=1.0, delta=DELTA, calibration="zcdp",
-                        max_rounds=5, rng=0)
-    long = dp_fed_bnsl(data.participants, epsilon=1.0, delta=DELTA, calibration="zcdp",
-                       max_rounds=50, rng=0)
+    short = dp_fed_bnsl(data.participants, epsilon=1.0, delta=DELTA, calibration="zcdp", max_rounds=5, rng=0)
+    long = dp_fed_bnsl(data.participants, epsilon=1.0, delta=DELTA, calibration="zcdp", max_rounds=50, rng=0)
     assert len(short.history) == 5 and len(long.history) == 50
     assert short.ledger[0].epsilon(DELTA) == long.ledger[0].epsilon(DELTA)
     assert [a.entries for a in short.ledger] == [b.entries for b in long.ledger]
@@ -190,16 +201,26 @@ def test_cost_independent_of_rounds(data):
 
 def test_private_centring_shares_the_budget():
     parts = [np.random.default_rng(k).normal(loc=5.0, size=(300, 4)) for k in range(2)]
-    r = dp_fed_bnsl(parts, epsilon=1.0, delta=DELTA, calibration="zcdp", centre="private",
-                    centre_share=0.2, clip_norm=10.0, max_rounds=2, rng=0)
+    r = dp_fed_bnsl(
+        parts,
+        epsilon=1.0,
+        delta=DELTA,
+        calibration="zcdp",
+        centre="private",
+        centre_share=0.2,
+        clip_norm=10.0,
+        max_rounds=2,
+        rng=0,
+    )
     z = calibrate_gaussian(1.0, DELTA, 1.0, method="zcdp")
     for ledger in r.ledger:
         assert [e.label for e in ledger.entries] == ["mean", "covariance"]
         assert ledger.rho() == pytest.approx(0.5 / z**2, rel=1e-12)  # the two compose to z
     assert r.info["epsilon"]["zcdp"] <= 1.0
     # with ε = ∞ the mean is released exactly: S̃ is the covariance of the centred, clipped rows
-    exact = dp_fed_bnsl(parts, epsilon=math.inf, delta=DELTA, centre="private", clip_norm=10.0,
-                        psd=False, max_rounds=1, rng=0)
+    exact = dp_fed_bnsl(
+        parts, epsilon=math.inf, delta=DELTA, centre="private", clip_norm=10.0, psd=False, max_rounds=1, rng=0
+    )
     for X, S in zip(parts, exact.info["covariances"]):
         Xc = X - clip_rows(X, norm=10.0).mean(axis=0)
         np.testing.assert_allclose(S, _clipped_gram(Xc, 10.0), rtol=1e-12, atol=1e-12)
@@ -207,10 +228,12 @@ def test_private_centring_shares_the_budget():
 
 def test_no_noise_limit_is_fed_bnsl_on_clipped_data(data):
     R = 3.0
-    r = dp_fed_bnsl(data.participants, epsilon=math.inf, delta=DELTA, clip_norm=R, psd=False,
-                    max_rounds=30, rng=0)
-    ref = fed_bnsl([clip_rows(X, norm=R) for X in data.participants], normalize="local",
-                   centre=False, max_rounds=30)
+    r = dp_fed_bnsl(
+        data.participants, epsilon=math.inf, delta=DELTA, clip_norm=R, psd=False, max_rounds=30, rng=0
+    )
+    ref = fed_bnsl(
+        [clip_rows(X, norm=R) for X in data.participants], normalize="local", centre=False, max_rounds=30
+    )
     assert r.info["epsilon"]["pld"] == math.inf and r.info["sigma"] == (0.0, 0.0, 0.0)
     np.testing.assert_allclose(r.W_raw, ref.W_raw, atol=1e-8)
     assert r.transcript.total_bytes == ref.transcript.total_bytes
@@ -249,8 +272,10 @@ def test_deterministic_per_seed_and_inputs_untouched(data):
         (dict(delta=1.5), r"`delta` must be < 1; got 1.5"),
         (dict(clip_norm=0.0), r"`clip_norm` must be >= 1e-100; got 0.0"),
         (dict(clip_norm=-2.0), r"`clip_norm` must be >= 1e-100; got -2.0"),
-        (dict(calibration="laplace"),
-         r"`calibration` must be one of 'analytic', 'classic', 'zcdp'; got 'laplace'"),
+        (
+            dict(calibration="laplace"),
+            r"`calibration` must be one of 'analytic', 'classic', 'zcdp'; got 'laplace'",
+        ),
         (dict(calibration="classic", epsilon=1.0), r"`epsilon` = 1.0 \(use method='analytic'\)"),
         (dict(centre="mean"), r"`centre` must be one of 'declared', 'private'; got 'mean'"),
         (dict(centre=True), r"`centre` must be one of 'declared', 'private'; got True"),
@@ -271,8 +296,7 @@ def test_indefinite_release_is_repaired_not_refused(data):
     so the learner must not raise (a re-run would spend it twice): it raises the eigenvalues to
     −ρ₂/2 by post-processing, warns, and reports which participants were repaired."""
     with pytest.warns(RuntimeWarning, match=r"participant \d has eigenvalue .* <= -rho2 = -0.001"):
-        r = dp_fed_bnsl(data.participants, epsilon=0.1, delta=DELTA, psd=False, max_rounds=1,
-                        rng=0)
+        r = dp_fed_bnsl(data.participants, epsilon=0.1, delta=DELTA, psd=False, max_rounds=1, rng=0)
     assert 0 in r.info["repaired"]
     for k in r.info["repaired"]:
         assert np.linalg.eigvalsh(r.info["covariances"][k])[0] >= -0.5e-3 * (1 + 1e-9)

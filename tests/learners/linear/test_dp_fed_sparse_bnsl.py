@@ -52,7 +52,7 @@ def test_smoothness_constants_never_come_from_raw_data(data, monkeypatch):
         return real(X, B, W, beta, **kw)
 
     monkeypatch.setattr(fsb, "new_state", spy)
-    raw = [(X ** 2).mean(axis=0) for X in data.participants]
+    raw = [(X**2).mean(axis=0) for X in data.participants]
     # declared public bounds: m_a is the bound itself
     dp_fed_sparse_bnsl(data.participants, smoothness="bounds", rng=0, **KW)
     assert seen and all(np.allclose(m, np.full(D, 50.0), rtol=1e-15, atol=0) for m in seen)
@@ -110,26 +110,36 @@ def test_inputs_untouched(data):
         np.testing.assert_array_equal(X, c)
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0.0"),
-    (dict(epsilon=float("nan")), ValueError, r"`epsilon` must be finite; got nan"),
-    (dict(epsilon=float("inf")), ValueError, r"`epsilon` must be finite; got inf \(for no privacy "
-     r"run the non-private twin fed_sparse_bnsl"),
-    (dict(delta=1.0), ValueError, r"`delta` must be < 1; got 1.0"),
-    (dict(clip=0.0), ValueError, r"`clip` must be >= 1e-100; got 0.0"),
-    (dict(rounds=0), ValueError, r"`rounds` must be >= 1; got 0"),
-    (dict(local_iters=0), ValueError, r"`local_iters` must be >= 1; got 0"),
-    (dict(feature_bound=-1.0), ValueError, r"`feature_bound` must lie in \[1e-100, 1e\+100\]"),
-    (dict(feature_bound=None), ValueError, r"`feature_bound` \(a public bound on x_ia²\) is required"),
-    (dict(smoothness="raw"), ValueError, r"`smoothness` must be one of 'private', 'bounds'; got 'raw'"),
-    (dict(smoothness=np.zeros(D)), ValueError, r"`smoothness` must lie in \[1e-100, 1e\+100\]"),
-    (dict(calibration="loose"), ValueError, r"`calibration` must be one of 'tight', 'paper'"),
-    (dict(centre="raw"), ValueError, r"`centre` must be one of 'declared', 'private'; got 'raw'"),
-    (dict(neighbouring="add-remove"), ValueError,
-     r"`neighbouring` must be one of \['replace-one'\]; got 'add-remove'"),
-    (dict(shares=0.1), ValueError, r"`shares` must be a pair \(smoothness, centring\)"),
-    (dict(shares=(0.1,)), ValueError, r"`shares` must be a pair"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0.0"),
+        (dict(epsilon=float("nan")), ValueError, r"`epsilon` must be finite; got nan"),
+        (
+            dict(epsilon=float("inf")),
+            ValueError,
+            r"`epsilon` must be finite; got inf \(for no privacy "
+            r"run the non-private twin fed_sparse_bnsl",
+        ),
+        (dict(delta=1.0), ValueError, r"`delta` must be < 1; got 1.0"),
+        (dict(clip=0.0), ValueError, r"`clip` must be >= 1e-100; got 0.0"),
+        (dict(rounds=0), ValueError, r"`rounds` must be >= 1; got 0"),
+        (dict(local_iters=0), ValueError, r"`local_iters` must be >= 1; got 0"),
+        (dict(feature_bound=-1.0), ValueError, r"`feature_bound` must lie in \[1e-100, 1e\+100\]"),
+        (dict(feature_bound=None), ValueError, r"`feature_bound` \(a public bound on x_ia²\) is required"),
+        (dict(smoothness="raw"), ValueError, r"`smoothness` must be one of 'private', 'bounds'; got 'raw'"),
+        (dict(smoothness=np.zeros(D)), ValueError, r"`smoothness` must lie in \[1e-100, 1e\+100\]"),
+        (dict(calibration="loose"), ValueError, r"`calibration` must be one of 'tight', 'paper'"),
+        (dict(centre="raw"), ValueError, r"`centre` must be one of 'declared', 'private'; got 'raw'"),
+        (
+            dict(neighbouring="add-remove"),
+            ValueError,
+            r"`neighbouring` must be one of \['replace-one'\]; got 'add-remove'",
+        ),
+        (dict(shares=0.1), ValueError, r"`shares` must be a pair \(smoothness, centring\)"),
+        (dict(shares=(0.1,)), ValueError, r"`shares` must be a pair"),
+    ],
+)
 def test_bad_input(data, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         dp_fed_sparse_bnsl(data.participants, **{**KW, **kwargs})
@@ -170,11 +180,11 @@ def test_smoothness_and_mean_sensitivity_on_neighbouring_datasets(seed):
 def test_smoothness_release_is_recorded_and_floored():
     X = np.zeros((10, 3))
     ledger = PrivacyLedger()
-    m = private_smoothness(X, bound=1.0, multiplier=2.0, rng=np.random.default_rng(0),
-                           ledger=ledger, floor=0.05)
+    m = private_smoothness(
+        X, bound=1.0, multiplier=2.0, rng=np.random.default_rng(0), ledger=ledger, floor=0.05
+    )
     assert np.all(m >= 0.05)
-    assert [(e.label, e.count, e.event.noise_multiplier) for e in ledger.entries] == [
-        ("smoothness", 3, 2.0)]
+    assert [(e.label, e.count, e.event.noise_multiplier) for e in ledger.entries] == [("smoothness", 3, 2.0)]
 
 
 @pytest.mark.parametrize("private", [False, True])
@@ -182,6 +192,7 @@ def test_state_kept_across_rounds_equals_rebuilding_it(data, monkeypatch, privat
     """Participants keep the PGCD state (residual, clipped data gradient) between rounds and only
     refresh the β/W terms. Rebuilding it from scratch every round must give the same run (the
     rebuild draws no randomness, so the private run sees the same random stream)."""
+
     def run():
         if private:
             return dp_fed_sparse_bnsl(data.participants, rng=4, **KW)
@@ -221,5 +232,4 @@ def test_default_schedule_reads_public_quantities_only():
     data = simulate(6, 600, participants=2, rng=0)
     r = dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5, feature_bound=30.0)
     pl = plan(6, epsilon=5.0, delta=1e-5, n_k=(300, 300), feature_bound=30.0)
-    assert (r.params["rounds"], r.params["local_iters"]) == (pl.hyper["rounds"],
-                                                           pl.hyper["local_iters"])
+    assert (r.params["rounds"], r.params["local_iters"]) == (pl.hyper["rounds"], pl.hyper["local_iters"])

@@ -23,8 +23,20 @@ from dpbnsl.simulation import simulate
 
 FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
 ANY = st.floats(allow_nan=True, allow_infinity=True, width=64)
-EXTREME = st.sampled_from([1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308,
-                           5e-324, -5e-324, 2.2250738585072014e-308, 0.0, -0.0, 1.0])
+EXTREME = st.sampled_from(
+    [
+        1e308,
+        -1e308,
+        1.7976931348623157e308,
+        -1.7976931348623157e308,
+        5e-324,
+        -5e-324,
+        2.2250738585072014e-308,
+        0.0,
+        -0.0,
+        1.0,
+    ]
+)
 
 
 @pytest.fixture(autouse=True)
@@ -35,9 +47,11 @@ def _quiet():
 
 
 @settings(max_examples=200, deadline=None)
-@given(X=arrays(float, (6, 3), elements=FINITE | EXTREME),
-       r=arrays(float, 6, elements=ANY | EXTREME),
-       bounds=arrays(float, 3, elements=st.floats(1e-300, 1e300)))
+@given(
+    X=arrays(float, (6, 3), elements=FINITE | EXTREME),
+    r=arrays(float, 6, elements=ANY | EXTREME),
+    bounds=arrays(float, 3, elements=st.floats(1e-300, 1e300)),
+)
 def test_clipped_products_are_bounded_and_never_nan(X, r, bounds):
     """Every clipped per-sample product lies in [−C_a, C_a] and is a number, whatever the record
     (finite) and whatever the residual (which may already have overflowed to ±∞ or NaN)."""
@@ -98,8 +112,7 @@ def _state(X, seed=0, C=0.7, rho2=0.3):
 
 
 @settings(max_examples=150, deadline=None)
-@given(record=arrays(float, 5, elements=FINITE | EXTREME), i=st.integers(0, 39),
-       seed=st.integers(0, 20))
+@given(record=arrays(float, 5, elements=FINITE | EXTREME), i=st.integers(0, 39), seed=st.integers(0, 20))
 def test_neighbouring_extreme_record_keeps_the_sensitivities(record, i, seed):
     """Replace row i by any finite record: gradients and scores stay finite and move by at most
     Δ_g,ab = 2C_ab/n and Δ_s = 2C/(n√ΣM) (the bounds the noise is calibrated to)."""
@@ -136,14 +149,12 @@ def test_extreme_record_through_coordinate_updates():
     s2 = PGCDState(X2, B.copy(), W, beta, M, 0.05, rho2, C_a)
     assert np.isneginf(s2.R[7, 2])  # the overflow this test is about
     off = ~np.eye(d, dtype=bool)
-    for a, b, g in [(None, None, None), (0, 1, 0.3), (2, 1, -0.8), (3, 2, 0.5), (1, 0, -0.2),
-                    (0, 3, 1.1)]:
+    for a, b, g in [(None, None, None), (0, 1, 0.3), (2, 1, -0.8), (3, 2, 0.5), (1, 0, -0.2), (0, 3, 1.1)]:
         if a is not None:
             s1.update(a, b, g)
             s2.update(a, b, g)
         assert np.isfinite(s2.G[off]).all() and np.isfinite(s2.S[off]).all()
-        assert np.all(np.abs(s1.G - s2.G)[off] <= (2 * C_a / n)[:, None].repeat(d, 1)[off]
-                      * (1 + 1e-12))
+        assert np.all(np.abs(s1.G - s2.G)[off] <= (2 * C_a / n)[:, None].repeat(d, 1)[off] * (1 + 1e-12))
 
 
 def _with_extreme_record(data):
@@ -152,22 +163,40 @@ def _with_extreme_record(data):
     return parts
 
 
-@pytest.mark.parametrize("options", [
-    dict(smoothness="private", centre="declared"),
-    dict(smoothness="bounds", centre="private"),
-    dict(smoothness=np.full(5, 4.0), centre="declared"),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(smoothness="private", centre="declared"),
+        dict(smoothness="bounds", centre="private"),
+        dict(smoothness=np.full(5, 4.0), centre="declared"),
+    ],
+)
 def test_dp_fed_sparse_bnsl_runs_on_an_extreme_record(options):
     data = simulate(5, 900, participants=3, rng=2)
-    r = dp_fed_sparse_bnsl(_with_extreme_record(data), epsilon=2.0, delta=1e-5,
-                           feature_bound=30.0, rounds=3, local_iters=5, rng=0, **options)
+    r = dp_fed_sparse_bnsl(
+        _with_extreme_record(data),
+        epsilon=2.0,
+        delta=1e-5,
+        feature_bound=30.0,
+        rounds=3,
+        local_iters=5,
+        rng=0,
+        **options,
+    )
     assert np.isfinite(r.W_raw).all() and r.privacy.epsilon <= 2.0
 
 
 def test_dp_fed_bnsl_runs_on_an_extreme_record():
     data = simulate(5, 900, participants=3, rng=2)
     for centre in ("declared", "private"):
-        r = dp_fed_bnsl(_with_extreme_record(data), epsilon=2.0, delta=1e-5, clip_norm=10.0,
-                        centre=centre, max_rounds=5, rng=0)
+        r = dp_fed_bnsl(
+            _with_extreme_record(data),
+            epsilon=2.0,
+            delta=1e-5,
+            clip_norm=10.0,
+            centre=centre,
+            max_rounds=5,
+            rng=0,
+        )
         assert np.isfinite(r.W_raw).all() and r.privacy.epsilon <= 2.0
         assert all(np.isfinite(S).all() for S in r.info["covariances"])

@@ -80,8 +80,9 @@ def test_rank_deficient_participant_is_finite():
     X = np.random.default_rng(0).normal(size=(2, 4))
     fit = personalize([X, np.random.default_rng(1).normal(size=(50, 4))], W)
     assert np.all(np.isfinite(fit.B[0]))
-    np.testing.assert_allclose(fit.B[0][:3, 3], np.linalg.pinv((X - X.mean(0))[:, :3])
-                               @ (X - X.mean(0))[:, 3], atol=1e-10)
+    np.testing.assert_allclose(
+        fit.B[0][:3, 3], np.linalg.pinv((X - X.mean(0))[:, :3]) @ (X - X.mean(0))[:, 3], atol=1e-10
+    )
 
 
 def test_frames_and_immutability(het):
@@ -113,23 +114,39 @@ def test_personalized_nmse_formula_and_order():
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (lambda X: personalize([X], np.zeros((3, 3))), ValueError,
-         r"`W` has shape \(3, 3\) but the participants have 4 columns"),
-        (lambda X: personalize([X], np.eye(4)), ValueError,
-         r"`W` must have a zero diagonal \(no self-loops\); W\[0, 0\] != 0"),
-        (lambda X: personalize([X], np.full((4, 4), np.nan)), ValueError,
-         r"`W` has a non-finite value nan"),
-        (lambda X: personalize(X, np.zeros((4, 4))), TypeError,
-         r"`participants` must be a sequence"),
-        (lambda X: personalized_nmse([np.eye(2)], [np.eye(2)] * 2), ValueError,
-         r"`B_true` has 1 participants but `B_est` has 2"),
-        (lambda X: personalized_nmse([np.zeros((2, 2))], [np.eye(2)]), ValueError,
-         r"participant 0: `B_true` is all zero"),
-        (lambda X: personalized_nmse([np.eye(2)], [np.eye(3)]), ValueError,
-         r"participant 0: `B_true` and `B_est` must have the same shape"),
-        (lambda X: personalized_nmse(np.eye(2), [np.eye(2)]), TypeError,
-         r"`B_true` must be a sequence of \(d, d\) arrays, one per participant; got ndarray of "
-         r"shape \(2, 2\)"),
+        (
+            lambda X: personalize([X], np.zeros((3, 3))),
+            ValueError,
+            r"`W` has shape \(3, 3\) but the participants have 4 columns",
+        ),
+        (
+            lambda X: personalize([X], np.eye(4)),
+            ValueError,
+            r"`W` must have a zero diagonal \(no self-loops\); W\[0, 0\] != 0",
+        ),
+        (lambda X: personalize([X], np.full((4, 4), np.nan)), ValueError, r"`W` has a non-finite value nan"),
+        (lambda X: personalize(X, np.zeros((4, 4))), TypeError, r"`participants` must be a sequence"),
+        (
+            lambda X: personalized_nmse([np.eye(2)], [np.eye(2)] * 2),
+            ValueError,
+            r"`B_true` has 1 participants but `B_est` has 2",
+        ),
+        (
+            lambda X: personalized_nmse([np.zeros((2, 2))], [np.eye(2)]),
+            ValueError,
+            r"participant 0: `B_true` is all zero",
+        ),
+        (
+            lambda X: personalized_nmse([np.eye(2)], [np.eye(3)]),
+            ValueError,
+            r"participant 0: `B_true` and `B_est` must have the same shape",
+        ),
+        (
+            lambda X: personalized_nmse(np.eye(2), [np.eye(2)]),
+            TypeError,
+            r"`B_true` must be a sequence of \(d, d\) arrays, one per participant; got ndarray of "
+            r"shape \(2, 2\)",
+        ),
     ],
 )
 def test_bad_input(call, exc, match):

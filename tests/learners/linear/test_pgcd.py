@@ -28,10 +28,9 @@ from dpbnsl.mechanisms import (
     gumbel_max,
 )
 
-SCORES = np.array([[-np.inf, 0.3, 1.0, 0.0],
-                   [0.5, -np.inf, 0.2, 0.9],
-                   [1.2, 0.1, -np.inf, 0.4],
-                   [0.0, 0.7, 0.6, -np.inf]])
+SCORES = np.array(
+    [[-np.inf, 0.3, 1.0, 0.0], [0.5, -np.inf, 0.2, 0.9], [1.2, 0.1, -np.inf, 0.4], [0.0, 0.7, 0.6, -np.inf]]
+)
 
 
 def _chi2_pvalue(counts: np.ndarray, probs: np.ndarray) -> float:
@@ -52,8 +51,9 @@ def test_samplers_match_the_softmax(scale):
     n = 20_000
     two_level = ColumnwiseExponentialMechanism(SCORES, sensitivity=1.0, scale=scale)
     c1 = np.bincount([two_level.sample(rng).value for _ in range(n)], minlength=16)
-    c2 = np.bincount([gumbel_max(SCORES, sensitivity=1.0, scale=scale, rng=rng).value
-                      for _ in range(n)], minlength=16)
+    c2 = np.bincount(
+        [gumbel_max(SCORES, sensitivity=1.0, scale=scale, rng=rng).value for _ in range(n)], minlength=16
+    )
     assert _chi2_pvalue(c1, probs) > 1e-4
     assert _chi2_pvalue(c2, probs) > 1e-4
 
@@ -123,8 +123,9 @@ def test_gradient_and_score_sensitivity_on_neighbouring_datasets(seed, scheme):
     C, lam, rho2 = 0.7, 0.05, 0.3
     M = m + rho2
     C_a = clip_bounds(M, C, scheme)
-    c = {"relative": C, "parents": C / math.sqrt(M.sum()),
-         "coordinates": C / math.sqrt((d - 1) * M.sum())}[scheme]
+    c = {"relative": C, "parents": C / math.sqrt(M.sum()), "coordinates": C / math.sqrt((d - 1) * M.sum())}[
+        scheme
+    ]
     np.testing.assert_allclose(C_a, c * np.sqrt(M), rtol=1e-14)
     X2 = X.copy()
     i = rng.integers(n)
@@ -150,7 +151,7 @@ def test_gradient_sensitivity_is_attained_at_the_clip_boundary():
     C_a = clip_bounds(M, C)
     X[0, :2] = [2.0, 2.0]  # g_0,01 = −x_00·r_01 = −4: far beyond C_0
     X2 = X.copy()
-    X2[0, 0] = -2.0        # now +4: the clipped value jumps from −C_0 to +C_0
+    X2[0, 0] = -2.0  # now +4: the clipped value jumps from −C_0 to +C_0
     g1 = PGCDState(X, B, W, beta, M, 0.05, rho2, C_a).G[0, 1]
     g2 = PGCDState(X2, B, W, beta, M, 0.05, rho2, C_a).G[0, 1]
     assert abs(g1 - g2) == pytest.approx(2 * C_a[0] / n, rel=1e-12)
@@ -174,8 +175,16 @@ def test_noise_off_reproduces_pgcd():
     kw = dict(lambda1=0.02, rho2=0.2, iters=40, m=m)
     plain = pgcd(X, B, W, beta, **kw)
     ledger = PrivacyLedger()
-    off = pgcd(X, B, W, beta, noise=PGCDNoise(clip=1e9, multiplier=0.0),
-               rng=np.random.default_rng(0), ledger=ledger, **kw)
+    off = pgcd(
+        X,
+        B,
+        W,
+        beta,
+        noise=PGCDNoise(clip=1e9, multiplier=0.0),
+        rng=np.random.default_rng(0),
+        ledger=ledger,
+        **kw,
+    )
     np.testing.assert_array_equal(plain.selected, off.selected)
     np.testing.assert_allclose(plain.B, off.B, rtol=0, atol=1e-12)
     assert ledger.epsilon(1e-5) == math.inf  # no noise, no privacy: the ledger says so
@@ -184,9 +193,19 @@ def test_noise_off_reproduces_pgcd():
 def test_only_selected_coordinates_change_and_ledger_counts():
     _, X, B, W, beta, m = _problem(5)
     ledger = PrivacyLedger()
-    r = pgcd(X, B, W, beta, lambda1=0.05, rho2=0.1, iters=25, m=m,
-             noise=PGCDNoise(clip=1.0, multiplier=3.0), rng=np.random.default_rng(1),
-             ledger=ledger)
+    r = pgcd(
+        X,
+        B,
+        W,
+        beta,
+        lambda1=0.05,
+        rho2=0.1,
+        iters=25,
+        m=m,
+        noise=PGCDNoise(clip=1.0, multiplier=3.0),
+        rng=np.random.default_rng(1),
+        ledger=ledger,
+    )
     changed = np.flatnonzero((r.B != B).ravel())
     assert set(changed) <= set(r.selected)
     assert np.all(np.diag(r.B) == 0)
@@ -200,9 +219,19 @@ def test_only_selected_coordinates_change_and_ledger_counts():
 def test_pgcd_does_not_modify_inputs():
     _, X, B, W, beta, m = _problem(6)
     copies = [a.copy() for a in (X, B, W, beta, m)]
-    pgcd(X, B, W, beta, lambda1=0.05, rho2=0.1, iters=10, m=m,
-         noise=PGCDNoise(clip=1.0, multiplier=3.0), rng=np.random.default_rng(1),
-         ledger=PrivacyLedger())
+    pgcd(
+        X,
+        B,
+        W,
+        beta,
+        lambda1=0.05,
+        rho2=0.1,
+        iters=10,
+        m=m,
+        noise=PGCDNoise(clip=1.0, multiplier=3.0),
+        rng=np.random.default_rng(1),
+        ledger=PrivacyLedger(),
+    )
     for a, c in zip((X, B, W, beta, m), copies):
         np.testing.assert_array_equal(a, c)
 
@@ -213,13 +242,14 @@ def test_pgcd_minimises_a_lasso_when_alone():
     _, X, _, _, _, _ = _problem(7, n=200, d=5)
     d = X.shape[1]
     Z = np.zeros((d, d))
-    m = (X ** 2).mean(axis=0)
+    m = (X**2).mean(axis=0)
 
     def objective(B):
         return 0.5 * np.mean(np.sum((X - X @ B) ** 2, axis=1)) + 0.05 * np.abs(B).sum()
 
-    values = [objective(pgcd(X, Z, Z, Z, lambda1=0.05, rho2=0.0, iters=k, m=m).B)
-              for k in (0, 5, 10, 20, 40, 400)]
+    values = [
+        objective(pgcd(X, Z, Z, Z, lambda1=0.05, rho2=0.0, iters=k, m=m).B) for k in (0, 5, 10, 20, 40, 400)
+    ]
     assert all(b <= a + 1e-12 for a, b in zip(values, values[1:]))
     assert values[-2] - values[-1] < 1e-3 * values[0]
 
@@ -255,5 +285,6 @@ def test_mechanism_validation():
         gaussian_mechanism(np.nan, sensitivity=1.0, sigma=1.0, rng=0)
     with pytest.raises(ValueError, match=r"`bound` must be >= 0"):
         from dpbnsl.mechanisms import clip
+
         clip(np.ones(2), -1.0)
     assert gaussian_mechanism(0.0, sensitivity=1.0, sigma=1.0, rng=3).event == GaussianDpEvent(1.0)

@@ -19,8 +19,11 @@ FINITE = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
 @settings(max_examples=100, deadline=None)
-@given(record=arrays(float, 4, elements=FINITE | st.sampled_from([1e308, -1e308, 0.0])),
-       i=st.integers(0, 29), seed=st.integers(0, 50))
+@given(
+    record=arrays(float, 4, elements=FINITE | st.sampled_from([1e308, -1e308, 0.0])),
+    i=st.integers(0, 29),
+    seed=st.integers(0, 50),
+)
 def test_residual_loss_moves_by_at_most_its_sensitivity(record, i, seed):
     """Replacing any row by any finite record moves the clipped mean residual by at most L/n."""
     rng = np.random.default_rng(seed)
@@ -38,10 +41,15 @@ def test_residual_loss_moves_by_at_most_its_sensitivity(record, i, seed):
 @pytest.fixture(scope="module")
 def run():
     data = simulate(6, 900, participants=3, rng=4)
-    r = select_dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5,
-                                  candidates=[{"clip": 1e-3}, {"clip": 1.0}],
-                                  feature_bound=30.0, warm_start="none",
-                                  rng=0)  # simulated data: a seed is fine
+    r = select_dp_fed_sparse_bnsl(
+        data.participants,
+        epsilon=5.0,
+        delta=1e-5,
+        candidates=[{"clip": 1e-3}, {"clip": 1.0}],
+        feature_bound=30.0,
+        warm_start="none",
+        rng=0,
+    )  # simulated data: a seed is fine
     return data, r
 
 
@@ -68,12 +76,22 @@ def test_warm_started_runs_put_their_warm_start_in_the_transcript():
     """With the default warm start (d = 6 <= 30) every candidate run's covariance-fit messages
     are in the selection's transcript, before that run's DP-PGCD rounds, and in the ledger."""
     data = simulate(6, 600, participants=2, rng=5)
-    r = select_dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5,
-                                  candidates=[{"clip": 0.5, "rounds": 2, "local_iters": 2},
-                                              {"clip": 1.0, "rounds": 2, "local_iters": 2}],
-                                  feature_bound=30.0, rng=0)
-    dense = [m for m in r.transcript if m.kind != "selection_score" and m.direction == "up"
-             and type(m.payload).__name__ == "Dense"]
+    r = select_dp_fed_sparse_bnsl(
+        data.participants,
+        epsilon=5.0,
+        delta=1e-5,
+        candidates=[
+            {"clip": 0.5, "rounds": 2, "local_iters": 2},
+            {"clip": 1.0, "rounds": 2, "local_iters": 2},
+        ],
+        feature_bound=30.0,
+        rng=0,
+    )
+    dense = [
+        m
+        for m in r.transcript
+        if m.kind != "selection_score" and m.direction == "up" and type(m.payload).__name__ == "Dense"
+    ]
     sparse = [m for m in r.transcript if type(m.payload).__name__ == "Sparse"]
     assert dense and sparse and dense[0].round < sparse[0].round
     for lg in r.ledger:
@@ -94,19 +112,27 @@ def test_a_hopeless_candidate_is_not_chosen(run):
     assert r.n_edges > 0
 
 
-@pytest.mark.parametrize("kwargs, exc, text", [
-    (dict(candidates=[{"clip": 1.0}]), ValueError, "at least 2 settings"),
-    (dict(candidates=[{"clip": 1.0}, {"eta": 2.0}]), ValueError, "sets ['eta']"),
-    (dict(candidates="clip"), TypeError, "`candidates` must be a sequence"),
-    (dict(candidates=[{"clip": 1.0}, 3]), TypeError, "`candidates`[1] must be a dict"),
-    (dict(candidates=[{"clip": 1.0}, {"clip": 2.0}], centre="private"), ValueError,
-     "`centre` must be 'declared'"),
-    (dict(candidates=[{"clip": 1.0}, {"clip": 2.0}], clip=3.0), TypeError,
-     "`clip` is not a common setting"),
-    (dict(candidates=[{"clip": 1.0}, {"clip": 2.0}], score_share=1.0), ValueError,
-     "`score_share`"),
-    (dict(candidates=[{"clip": 1.0}] * 30, epsilon=1e-6), ValueError, "cannot pay for 30 runs"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, text",
+    [
+        (dict(candidates=[{"clip": 1.0}]), ValueError, "at least 2 settings"),
+        (dict(candidates=[{"clip": 1.0}, {"eta": 2.0}]), ValueError, "sets ['eta']"),
+        (dict(candidates="clip"), TypeError, "`candidates` must be a sequence"),
+        (dict(candidates=[{"clip": 1.0}, 3]), TypeError, "`candidates`[1] must be a dict"),
+        (
+            dict(candidates=[{"clip": 1.0}, {"clip": 2.0}], centre="private"),
+            ValueError,
+            "`centre` must be 'declared'",
+        ),
+        (
+            dict(candidates=[{"clip": 1.0}, {"clip": 2.0}], clip=3.0),
+            TypeError,
+            "`clip` is not a common setting",
+        ),
+        (dict(candidates=[{"clip": 1.0}, {"clip": 2.0}], score_share=1.0), ValueError, "`score_share`"),
+        (dict(candidates=[{"clip": 1.0}] * 30, epsilon=1e-6), ValueError, "cannot pay for 30 runs"),
+    ],
+)
 def test_bad_input(kwargs, exc, text):
     data = simulate(4, 200, participants=2, rng=0)
     args = dict(epsilon=1.0, delta=1e-5, feature_bound=10.0)

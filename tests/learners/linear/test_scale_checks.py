@@ -32,10 +32,16 @@ def test_raw_measurements_against_the_default_clip_norm_warn_each_participant():
         r = dp_fed_bnsl(raw, epsilon=1.0, delta=1e-5, max_rounds=3, rng=0)
     msgs = _scale_warnings(rec)
     for k in range(3):
-        assert any(m.startswith(f"participant {k} (local check, not released): 100% of its rows "
-                                f"have norm above clip_norm = 1") for m in msgs)
-        assert any(m.startswith(f"participant {k} (local check, not released): the data are "
-                                f"declared centred") for m in msgs)
+        assert any(
+            m.startswith(
+                f"participant {k} (local check, not released): 100% of its rows have norm above clip_norm = 1"
+            )
+            for m in msgs
+        )
+        assert any(
+            m.startswith(f"participant {k} (local check, not released): the data are declared centred")
+            for m in msgs
+        )
     # nothing of the check is released or spent: the ledgers hold the covariance release only,
     # and the messages are the protocol's own
     assert all([e.label for e in lg.entries] == ["covariance"] for lg in r.ledger)
@@ -47,8 +53,9 @@ def test_well_scaled_data_raise_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataScaleWarning)
         dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=30.0, max_rounds=3)
-        dp_fed_sparse_bnsl(data.participants, epsilon=1.0, delta=1e-5, feature_bound=100.0,
-                           rounds=2, local_iters=3)
+        dp_fed_sparse_bnsl(
+            data.participants, epsilon=1.0, delta=1e-5, feature_bound=100.0, rounds=2, local_iters=3
+        )
 
 
 def test_feature_bound_below_the_data_scale_names_the_column():
@@ -58,8 +65,7 @@ def test_feature_bound_below_the_data_scale_names_the_column():
         X[:, 2] *= 50.0  # column 2 on another scale than the declared bound
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        dp_fed_sparse_bnsl(parts, epsilon=1.0, delta=1e-5, feature_bound=4.0, rounds=2,
-                           local_iters=3)
+        dp_fed_sparse_bnsl(parts, epsilon=1.0, delta=1e-5, feature_bound=4.0, rounds=2, local_iters=3)
     msgs = _scale_warnings(rec)
     assert any("in column 2, " in m and "have x² above feature_bound = 4" in m for m in msgs)
 
@@ -69,8 +75,7 @@ def test_private_centring_is_not_warned_about_the_centre():
     shifted = [X + 5.0 for X in data.participants]
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        dp_fed_bnsl(shifted, epsilon=1.0, delta=1e-5, clip_norm=20.0, centre="private",
-                    max_rounds=3)
+        dp_fed_bnsl(shifted, epsilon=1.0, delta=1e-5, clip_norm=20.0, centre="private", max_rounds=3)
     assert not any("declared centred" in m for m in _scale_warnings(rec))
 
 

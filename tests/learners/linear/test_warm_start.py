@@ -36,10 +36,8 @@ def test_when_it_applies():
     assert warm_start_applies("auto", WARM_START_MAX_D)
     assert not warm_start_applies("auto", WARM_START_MAX_D + 1)
     assert warm_start_applies("covariance", 500) and not warm_start_applies("none", 5)
-    assert plan(WARM_START_MAX_D, epsilon=5, delta=DELTA, n_k=1000,
-                feature_bound=10.0).m_warm is not None
-    assert plan(WARM_START_MAX_D + 1, epsilon=5, delta=DELTA, n_k=1000,
-                feature_bound=10.0).m_warm is None
+    assert plan(WARM_START_MAX_D, epsilon=5, delta=DELTA, n_k=1000, feature_bound=10.0).m_warm is not None
+    assert plan(WARM_START_MAX_D + 1, epsilon=5, delta=DELTA, n_k=1000, feature_bound=10.0).m_warm is None
     assert default_warm_share(1.0) == 0.8 and default_warm_share(2.0) == 0.5
 
 
@@ -48,8 +46,16 @@ def test_when_it_applies():
 @pytest.mark.parametrize("centre", ["declared", "private"])
 @pytest.mark.parametrize("calibration, accountant", [("tight", "rdp"), ("paper", "zcdp")])
 def test_the_plan_never_exceeds_the_target(epsilon, share, centre, calibration, accountant):
-    pl = plan(12, epsilon=epsilon, delta=DELTA, n_k=500, feature_bound=10.0, centre=centre,
-              warm_share=share, calibration=calibration)
+    pl = plan(
+        12,
+        epsilon=epsilon,
+        delta=DELTA,
+        n_k=500,
+        feature_bound=10.0,
+        centre=centre,
+        warm_share=share,
+        calibration=calibration,
+    )
     entries = pl.entries()
     assert [x.label for x in entries].count(ws.LABEL) == 1
     assert compose_epsilon(entries, DELTA, accountant) <= epsilon
@@ -58,13 +64,14 @@ def test_the_plan_never_exceeds_the_target(epsilon, share, centre, calibration, 
     rho_star = (math.sqrt(epsilon + math.log(1 / DELTA)) - math.sqrt(math.log(1 / DELTA))) ** 2
     want = default_warm_share(epsilon) if share is None else share
     left = 0.8 if centre == "private" else 0.9
-    assert 0.5 / pl.m_warm ** 2 == pytest.approx(want * left * rho_star, rel=1e-6)
+    assert 0.5 / pl.m_warm**2 == pytest.approx(want * left * rho_star, rel=1e-6)
     assert pl.warm_share == want
 
 
 def test_the_run_records_one_release_and_keeps_the_budget(data):
-    r = dp_fed_sparse_bnsl(data.participants, epsilon=1.0, delta=DELTA, feature_bound=30.0,
-                           rng=0)  # simulated data: a seed is fine
+    r = dp_fed_sparse_bnsl(
+        data.participants, epsilon=1.0, delta=DELTA, feature_bound=30.0, rng=0
+    )  # simulated data: a seed is fine
     assert r.privacy.epsilon <= 1.0
     for ledger in r.ledger:
         counts = {e.label: e.count for e in ledger.entries}
@@ -79,8 +86,16 @@ def test_the_run_records_one_release_and_keeps_the_budget(data):
 def test_rounds_start_from_w0(data):
     """Round 0's uploads differ from the public W₀ in at most K coordinates (the DP-PGCD steps
     of that round): the rounds start from the warm start, not from zero."""
-    r = dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=DELTA, feature_bound=30.0,
-                           rounds=3, local_iters=2, warm_start="covariance", rng=1)
+    r = dp_fed_sparse_bnsl(
+        data.participants,
+        epsilon=5.0,
+        delta=DELTA,
+        feature_bound=30.0,
+        rounds=3,
+        local_iters=2,
+        warm_start="covariance",
+        rng=1,
+    )
     W0 = r.info["warm_start"]["W0"]
     assert np.count_nonzero(W0) > 0
     for k in range(3):
@@ -89,8 +104,9 @@ def test_rounds_start_from_w0(data):
 
 
 def test_none_is_the_cold_start(data):
-    r = dp_fed_sparse_bnsl(data.participants, epsilon=1.0, delta=DELTA, feature_bound=30.0,
-                           warm_start="none", rng=0)
+    r = dp_fed_sparse_bnsl(
+        data.participants, epsilon=1.0, delta=DELTA, feature_bound=30.0, warm_start="none", rng=0
+    )
     assert r.info["warm_start"] is None
     assert all(ws.LABEL not in {e.label for e in lg.entries} for lg in r.ledger)
 
@@ -107,8 +123,12 @@ def test_the_release_sensitivity_on_neighbouring_datasets():
         X = rng.normal(size=(n, d)) * rng.choice([1e-3, 1.0, 1e3])
         X2 = X.copy()
         X2[rng.integers(n)] = rng.normal(size=d) * rng.choice([1e-6, 1.0, 1e300])
-        S, S2 = (release_covariance(A, clip_norm=R, multiplier=0.0, psd_floor=None,
-                                    rng=np.random.default_rng(0))[0] for A in (X, X2))
+        S, S2 = (
+            release_covariance(A, clip_norm=R, multiplier=0.0, psd_floor=None, rng=np.random.default_rng(0))[
+                0
+            ]
+            for A in (X, X2)
+        )
         worst = max(worst, float(np.linalg.norm(S[iu] - S2[iu])))
     assert worst <= covariance_sensitivity(n, clip_norm=R) * (1 + 1e-12)
     assert worst > 0.5 * covariance_sensitivity(n, clip_norm=R)  # and nearly attained
@@ -118,12 +138,14 @@ def test_w0_depends_on_the_data_only_through_the_releases(data, monkeypatch):
     """With the releases fixed, any data give the same W₀: it is post-processing."""
     fixed = [np.eye(6) + 0.4 * np.eye(6, k=1) + 0.4 * np.eye(6, k=-1) for _ in range(3)]
     released = iter(fixed * 2)
-    monkeypatch.setattr(ws, "release_covariance",
-                        lambda X, **kw: (next(released), SimpleNamespace(event=None)))
+    monkeypatch.setattr(
+        ws, "release_covariance", lambda X, **kw: (next(released), SimpleNamespace(event=None))
+    )
     ledgers = [SimpleNamespace(record=lambda *a: None)] * 3
-    W0s = [covariance_warm_start(arrays, clip_norm=1.0, multiplier=1.0, rngs=[None] * 3,
-                                 ledgers=ledgers)[0]
-           for arrays in (data.participants, [-7.0 * X[::-1] for X in data.participants])]
+    W0s = [
+        covariance_warm_start(arrays, clip_norm=1.0, multiplier=1.0, rngs=[None] * 3, ledgers=ledgers)[0]
+        for arrays in (data.participants, [-7.0 * X[::-1] for X in data.participants])
+    ]
     np.testing.assert_array_equal(W0s[0], W0s[1])
 
 
@@ -137,7 +159,13 @@ def test_it_helps_at_small_d():
     for seed in range(3):
         sim = simulate(20, 10_000, participants=10, s0=20, rng=200 + seed)
         for mode in shd:
-            r = dp_fed_sparse_bnsl(sim.participants, epsilon=5.0, delta=DELTA,
-                                   feature_bound=100.0, warm_start=mode, rng=300 + seed)
+            r = dp_fed_sparse_bnsl(
+                sim.participants,
+                epsilon=5.0,
+                delta=DELTA,
+                feature_bound=100.0,
+                warm_start=mode,
+                rng=300 + seed,
+            )
             shd[mode].append(count_accuracy(sim.B_true, r.W).shd)
     assert np.mean(shd["covariance"]) < np.mean(shd["none"])

@@ -19,7 +19,7 @@ def _nonlinear_chain(n, rng, d=4):
     """x0 → x1 → x2 → x3 with smooth nonlinear mechanisms and N(0, 0.5²) noise."""
     X = np.empty((n, d))
     X[:, 0] = rng.normal(size=n)
-    funcs = [lambda z: 2.0 * np.tanh(z), lambda z: np.sin(2.0 * z) + z, lambda z: z ** 2 - 1.0]
+    funcs = [lambda z: 2.0 * np.tanh(z), lambda z: np.sin(2.0 * z) + z, lambda z: z**2 - 1.0]
     for j in range(1, d):
         X[:, j] = funcs[(j - 1) % 3](X[:, j - 1]) + 0.5 * rng.normal(size=n)
     B = np.zeros((d, d), int)
@@ -54,11 +54,12 @@ def test_loss_gradient_matches_finite_differences(mechanism, acyclicity, terms):
     model = Model(d, mechanism, hidden=5, layers=3)
     theta = model.init(rng)
     theta[: d * d] = rng.normal(size=d * d) * (0.3 if mechanism == "linear" else 1.0)
-    theta[d * d:] += 0.1 * rng.normal(size=model.n_phi)       # non-zero biases
+    theta[d * d :] += 0.1 * rng.normal(size=model.n_phi)  # non-zero biases
     ws = Workspace(rng.normal(size=(30, d)), model, np.float64)
     G = model.sample_noise(rng)
-    coef = {"data": (0.0, 0.0, 0.0), "l1": (0.7, 0.0, 0.0), "alm": (0.0, 0.3, 2.0),
-            "all": (0.1, 0.3, 2.0)}[terms]
+    coef = {"data": (0.0, 0.0, 0.0), "l1": (0.7, 0.0, 0.0), "alm": (0.0, 0.3, 2.0), "all": (0.1, 0.3, 2.0)}[
+        terms
+    ]
     kw = dict(tau=0.2, lambda1=coef[0], alpha=coef[1], rho=coef[2], acyclicity=acyclicity)
     parts, grad = model.loss_grad(theta, ws, G, **kw)
     num = _numeric_grad(lambda t: model.loss_grad(t, ws, G, **kw)[0].total, theta)
@@ -110,7 +111,7 @@ def test_adam_matches_closed_form_first_steps():
     opt = Adam(2, lr=0.1)
     theta = np.array([1.0, -2.0])
     g = np.array([0.5, -4.0])
-    opt.step(theta, g)        # first step moves every coordinate by lr·sign(g) (up to ε)
+    opt.step(theta, g)  # first step moves every coordinate by lr·sign(g) (up to ε)
     np.testing.assert_allclose(theta, [0.9, -1.9], atol=1e-7)
     opt.step(theta, g)
     np.testing.assert_allclose(theta, [0.8, -1.8], atol=1e-7)
@@ -127,8 +128,8 @@ def test_adam_matches_the_textbook_update_on_varying_gradients():
     for t, g in enumerate(grads, start=1):
         opt.step(theta, g)
         m = 0.9 * m + 0.1 * g
-        v = 0.999 * v + 0.001 * g ** 2
-        ref = ref - 0.05 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+        v = 0.999 * v + 0.001 * g**2
+        ref = ref - 0.05 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
     np.testing.assert_allclose(theta, ref, rtol=1e-12)
     swapped = Adam(3, lr=0.05, beta1=0.999, beta2=0.9)
     other = np.array([0.3, -1.0, 2.0])
@@ -177,16 +178,19 @@ def test_ds_transcript_holds_only_U_and_downloads_are_means(parts):
         np.testing.assert_allclose(down, np.broadcast_to(up.mean(axis=0), down.shape))
     assert res.transcript.total_bytes == res.info["bytes_up"] + res.info["bytes_down"]
     assert res.history["bytes_up"].sum() == 8 * 25 * 3 * rounds
-    np.testing.assert_array_equal(res.info["U"], res.transcript.payloads(
-        round=rounds - 1, direction="down")[0])
+    np.testing.assert_array_equal(
+        res.info["U"], res.transcript.payloads(round=rounds - 1, direction="down")[0]
+    )
 
 
 def test_as_fcd_differs_from_ds_only_by_phi_averaging(parts):
     ds = ds_fcd(parts, rng=1, **FAST)
     as_ = as_fcd(parts, rng=1, **FAST)
     # identical up to the first aggregation ...
-    np.testing.assert_array_equal(ds.transcript.payloads(round=0, kind="U", direction="up"),
-                                  as_.transcript.payloads(round=0, kind="U", direction="up"))
+    np.testing.assert_array_equal(
+        ds.transcript.payloads(round=0, kind="U", direction="up"),
+        as_.transcript.payloads(round=0, kind="U", direction="up"),
+    )
     # ... where AS-FCD also uploads and averages Φ
     assert set(as_.transcript.to_frame()["kind"]) == {"U", "phi"}
     phi_up = as_.transcript.payloads(round=0, kind="phi", direction="up")
@@ -194,7 +198,7 @@ def test_as_fcd_differs_from_ds_only_by_phi_averaging(parts):
     n_phi = Model(5, "mlp", hidden=4, layers=2).n_phi
     assert phi_up.shape == (3, n_phi)
     np.testing.assert_allclose(phi_down[0], phi_up.mean(axis=0))
-    assert not np.allclose(phi_up[0], phi_up[1])          # local Φ differ before averaging
+    assert not np.allclose(phi_up[0], phi_up[1])  # local Φ differ before averaging
     assert as_.info["bytes_up"] > ds.info["bytes_up"]
     assert not np.array_equal(ds.W_raw, as_.W_raw)
 
@@ -212,7 +216,7 @@ def test_partial_participation_uploads_r_and_broadcasts_to_all(parts):
     frame = res.transcript.to_frame()
     up = frame[frame.direction == "up"].groupby("round")["sender"].apply(tuple)
     assert (up.map(len) == 2).all()
-    assert len(set(up)) > 1                                 # a fresh draw each round
+    assert len(set(up)) > 1  # a fresh draw each round
     down = frame[frame.direction == "down"].groupby("round").size()
     assert (down == 3).all()
     assert (res.history["uploaded"] == 2).all()
@@ -273,8 +277,17 @@ def _scripted(monkeypatch, hs, initial=np.inf):
     return trace
 
 
-SCRIPT = dict(rho_init=1.0, beta=10.0, gamma=0.25, rho_max=1e4, h_tol=1e-10, it_max=10,
-              hidden=2, layers=1, record_transcript=False)
+SCRIPT = dict(
+    rho_init=1.0,
+    beta=10.0,
+    gamma=0.25,
+    rho_max=1e4,
+    h_tol=1e-10,
+    it_max=10,
+    hidden=2,
+    layers=1,
+    record_transcript=False,
+)
 
 
 def test_mcsl_schedule_follows_the_authors_loop(parts, monkeypatch):
@@ -320,9 +333,18 @@ def test_history_edges_use_the_output_threshold(parts):
 
 
 def test_defaults_follow_tables_6_and_7():
-    assert fcd_defaults(10) == dict(lambda1=0.01, h_tol=1e-10, rho_max=1e14, it_max=25,
-                                    it_in=1000, it_fl=200, lr=3e-2, threshold=0.5,
-                                    rho_init=6e-3, beta=10.0)
+    assert fcd_defaults(10) == dict(
+        lambda1=0.01,
+        h_tol=1e-10,
+        rho_max=1e14,
+        it_max=25,
+        it_in=1000,
+        it_fl=200,
+        lr=3e-2,
+        threshold=0.5,
+        rho_init=6e-3,
+        beta=10.0,
+    )
     assert (fcd_defaults(20)["rho_init"], fcd_defaults(20)["beta"]) == (6e-3, 20.0)
     assert (fcd_defaults(40)["rho_init"], fcd_defaults(40)["beta"]) == (1e-11, 120.0)
     assert fcd_defaults(10, "linear")["threshold"] == 0.3
@@ -333,41 +355,64 @@ def test_recovers_a_nonlinear_chain():
     """x0 → x1 → x2 → x3 from two participants: every chain edge found and oriented (seeds 0–3
     give SHD 1, 0, 0, 0; the occasional error is the extra shortcut x0 → x2)."""
     X, B = _nonlinear_chain(600, np.random.default_rng(1))
-    res = ds_fcd([X[:300], X[300:]], hidden=8, layers=2, it_in=200, it_fl=100, it_max=4,
-                 init_iter=1, rng=1, record_transcript=False)
+    res = ds_fcd(
+        [X[:300], X[300:]],
+        hidden=8,
+        layers=2,
+        it_in=200,
+        it_fl=100,
+        it_max=4,
+        init_iter=1,
+        rng=1,
+        record_transcript=False,
+    )
     acc = count_accuracy(B, res.W)
     assert acc.tpr == 1.0 and acc.shd <= 1, (acc, res.W_raw.round(2))
 
 
 def test_linear_variant_recovers_linear_sem():
     data = simulate(5, 1500, participants=3, rng=1)
-    res = ds_fcd(data.participants, mechanism="linear", lr=2e-2, it_in=200, it_fl=100,
-                 it_max=5, rng=0, record_transcript=False)
+    res = ds_fcd(
+        data.participants,
+        mechanism="linear",
+        lr=2e-2,
+        it_in=200,
+        it_fl=100,
+        it_max=5,
+        rng=0,
+        record_transcript=False,
+    )
     assert count_accuracy(data.B_true, res.W).shd <= 1
 
 
 # ----------------------------------------------------------------------------- validation
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(mechanism="gp"), ValueError, r"`mechanism` must be one of 'mlp', 'linear'; got 'gp'"),
-    (dict(schedule="adam"), ValueError, r"`schedule` must be one of 'mcsl', 'printed'"),
-    (dict(acyclicity="dagma"), ValueError, r"`acyclicity` must be one of 'exp-sq', 'exp'"),
-    (dict(dtype="float16"), ValueError, r"`dtype` must be one of 'float32', 'float64'"),
-    (dict(participants_per_round=4), ValueError, r"`participants_per_round` must be <= 3; got 4"),
-    (dict(participants_per_round=0), ValueError, r"`participants_per_round` must be >= 1"),
-    (dict(threshold=1.0), ValueError, r"`threshold` must be < 1 for mechanism='mlp'"),
-    (dict(lr=0.0), ValueError, r"`lr` must be > 0; got 0.0"),
-    (dict(it_fl=0), ValueError, r"`it_fl` must be >= 1; got 0"),
-    (dict(tau=-1.0), ValueError, r"`tau` must be > 0"),
-    (dict(gamma=1.5), ValueError, r"`gamma` must be <= 1"),
-    (dict(beta=0.5), ValueError, r"`beta` must be > 1; got 0.5"),
-    (dict(beta=1.0), ValueError, r"`beta` must be > 1; got 1.0"),
-    (dict(mechanism="linear", acyclicity="exp"), ValueError,
-     r"`acyclicity` must be 'exp-sq' for mechanism='linear'"),
-    (dict(record_transcript="no"), TypeError, r"`record_transcript` must be a bool; got str 'no'"),
-    (dict(hidden=2.5), TypeError, r"`hidden` must be an integer"),
-    (dict(h_samples=-1), ValueError, r"`h_samples` must be >= 0"),
-    (dict(rng="seed"), TypeError, r"`rng` must be None"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(mechanism="gp"), ValueError, r"`mechanism` must be one of 'mlp', 'linear'; got 'gp'"),
+        (dict(schedule="adam"), ValueError, r"`schedule` must be one of 'mcsl', 'printed'"),
+        (dict(acyclicity="dagma"), ValueError, r"`acyclicity` must be one of 'exp-sq', 'exp'"),
+        (dict(dtype="float16"), ValueError, r"`dtype` must be one of 'float32', 'float64'"),
+        (dict(participants_per_round=4), ValueError, r"`participants_per_round` must be <= 3; got 4"),
+        (dict(participants_per_round=0), ValueError, r"`participants_per_round` must be >= 1"),
+        (dict(threshold=1.0), ValueError, r"`threshold` must be < 1 for mechanism='mlp'"),
+        (dict(lr=0.0), ValueError, r"`lr` must be > 0; got 0.0"),
+        (dict(it_fl=0), ValueError, r"`it_fl` must be >= 1; got 0"),
+        (dict(tau=-1.0), ValueError, r"`tau` must be > 0"),
+        (dict(gamma=1.5), ValueError, r"`gamma` must be <= 1"),
+        (dict(beta=0.5), ValueError, r"`beta` must be > 1; got 0.5"),
+        (dict(beta=1.0), ValueError, r"`beta` must be > 1; got 1.0"),
+        (
+            dict(mechanism="linear", acyclicity="exp"),
+            ValueError,
+            r"`acyclicity` must be 'exp-sq' for mechanism='linear'",
+        ),
+        (dict(record_transcript="no"), TypeError, r"`record_transcript` must be a bool; got str 'no'"),
+        (dict(hidden=2.5), TypeError, r"`hidden` must be an integer"),
+        (dict(h_samples=-1), ValueError, r"`h_samples` must be >= 0"),
+        (dict(rng="seed"), TypeError, r"`rng` must be None"),
+    ],
+)
 def test_validation_messages(parts, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         ds_fcd(parts, **{**FAST, **kwargs})

@@ -63,15 +63,17 @@ def test_layout_sizes_and_views():
     assert W1[1, 2, 3] == 1 * 12 + 2 * 4 + 3 and b2[-1] == LAYOUT.n_params - 1
     assert LAYOUT.self_loops.sum() == 4 * 3 and LAYOUT.weights.sum() == 48 + 12
     x = LAYOUT.to_split(theta)
-    np.testing.assert_array_equal(LAYOUT.from_split(x), np.where(
-        np.r_[LAYOUT.self_loops, np.zeros(28, bool)], 0.0, theta))
+    np.testing.assert_array_equal(
+        LAYOUT.from_split(x), np.where(np.r_[LAYOUT.self_loops, np.zeros(28, bool)], 0.0, theta)
+    )
 
 
 def test_forward_matches_a_per_node_loop():
     theta, X, _ = _point()
     W1, b1, W2, b2 = LAYOUT.unpack(theta)
-    pred = np.column_stack([
-        (1 / (1 + np.exp(-(X @ W1[j].T + b1[j])))) @ W2[j] + b2[j] for j in range(LAYOUT.d)])
+    pred = np.column_stack(
+        [(1 / (1 + np.exp(-(X @ W1[j].T + b1[j])))) @ W2[j] + b2[j] for j in range(LAYOUT.d)]
+    )
     expected = 0.5 / 40 * np.sum((X - pred) ** 2)
     assert squared_loss(theta, X, LAYOUT, n=40)[0] == pytest.approx(expected, rel=1e-12)
     A = np.array([[np.sum(W1[j, :, i] ** 2) for j in range(4)] for i in range(4)])
@@ -92,8 +94,9 @@ def test_squared_loss_saturated_units_stay_finite():
 
 def test_acyclicity_and_l2_gradients():
     theta, _, _ = _point()
-    _check_gradient(lambda t: (acyclicity(t, LAYOUT)[0],
-                               np.r_[acyclicity(t, LAYOUT)[1], np.zeros(28)]), theta)
+    _check_gradient(
+        lambda t: (acyclicity(t, LAYOUT)[0], np.r_[acyclicity(t, LAYOUT)[1], np.zeros(28)]), theta
+    )
     _check_gradient(lambda t: l2_penalty(t, LAYOUT), theta)
 
 
@@ -110,6 +113,7 @@ def test_acyclicity_is_zero_exactly_on_dags():
 def test_augmented_lagrangian_gradient_in_split_form():
     theta, X, _ = _point()
     x = LAYOUT.to_split(theta) + 0.05  # interior point of the split (both parts positive)
+
     def f(z):
         return al_objective(z, X, LAYOUT, rho=3.0, alpha=0.7, lambda1=0.2, lambda2=0.3)
 
@@ -126,10 +130,18 @@ def test_participant_objective_gradient():
 
 def test_server_objective_gradient():
     theta, _, rng = _point()
-    w = theta[:LAYOUT.n_w1]
+    w = theta[: LAYOUT.n_w1]
     x = np.r_[np.maximum(w, 0), np.maximum(-w, 0)] + 0.05
-    kw = dict(w_mean=rng.standard_normal(LAYOUT.n_w1), beta_sum=rng.standard_normal(LAYOUT.n_w1),
-              P=3, alpha=0.4, rho1=2.0, rho2=0.7, lambda1=0.1, lambda2=0.2)
+    kw = dict(
+        w_mean=rng.standard_normal(LAYOUT.n_w1),
+        beta_sum=rng.standard_normal(LAYOUT.n_w1),
+        P=3,
+        alpha=0.4,
+        rho1=2.0,
+        rho2=0.7,
+        lambda1=0.1,
+        lambda2=0.2,
+    )
     _check_gradient(lambda z: server_objective(z, LAYOUT, **kw), x, rtol=1e-4)
 
 
@@ -155,16 +167,18 @@ def central(small):
 
 def _penalised(theta, X, lam=0.01):
     layout = MLPLayout(X.shape[1], 10)
-    return (squared_loss(theta, X, layout)[0] + lam * np.abs(theta[:layout.n_w1]).sum()
-            + lam * l2_penalty(theta, layout)[0])
+    return (
+        squared_loss(theta, X, layout)[0]
+        + lam * np.abs(theta[: layout.n_w1]).sum()
+        + lam * l2_penalty(theta, layout)[0]
+    )
 
 
 def test_notears_mlp_recovers_a_small_graph(small, central):
     acc = count_accuracy(small.B_true, central.W)
     assert acc.shd <= 1 and acc.tpr >= 0.75 and central.is_dag
     assert central.history["h"].iloc[-1] <= 1e-8 or central.history["rho"].iloc[-1] >= 1e16
-    np.testing.assert_allclose(central.W_raw, np.sqrt(adjacency(central.info["theta"],
-                                                                MLPLayout(4, 10))))
+    np.testing.assert_allclose(central.W_raw, np.sqrt(adjacency(central.info["theta"], MLPLayout(4, 10))))
     assert np.all(np.diag(central.W_raw) == 0)
 
 
@@ -188,12 +202,13 @@ def test_notears_mlp_is_deterministic_and_keeps_inputs(small, central):
         (dict(max_iter=0), ValueError, r"`max_iter` must be >= 1"),
         (dict(rng=-1), ValueError, r"`rng` seed must be non-negative"),
         (dict(solver_options=[1]), TypeError, r"`solver_options` must be a mapping or None"),
-        (dict(solver_options={"tol": 1}), ValueError,
-         r"`solver_options key` must be one of 'maxcor', 'ftol', 'gtol', 'maxiter', 'maxfun'"),
-        (dict(solver_options={"ftol": -1.0}), ValueError,
-         r"`solver_options\['ftol'\]` must be >= 0"),
-        (dict(solver_options={"maxiter": 0}), ValueError,
-         r"`solver_options\['maxiter'\]` must be >= 1"),
+        (
+            dict(solver_options={"tol": 1}),
+            ValueError,
+            r"`solver_options key` must be one of 'maxcor', 'ftol', 'gtol', 'maxiter', 'maxfun'",
+        ),
+        (dict(solver_options={"ftol": -1.0}), ValueError, r"`solver_options\['ftol'\]` must be >= 0"),
+        (dict(solver_options={"maxiter": 0}), ValueError, r"`solver_options\['maxiter'\]` must be >= 1"),
     ],
 )
 def test_notears_mlp_validation(kwargs, exc, match):
@@ -244,8 +259,7 @@ def test_admm_transcript_holds_only_parameter_vectors(small, admm):
     last = t.filter(round=T - 1, direction="down")
     assert all(m.sender == SERVER for m in last)
     np.testing.assert_array_equal(last[0].to_dense(), admm.info["theta"])
-    np.testing.assert_allclose(np.sqrt(adjacency(admm.info["theta"], MLPLayout(4, 10))),
-                               admm.W_raw)
+    np.testing.assert_allclose(np.sqrt(adjacency(admm.info["theta"], MLPLayout(4, 10))), admm.W_raw)
 
 
 def test_admm_history_and_schedule(admm):
@@ -273,8 +287,7 @@ def test_admm_max_rounds_deterministic_and_inputs_untouched(small):
 
 def test_admm_uneven_sizes_and_local_normalisation(small):
     parts = [small.X[:50], small.X[50:]]
-    r = fed_bnsl_mlp(parts, max_rounds=3, normalize="local", centre=True, solver_options=FAST,
-                     rng=0)
+    r = fed_bnsl_mlp(parts, max_rounds=3, normalize="local", centre=True, solver_options=FAST, rng=0)
     assert r.info["n_samples"] == (50, 250) and r.params["normalize"] == "local"
 
 
@@ -340,7 +353,9 @@ def test_baseline_argument_errors(small, fits):
 def test_baseline_arguments_are_checked_before_any_fit(small, monkeypatch):
     from importlib import import_module
 
-    module = import_module("dpbnsl.learners.nonlinear.notears_mlp")  # the package re-exports a same-named function
+    module = import_module(
+        "dpbnsl.learners.nonlinear.notears_mlp"
+    )  # the package re-exports a same-named function
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fitted before validating")

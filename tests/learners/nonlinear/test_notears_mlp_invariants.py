@@ -51,10 +51,21 @@ def test_admm_duals_agree_on_both_sides_and_alpha_accumulates_rho1_h():
     sim = simulate_nonlinear(3, 60, participants=3, rng=1)
     theta0 = init_params(LAYOUT, np.random.default_rng(0))
     sched = PenaltySchedule(0.1, 0.1, 1.75, 1.25, 1e16)
-    clients = [MLPParticipant(X, LAYOUT, sched, n_total=60, theta0=theta0, solver_options=FAST)
-               for X in sim.participants]
-    srv = MLPServer(3, LAYOUT, sched, theta0=theta0, lambda1=0.01, lambda2=0.01, threshold=0.3,
-                    solver_options=FAST, stop=lambda *a: False)
+    clients = [
+        MLPParticipant(X, LAYOUT, sched, n_total=60, theta0=theta0, solver_options=FAST)
+        for X in sim.participants
+    ]
+    srv = MLPServer(
+        3,
+        LAYOUT,
+        sched,
+        theta0=theta0,
+        lambda1=0.01,
+        lambda2=0.01,
+        threshold=0.3,
+        solver_options=FAST,
+        stop=lambda *a: False,
+    )
     T, tr = run_rounds(clients, srv, rounds=4)
     assert T == 4
     rho1 = 0.1 * 1.75 ** np.arange(T)
@@ -71,11 +82,9 @@ def test_admm_duals_agree_on_both_sides_and_alpha_accumulates_rho1_h():
         np.testing.assert_allclose(srv.betas[k], rho2 @ diffs, **tight)
         # the participant has applied the updates of rounds 0 … T−2 (the last one comes next round)
         np.testing.assert_allclose(c.beta, rho2[:-1] @ diffs[:-1], **tight)
-        np.testing.assert_allclose(c.beta + rho2[-1] * (c.theta - srv.theta), srv.betas[k],
-                                   **tight)
+        np.testing.assert_allclose(c.beta + rho2[-1] * (c.theta - srv.theta), srv.betas[k], **tight)
     rows = pd.DataFrame(srv.rows)
-    h = np.array([acyclicity(theta, LAYOUT)[0]
-                  for theta in tr.payloads(participant=0, direction="down")])
+    h = np.array([acyclicity(theta, LAYOUT)[0] for theta in tr.payloads(participant=0, direction="down")])
     np.testing.assert_array_equal(rows["h"], h)
     assert np.all(h > 1e-3)  # α grows visibly every round
     np.testing.assert_allclose(rows["rho1"], rho1, rtol=1e-12)
@@ -108,43 +117,57 @@ def test_server_step_minimises_the_full_server_objective():
     d, m, a, n = LAYOUT.d, LAYOUT.hidden, LAYOUT.n_w1, LAYOUT.n_params
     theta0, Th, betas0 = _server_problem()
     P, t, lam1, lam2, alpha0 = len(Th), 2, 0.05, 0.2, 0.8
-    rho1, rho2 = 0.7 * 1.75 ** t, 0.9 * 1.25 ** t
-    srv = MLPServer(P, LAYOUT, PenaltySchedule(0.7, 0.9, 1.75, 1.25), theta0=theta0, lambda1=lam1,
-                    lambda2=lam2, threshold=0.3, solver_options=TIGHT, stop=lambda *a: False)
+    rho1, rho2 = 0.7 * 1.75**t, 0.9 * 1.25**t
+    srv = MLPServer(
+        P,
+        LAYOUT,
+        PenaltySchedule(0.7, 0.9, 1.75, 1.25),
+        theta0=theta0,
+        lambda1=lam1,
+        lambda2=lam2,
+        threshold=0.3,
+        solver_options=TIGHT,
+        stop=lambda *a: False,
+    )
     srv.alpha, srv.betas = alpha0, betas0.copy()
     srv(t, [Dense(x) for x in Th])
     got = srv.theta.copy()
 
     weights = np.zeros(n, bool)  # W1 and W2; not b1, b2
     weights[:a] = True
-    weights[a + d * m:a + 2 * d * m] = True
+    weights[a + d * m : a + 2 * d * m] = True
 
     def smooth(theta):  # everything but the ℓ1 term, and its gradient
         W1 = theta[:a].reshape(d, m, d)
         E = scipy.linalg.expm(np.einsum("jmi,jmi->ij", W1, W1))
         h = np.trace(E) - d
         D = Th - theta
-        f = (0.5 * lam2 * np.sum(theta[weights] ** 2) + alpha0 * h + 0.5 * rho1 * h * h
-             + np.sum(betas0 * D) + 0.5 * rho2 * np.sum(D * D))
+        f = (
+            0.5 * lam2 * np.sum(theta[weights] ** 2)
+            + alpha0 * h
+            + 0.5 * rho1 * h * h
+            + np.sum(betas0 * D)
+            + 0.5 * rho2 * np.sum(D * D)
+        )
         g = lam2 * np.where(weights, theta, 0.0) - betas0.sum(axis=0) - rho2 * D.sum(axis=0)
         g[:a] += (alpha0 + rho1 * h) * (2 * W1 * E[:, None, :]).ravel()  # ∂A[i,j]/∂W1[j,m,i]
         return f, g
 
     def split(x):  # x = [W1⁺, W1⁻, rest]
-        f, g = smooth(np.r_[x[:a] - x[a:2 * a], x[2 * a:]])
-        return f + lam1 * x[:2 * a].sum(), np.r_[g[:a] + lam1, -g[:a] + lam1, g[a:]]
+        f, g = smooth(np.r_[x[:a] - x[a : 2 * a], x[2 * a :]])
+        return f + lam1 * x[: 2 * a].sum(), np.r_[g[:a] + lam1, -g[:a] + lam1, g[a:]]
 
     def full(theta):
         return smooth(theta)[0] + lam1 * np.abs(theta[:a]).sum()
 
     w1_upper = np.where(LAYOUT.self_loops, 0.0, np.inf)
-    bounds = scipy.optimize.Bounds(np.r_[np.zeros(2 * a), np.full(n - a, -np.inf)],
-                                   np.r_[w1_upper, w1_upper, np.full(n - a, np.inf)])
+    bounds = scipy.optimize.Bounds(
+        np.r_[np.zeros(2 * a), np.full(n - a, -np.inf)], np.r_[w1_upper, w1_upper, np.full(n - a, np.inf)]
+    )
     mean = Th.mean(axis=0)
     x0 = np.r_[np.maximum(mean[:a], 0), np.maximum(-mean[:a], 0), mean[a:]]
-    sol = scipy.optimize.minimize(split, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                                  options=TIGHT)
-    brute = np.r_[sol.x[:a] - sol.x[a:2 * a], sol.x[2 * a:]]
+    sol = scipy.optimize.minimize(split, x0, jac=True, method="L-BFGS-B", bounds=bounds, options=TIGHT)
+    brute = np.r_[sol.x[:a] - sol.x[a : 2 * a], sol.x[2 * a :]]
     assert (got[:a] < -0.05).any()  # negative weights: a signed ℓ1 would pick another point
     # Both solvers stop at ftol = 1e-15 from different starts; measured max |Δθ| = 2.4e-9. Wrong
     # server steps (λ2 on the biases, a sign error in the closed form, a signed ℓ1) move θ > 1e-2.
@@ -171,11 +194,19 @@ def test_l1_term_is_the_absolute_sum_of_W1():
     f0, g0 = al_objective(x, X, LAYOUT, lambda1=0.0, **kw)
     # rel 1e-12: the two values differ only by the ℓ1 term (floating-point rounding of the sum)
     assert f1 - f0 == pytest.approx(l1, rel=1e-12)
-    np.testing.assert_allclose(g1 - g0, np.r_[np.full(2 * a, lam1), np.zeros(x.size - 2 * a)],
-                               rtol=0, atol=1e-12)
-    skw = dict(w_mean=rng.standard_normal(a), beta_sum=rng.standard_normal(a), P=3, alpha=0.4,
-               rho1=2.0, rho2=0.7, lambda2=0.2)
-    xs = x[:2 * a]
+    np.testing.assert_allclose(
+        g1 - g0, np.r_[np.full(2 * a, lam1), np.zeros(x.size - 2 * a)], rtol=0, atol=1e-12
+    )
+    skw = dict(
+        w_mean=rng.standard_normal(a),
+        beta_sum=rng.standard_normal(a),
+        P=3,
+        alpha=0.4,
+        rho1=2.0,
+        rho2=0.7,
+        lambda2=0.2,
+    )
+    xs = x[: 2 * a]
     f1, g1 = server_objective(xs, LAYOUT, lambda1=lam1, **skw)
     f0, g0 = server_objective(xs, LAYOUT, lambda1=0.0, **skw)
     assert f1 - f0 == pytest.approx(l1, rel=1e-12)
@@ -209,8 +240,7 @@ def test_notears_mlp_augmented_lagrangian_schedule():
 
 
 def _fake_fits(Ws):
-    fits = tuple(LearnResult("notears-mlp", W, W, pd.DataFrame(), params={"hidden": 10})
-                 for W in Ws)
+    fits = tuple(LearnResult("notears-mlp", W, W, pd.DataFrame(), params={"hidden": 10}) for W in Ws)
     return LocalFits(fits, None, 0.0)
 
 
@@ -219,9 +249,9 @@ def test_voting_needs_more_than_half_of_the_votes_at_even_P():
     ``min_votes=2``; the kept weight is the mean over the voters (linear and MLP wrappers)."""
     Ws = np.zeros((4, 3, 3))
     Ws[[0, 1, 2], 0, 1] = [0.5, 0.7, 0.9]  # 3 votes
-    Ws[[0, 3], 1, 2] = [-0.6, -1.0]        # exactly 2 votes
-    Ws[:, 0, 2] = 0.4                      # 4 votes
-    Ws[1, 2, 0] = 2.0                      # 1 vote
+    Ws[[0, 3], 1, 2] = [-0.6, -1.0]  # exactly 2 votes
+    Ws[:, 0, 2] = 0.4  # 4 votes
+    Ws[1, 2, 0] = 2.0  # 1 vote
     fits = _fake_fits(Ws)
     for vote in (notears_mlp_voting(local=fits), notears_voting(local=fits)):
         np.testing.assert_array_equal(vote.info["votes"], (Ws != 0).sum(axis=0))
@@ -238,9 +268,9 @@ def test_best_picks_the_lowest_shd_and_the_lowest_index_on_ties():
     truth = np.zeros((3, 3))
     truth[0, 1] = truth[1, 2] = 1
     Ws = np.zeros((4, 3, 3))
-    Ws[0, 1, 0] = Ws[0, 2, 0] = 0.5             # SHD 3: a reversal, a missing, an extra edge
-    Ws[1, 0, 1] = 0.5                           # SHD 1 (missing 1 → 2)
-    Ws[2, 1, 2] = 0.5                           # SHD 1 (missing 0 → 1): tie, higher index
+    Ws[0, 1, 0] = Ws[0, 2, 0] = 0.5  # SHD 3: a reversal, a missing, an extra edge
+    Ws[1, 0, 1] = 0.5  # SHD 1 (missing 1 → 2)
+    Ws[2, 1, 2] = 0.5  # SHD 1 (missing 0 → 1): tie, higher index
     Ws[3, 2, 1] = Ws[3, 2, 0] = Ws[3, 1, 0] = 0.5  # SHD 3
     best = notears_mlp_best(local=_fake_fits(Ws), B_true=truth)
     assert best.info["shd_per_participant"] == (3, 1, 1, 3)
@@ -264,8 +294,9 @@ def _admm(parts, rounds, **kwargs):
 
 def _local_data(parts, normalize, centre):
     n_total = sum(X.shape[0] for X in parts)
-    return [(X - X.mean(axis=0) if centre else X, X.shape[0] if normalize == "local" else n_total)
-            for X in parts]
+    return [
+        (X - X.mean(axis=0) if centre else X, X.shape[0] if normalize == "local" else n_total) for X in parts
+    ]
 
 
 @pytest.mark.parametrize(("normalize", "centre"), [("global", False), ("local", True)])
@@ -325,18 +356,19 @@ def test_admm_round0_uploads_equal_a_recomputed_local_step(shifted, normalize, c
     free = _free(layout)
     theta0 = init_params(layout, np.random.default_rng(5))
     for k, (X, n) in enumerate(_local_data(shifted, normalize, centre)):
+
         def fun(z):
             theta = np.zeros(layout.n_params)
             theta[free] = z
             W1, b1, W2, b2 = layout.unpack(theta)
-            pred = np.column_stack([(1 / (1 + np.exp(-(X @ W1[j].T + b1[j])))) @ W2[j] + b2[j]
-                                    for j in range(layout.d)])
+            pred = np.column_stack(
+                [(1 / (1 + np.exp(-(X @ W1[j].T + b1[j])))) @ W2[j] + b2[j] for j in range(layout.d)]
+            )
             g = squared_loss(theta, X, layout, n=n)[1]  # its gradient is checked elsewhere
             D = theta - theta0
             return (0.5 / n * np.sum((X - pred) ** 2) + 0.05 * D @ D), (g + 0.1 * D)[free]
 
-        sol = scipy.optimize.minimize(fun, theta0[free], jac=True, method="L-BFGS-B",
-                                      options=TIGHT)
+        sol = scipy.optimize.minimize(fun, theta0[free], jac=True, method="L-BFGS-B", options=TIGHT)
         up = r.transcript.filter(round=0, participant=k, direction="up")[0].to_dense()
         # Both runs stop at ftol = 1e-15 from the same start; measured max |Δθ| ≤ 4e-8.
         np.testing.assert_allclose(up[free], sol.x, rtol=0, atol=1e-6)

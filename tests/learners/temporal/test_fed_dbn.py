@@ -96,19 +96,25 @@ def test_lag_soft_threshold_equals_the_numerical_optimum():
     lam, rho2 = 0.9, 0.8
 
     def objective(A):
-        return (lam * np.abs(A).sum() + np.sum(gammas * (D - A))
-                + 0.5 * rho2 * np.sum((D - A) ** 2))
+        return lam * np.abs(A).sum() + np.sum(gammas * (D - A)) + 0.5 * rho2 * np.sum((D - A) ** 2)
 
     def split(x):  # the same problem on A = A⁺ − A⁻, both >= 0, solved numerically
-        A = (x[: q * d] - x[q * d:]).reshape(q, d)
+        A = (x[: q * d] - x[q * d :]).reshape(q, d)
         g = (-gammas.sum(0) - rho2 * (D - A).sum(0)).ravel()
-        return (lam * x.sum() + np.sum(gammas * (D - A)) + 0.5 * rho2 * np.sum((D - A) ** 2),
-                np.concatenate([g + lam, -g + lam]))
+        return (
+            lam * x.sum() + np.sum(gammas * (D - A)) + 0.5 * rho2 * np.sum((D - A) ** 2),
+            np.concatenate([g + lam, -g + lam]),
+        )
 
-    sol = scipy.optimize.minimize(split, np.zeros(2 * q * d), jac=True, method="L-BFGS-B",
-                                  bounds=[(0, None)] * (2 * q * d),
-                                  options={"ftol": 1e-15, "gtol": 1e-12})
-    A_num = (sol.x[: q * d] - sol.x[q * d:]).reshape(q, d)
+    sol = scipy.optimize.minimize(
+        split,
+        np.zeros(2 * q * d),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, None)] * (2 * q * d),
+        options={"ftol": 1e-15, "gtol": 1e-12},
+    )
+    A_num = (sol.x[: q * d] - sol.x[q * d :]).reshape(q, d)
     A = solve_lag_step(D, gammas, lambda_a=lam, rho2=rho2)
     np.testing.assert_allclose(A, A_num, atol=1e-6)
     assert objective(A) <= objective(A_num) + 1e-12
@@ -125,8 +131,9 @@ def test_stacked_loss_is_the_least_squares_loss():
     direct = 0.5 / n * np.sum((X_t - X_t @ W - Z @ A) ** 2)
     f, g = stacked_loss(np.vstack([W, A]), G)
     assert f == pytest.approx(direct, rel=1e-12)
-    np.testing.assert_allclose(g, _central_diff(lambda T: stacked_loss(T, G)[0], np.vstack([W, A])),
-                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        g, _central_diff(lambda T: stacked_loss(T, G)[0], np.vstack([W, A])), rtol=1e-6, atol=1e-7
+    )
 
 
 def test_dynotears_gradients_match_finite_differences():
@@ -135,8 +142,9 @@ def test_dynotears_gradients_match_finite_differences():
     Theta = 0.4 * rng.standard_normal((q, d))
     rho, alpha = 3.0, 0.7
     f, g = _smooth(Theta, G, rho, alpha)
-    np.testing.assert_allclose(g, _central_diff(lambda T: _smooth(T, G, rho, alpha)[0], Theta),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        g, _central_diff(lambda T: _smooth(T, G, rho, alpha)[0], Theta), rtol=1e-5, atol=1e-6
+    )
     lam = np.concatenate([np.full(d * d, 0.2), np.full((q - d) * d, 0.1)])
     x = 0.2 * np.abs(rng.standard_normal(2 * q * d))
     fx, gx = _split_objective(x, G, d, rho, alpha, lam)
@@ -150,8 +158,9 @@ def test_server_mirrors_the_participants_duals():
     for rule in ("paper", "code"):
         grams = [design_gram(list(s), 2, centre=True)[0] for s in data.series]
         clients = [_Participant(G, 4, schedule, rule) for G in grams]
-        server = FedDBNServer(3, 4, 2, schedule, lambda_w=0.1, lambda_a=0.1, h_tol=0.0,
-                              gap_tol=0.0, dual_update=rule)
+        server = FedDBNServer(
+            3, 4, 2, schedule, lambda_w=0.1, lambda_a=0.1, h_tol=0.0, gap_tol=0.0, dual_update=rule
+        )
         run_rounds(clients, server, rounds=6)
         # the participants apply round 5's dual update at the start of round 6: do it by hand
         glob = server.Theta
@@ -208,8 +217,10 @@ def test_fed_dbn_options_change_the_run(easy, fed_easy):
     loc = fed_dbn(easy.series, lambda_w=0.05, lambda_a=0.05, max_rounds=3)
     assert not np.array_equal(glob.W_raw, loc.W_raw)
     one = simulate_temporal(4, 100, rng=0).series
-    np.testing.assert_array_equal(fed_dbn(one, normalize="global", max_rounds=5).W_raw,
-                                  fed_dbn(one, normalize="local", max_rounds=5).W_raw)
+    np.testing.assert_array_equal(
+        fed_dbn(one, normalize="global", max_rounds=5).W_raw,
+        fed_dbn(one, normalize="local", max_rounds=5).W_raw,
+    )
 
 
 def test_fed_dbn_is_deterministic_and_leaves_inputs_untouched(easy):
@@ -225,8 +236,7 @@ def test_fed_dbn_is_deterministic_and_leaves_inputs_untouched(easy):
 
 
 def test_fed_dbn_accepts_dataframes_and_realisations():
-    data = simulate_temporal(3, 120, participants=2, lag=2, split="realisation", realisations=2,
-                             rng=4)
+    data = simulate_temporal(3, 120, participants=2, lag=2, split="realisation", realisations=2, rng=4)
     names = ["a", "b", "c"]
     frames = [[pd.DataFrame(s, columns=names) for s in part] for part in data.series]
     r = fed_dbn(frames, lag=2, max_rounds=5)
@@ -238,22 +248,26 @@ def test_fed_dbn_accepts_dataframes_and_realisations():
     np.testing.assert_array_equal(lag_frame(r, raw=True).to_numpy(), r.info["A_raw"])
     with pytest.raises(ValueError, match=r"method 'notears' has no lag weights"):
         from dpbnsl.learners import notears
+
         lag_frame(notears(np.random.default_rng(0).normal(size=(20, 3))))
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(rho1=0.0), ValueError, r"`rho1` must be > 0; got 0.0"),
-    (dict(rho2=-1.0), ValueError, r"`rho2` must be > 0; got -1.0"),
-    (dict(phi1=0.5), ValueError, r"`phi1` must be >= 1; got 0.5"),
-    (dict(rho_max=np.nan), ValueError, r"`rho_max` must be finite"),
-    (dict(lambda_w=-0.1), ValueError, r"`lambda_w` must be >= 0"),
-    (dict(lag=0), ValueError, r"`lag` must be >= 1; got 0"),
-    (dict(lag=40), ValueError, r"participant 0\) has 34 rows, too short for lag = 40"),
-    (dict(normalize="total"), ValueError, r"`normalize` must be one of 'local', 'global'"),
-    (dict(dual_update="new"), ValueError, r"`dual_update` must be one of 'paper', 'code'"),
-    (dict(stop_rule="gap"), ValueError, r"`stop_rule` must be one of 'h_and_gap', 'h'"),
-    (dict(max_rounds=0), ValueError, r"`max_rounds` must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(rho1=0.0), ValueError, r"`rho1` must be > 0; got 0.0"),
+        (dict(rho2=-1.0), ValueError, r"`rho2` must be > 0; got -1.0"),
+        (dict(phi1=0.5), ValueError, r"`phi1` must be >= 1; got 0.5"),
+        (dict(rho_max=np.nan), ValueError, r"`rho_max` must be finite"),
+        (dict(lambda_w=-0.1), ValueError, r"`lambda_w` must be >= 0"),
+        (dict(lag=0), ValueError, r"`lag` must be >= 1; got 0"),
+        (dict(lag=40), ValueError, r"participant 0\) has 34 rows, too short for lag = 40"),
+        (dict(normalize="total"), ValueError, r"`normalize` must be one of 'local', 'global'"),
+        (dict(dual_update="new"), ValueError, r"`dual_update` must be one of 'paper', 'code'"),
+        (dict(stop_rule="gap"), ValueError, r"`stop_rule` must be one of 'h_and_gap', 'h'"),
+        (dict(max_rounds=0), ValueError, r"`max_rounds` must be >= 1"),
+    ],
+)
 def test_fed_dbn_validation(kwargs, exc, match):
     data = simulate_temporal(3, 99, participants=3, rng=0)
     with pytest.raises(exc, match=match):
@@ -286,8 +300,11 @@ def test_dynotears_recovers_an_easy_dbn(easy):
 
 def test_dynotears_validation():
     X = np.zeros((5, 2))
-    with pytest.raises(ValueError, match=r"`series` has 5 rows, too short for lag = 5: a series "
-                                         r"needs at least lag \+ 1 = 6 rows"):
+    with pytest.raises(
+        ValueError,
+        match=r"`series` has 5 rows, too short for lag = 5: a series "
+        r"needs at least lag \+ 1 = 6 rows",
+    ):
         dynotears(X, lag=5)
     with pytest.raises(ValueError, match=r"`threshold_a` must be >= 0"):
         dynotears(X, threshold_a=-1)
