@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,11 @@ EPSILON_MIN, EPSILON_MAX = 1e-6, 100.0
 
 
 _PLAIN_REALS = (float, int, np.float64)  # fast path of check_real (no ABC instance checks)
+
+#: What the public functions accept where they take array data: a numpy array, a DataFrame, nested
+#: lists, ... (anything :func:`numpy.asarray` turns into an array). An alias of ``Any`` for the
+#: annotations: the checks of this module validate the value at run time.
+ArrayLike: TypeAlias = Any
 
 
 def readonly_copy(a: Any, dtype: Any = float) -> np.ndarray:

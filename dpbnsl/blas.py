@@ -25,7 +25,7 @@ def user_chose_threads() -> bool:
     return any(v in os.environ for v in THREAD_VARIABLES)
 
 
-def single_thread():
+def single_thread() -> threadpool_limits | None:
     """Limit BLAS to one thread in this process from now on, unless the user chose a count in
     the environment. Returns the threadpoolctl limiter (``.restore_original_limits()`` undoes
     it), or None when the user's choice stands."""

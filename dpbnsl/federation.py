@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Union, cast
+from typing import Any, Literal, Union, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -149,7 +149,11 @@ class Transcript(Sequence):
             raise TypeError(f"`message` must be a Message; got {type(message).__name__}")
         self._messages.append(message)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> Transcript: ...
+    def __getitem__(self, i: int | slice) -> Message | Transcript:
         if isinstance(i, slice):
             return Transcript(self._messages[i])
         return self._messages[i]
@@ -200,7 +204,7 @@ class Transcript(Sequence):
     def downloads(self) -> Transcript:
         return self.filter(direction="down")
 
-    def payloads(self, **criteria) -> np.ndarray:
+    def payloads(self, **criteria: Any) -> np.ndarray:
         """Stack the dense form of the payloads of the matching messages (leading axis = message)."""
         msgs = self.filter(**criteria)
         if not msgs:

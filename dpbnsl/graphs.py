@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ._validation import as_square_matrix, check_real
+from ._validation import ArrayLike, as_square_matrix, check_real
 
 __all__ = [
     "is_dag",
@@ -41,7 +41,7 @@ def _kahn(A: np.ndarray) -> list[int]:
     return order
 
 
-def is_dag(W) -> bool:
+def is_dag(W: ArrayLike) -> bool:
     """Return True when the support of ``W`` has no directed cycle (self-loops count as cycles).
 
     Examples
@@ -53,7 +53,7 @@ def is_dag(W) -> bool:
     return len(_kahn(A)) == A.shape[0]
 
 
-def topological_order(W) -> list[int]:
+def topological_order(W: ArrayLike) -> list[int]:
     """Return the nodes of the DAG ``W`` in a topological order (parents before children).
 
     Raises ``ValueError`` when ``W`` has a cycle.
@@ -66,7 +66,7 @@ def topological_order(W) -> list[int]:
     return order
 
 
-def acyclicity(W) -> tuple[float, np.ndarray]:
+def acyclicity(W: ArrayLike) -> tuple[float, np.ndarray]:
     """NOTEARS acyclicity ``h(W) = tr(exp(W∘W)) − d`` and its gradient ``2 W ∘ exp(W∘W)ᵀ``.
 
     ``h(W) >= 0`` with equality exactly when ``W`` is a DAG (Zheng et al. 2018, Thm 1). One matrix
@@ -82,7 +82,7 @@ def acyclicity(W) -> tuple[float, np.ndarray]:
     return float(np.trace(E) - W.shape[0]), 2.0 * W * E.T
 
 
-def threshold(W, *, threshold: float = 0.3) -> np.ndarray:
+def threshold(W: ArrayLike, *, threshold: float = 0.3) -> np.ndarray:
     """Return a copy of ``W`` with every entry of absolute value ``<= threshold`` set to 0."""
     W = as_square_matrix(W, "W")
     t = check_real(threshold, "threshold", low=0.0)
@@ -90,7 +90,7 @@ def threshold(W, *, threshold: float = 0.3) -> np.ndarray:
     return W
 
 
-def threshold_to_dag(W) -> np.ndarray:
+def threshold_to_dag(W: ArrayLike) -> np.ndarray:
     """Remove the weakest edges of ``W`` (smallest ``|w|`` first) until the rest is a DAG.
 
     Returns a new matrix; a DAG is returned unchanged. Equivalent to deleting edges one by one in
@@ -121,7 +121,7 @@ def threshold_to_dag(W) -> np.ndarray:
     return W
 
 
-def v_structures(W) -> set[tuple[int, int, int]]:
+def v_structures(W: ArrayLike) -> set[tuple[int, int, int]]:
     """Return the v-structures ``a -> c <- b`` of a DAG as triples ``(a, c, b)`` with ``a < b``.
 
     Only unshielded colliders count: ``a`` and ``b`` must be non-adjacent.
@@ -163,7 +163,7 @@ def apply_meek(directed: np.ndarray, undirected: np.ndarray) -> None:
                 break
 
 
-def dag_to_cpdag(W) -> np.ndarray:
+def dag_to_cpdag(W: ArrayLike) -> np.ndarray:
     """Return the CPDAG (essential graph) of the DAG ``W`` as a 0/1 integer matrix.
 
     Directed edges of the CPDAG are the compelled ones (shared by every DAG in the Markov equivalence

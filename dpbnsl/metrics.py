@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.stats
 
-from ._validation import as_float_matrix, as_square_matrix
+from ._validation import ArrayLike, as_float_matrix, as_square_matrix
 from .graphs import dag_to_cpdag, is_dag, v_structures
 
 __all__ = [
@@ -88,7 +88,9 @@ class RankingScores:
     aupr: float
 
 
-def _pair(A, B, name_a: str, name_b: str, *, dag: tuple[str, ...] = ()):
+def _pair(
+    A: ArrayLike, B: ArrayLike, name_a: str, name_b: str, *, dag: tuple[str, ...] = ()
+) -> tuple[np.ndarray, np.ndarray]:
     """Validate two same-shape square matrices; those named in ``dag`` must be acyclic.
 
     A boolean array (e.g. ``W != 0``) is accepted as a 0/1 adjacency matrix.
@@ -114,7 +116,7 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
-def count_accuracy(B_true, B_est) -> Accuracy:
+def count_accuracy(B_true: ArrayLike, B_est: ArrayLike) -> Accuracy:
     """Compare the edges of an estimated graph with a true DAG (NOTEARS convention).
 
     Each non-zero entry of ``B_est`` is a predicted edge (``nnz`` of them, self-loops included)
@@ -176,7 +178,7 @@ def count_accuracy(B_true, B_est) -> Accuracy:
     )
 
 
-def skeleton_scores(B_true, B_est) -> SkeletonScores:
+def skeleton_scores(B_true: ArrayLike, B_est: ArrayLike) -> SkeletonScores:
     """Precision, recall and F1 of the estimated skeleton (unordered pairs ``{i, j}``, i ≠ j).
 
     A pair is in a skeleton when either direction is non-zero; orientation, weights and the
@@ -206,7 +208,7 @@ def skeleton_scores(B_true, B_est) -> SkeletonScores:
     return SkeletonScores(p, r, _f1(p, r), n_tp, n_true, n_pred)
 
 
-def v_structure_counts(B_true, B_est) -> VStructureCounts:
+def v_structure_counts(B_true: ArrayLike, B_est: ArrayLike) -> VStructureCounts:
     """Count the v-structures of the true DAG that the estimate reproduces.
 
     A true v-structure ``a -> c <- b`` (``a``, ``b`` non-adjacent; see
@@ -244,7 +246,7 @@ def v_structure_counts(B_true, B_est) -> VStructureCounts:
     return VStructureCounts(found=len(true & est), n_true=len(true), n_est=len(est))
 
 
-def v_structure_recall(B_true, B_est) -> float:
+def v_structure_recall(B_true: ArrayLike, B_est: ArrayLike) -> float:
     """Fraction of the true DAG's v-structures found in ``B_est`` (rule of
     :func:`v_structure_counts`, same parameters); ``nan`` when ``B_true`` has no v-structure.
 
@@ -257,7 +259,7 @@ def v_structure_recall(B_true, B_est) -> float:
     return c.found / c.n_true if c.n_true else float("nan")
 
 
-def shd_cpdag(B_true, B_est) -> int:
+def shd_cpdag(B_true: ArrayLike, B_est: ArrayLike) -> int:
     """Structural Hamming distance between the CPDAGs of two DAGs.
 
     Counts the unordered pairs ``{i, j}`` whose status differs between the CPDAGs
@@ -285,7 +287,7 @@ def shd_cpdag(B_true, B_est) -> int:
     return int(np.triu(diff | diff.T, 1).sum())
 
 
-def auroc_aupr(B_true, W_est) -> RankingScores:
+def auroc_aupr(B_true: ArrayLike, W_est: ArrayLike) -> RankingScores:
     """AUROC and AUPR of ranking the d(d-1) off-diagonal ordered pairs by ``|W_est|``.
 
     Positives are the ``m`` true directed edges (a reversed edge is a negative), ``n`` negatives.
@@ -326,7 +328,7 @@ def auroc_aupr(B_true, W_est) -> RankingScores:
     return RankingScores(float(auroc), float(aupr))
 
 
-def nmse(W_true, W_est) -> float:
+def nmse(W_true: ArrayLike, W_est: ArrayLike) -> float:
     """Normalised squared error ``‖W_est − W_true‖²_F / ‖W_true‖²_F`` over all entries.
 
     Argument order is (truth, estimate), as for every metric here.
@@ -366,7 +368,7 @@ class LagAccuracy:
     n_true_edges: int
 
 
-def lag_accuracy(A_true, A_est) -> LagAccuracy:
+def lag_accuracy(A_true: ArrayLike, A_est: ArrayLike) -> LagAccuracy:
     """Compare the support of estimated lag weights with the truth (any shape, e.g. (p·d, d)).
 
     A lag edge ``x_{i, t−l} → x_{j, t}`` has its orientation fixed by time, so there are no

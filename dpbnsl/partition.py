@@ -7,12 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._validation import as_generator, check_bool, check_int
+from ._validation import ArrayLike, as_generator, check_bool, check_int
 
 __all__ = ["split", "check_sizes"]
 
 
-def check_sizes(sizes, name: str) -> list[int]:
+def check_sizes(sizes: Sequence[int] | np.ndarray, name: str) -> list[int]:
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)):
         raise TypeError(f"`{name}` must be a sequence of ints; got {type(sizes).__name__}")
     if len(sizes) == 0:
@@ -20,7 +20,16 @@ def check_sizes(sizes, name: str) -> list[int]:
     return [check_int(v, f"{name}[{k}]", low=1) for k, v in enumerate(sizes)]
 
 
-def split(X, participants=None, *, sizes=None, uneven=False, min_size=2, shuffle=False, rng=None) -> list:
+def split(
+    X: ArrayLike,
+    participants: int | None = None,
+    *,
+    sizes: Sequence[int] | np.ndarray | None = None,
+    uneven: bool = False,
+    min_size: int = 2,
+    shuffle: bool = False,
+    rng: np.random.Generator | int | None = None,
+) -> list:
     """Split the rows of ``X`` into consecutive parts, one per participant.
 
     Sizes: ``sizes`` when given (must sum to ``n``); else with ``uneven=True`` each part gets

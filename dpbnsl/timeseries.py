@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._validation import as_float_matrix, check_int
+from ._validation import ArrayLike, as_float_matrix, check_int
 
 __all__ = ["as_realisations", "lagged_design", "split_series"]
 
 
 def as_realisations(
-    series, name: str = "series", *, where: str = ""
+    series: ArrayLike, name: str = "series", *, where: str = ""
 ) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
     """Normalise one series or several realisations into new float arrays of shape (T_m, d).
 
@@ -65,7 +65,7 @@ def _check_length(X: np.ndarray, lag: int, name: str, label: str) -> None:
         )
 
 
-def lagged_design(series, lag) -> tuple[np.ndarray, np.ndarray]:
+def lagged_design(series: ArrayLike, lag: int) -> tuple[np.ndarray, np.ndarray]:
     """The SVAR regression design: current slice ``X_t`` and lags ``Z = [X_{t−1} | … | X_{t−p}]``.
 
     For each realisation of length T_m, rows ``t = p, …, T_m − 1`` are kept (the first p rows have
@@ -105,7 +105,7 @@ def even_sizes(total: int, parts: int) -> list[int]:
     return [base + (k < rest) for k in range(parts)]
 
 
-def split_series(X, participants, *, lag=1) -> list[np.ndarray]:
+def split_series(X: ArrayLike, participants: int, *, lag: int = 1) -> list[np.ndarray]:
     """Cut one series into ``participants`` contiguous, non-overlapping segments.
 
     The ``T − P·lag`` design rows are shared as evenly as possible (remainder to the first

@@ -42,7 +42,7 @@ def _br_divergence(t: np.ndarray, alpha: np.ndarray, e0: float) -> np.ndarray:
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
-def bounded_range_rdp(alpha, epsilon0: float):
+def bounded_range_rdp(alpha: float | np.ndarray, epsilon0: float) -> float | np.ndarray:
     """Exact Rényi divergence of order α of an ε₀-bounded-range mechanism.
 
     The worst case over pairs whose privacy loss lies in an interval [t − ε₀, t] is a two-point

@@ -11,7 +11,7 @@ T·K-step calibration is in :mod:`dpbnsl.accounting.calibrate_pgcd`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-def check_target(epsilon, delta) -> tuple[float, float]:
+def check_target(epsilon: float, delta: float) -> tuple[float, float]:
     e = check_epsilon(epsilon)
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     return e, d
@@ -87,7 +87,7 @@ def calibrate_gaussian(
     return s * z
 
 
-def round_up(m: float, ok) -> float:
+def round_up(m: float, ok: Callable[[float], bool]) -> float:
     """Step ``m`` up until ``ok(m)``: closed forms can land an ulp or a few over the target. The
     steps start at one ulp and double, so the loop ends after a few dozen tries at worst."""
     step = 0.0

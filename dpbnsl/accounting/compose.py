@@ -101,7 +101,7 @@ def flatten_event(event: DpEvent, count: int = 1) -> list[tuple[DpEvent, int]]:
     return [(_check_event(event), count)]
 
 
-def _check_event(event) -> DpEvent:
+def _check_event(event: DpEvent) -> DpEvent:
     if isinstance(event, GaussianDpEvent):
         check_real(event.noise_multiplier, "noise_multiplier", low=0.0, allow_inf=True)
     elif isinstance(event, ZCDpEvent):

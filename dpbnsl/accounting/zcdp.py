@@ -12,12 +12,13 @@ Every function that rounds rounds towards *more* privacy loss (larger ε, smalle
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 import scipy.optimize
 
-from .._validation import check_choice, check_real
+from .._validation import ArrayLike, check_choice, check_real
 
 __all__ = [
     "gaussian_rho",
@@ -35,7 +36,7 @@ _CONVERSIONS = ("bun-steinke", "cks")
 SAFETY = 1e-12  # relative margin added to numerically optimised privacy losses
 
 
-def _delta(delta) -> float:
+def _delta(delta: float) -> float:
     return check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
 
 
@@ -151,7 +152,7 @@ def epsilon_to_rho(epsilon: float, delta: float, *, conversion: Conversion = "ck
     return _step_down(rho, lambda r: rho_to_epsilon(r, d, conversion=conversion) <= e)
 
 
-def _step_down(rho: float, ok) -> float:
+def _step_down(rho: float, ok: Callable[[float], bool]) -> float:
     """The largest ρ' ≤ ρ found by relative steps that double until ``ok(ρ')``: a closed form
     or a root finder can land a few ulps (or, after cancellation, more) above the target."""
     step = 1e-15
@@ -161,7 +162,7 @@ def _step_down(rho: float, ok) -> float:
     return max(rho, 0.0)
 
 
-def cks_epsilon_from_rdp(orders, rdp, delta: float) -> float:
+def cks_epsilon_from_rdp(orders: ArrayLike, rdp: ArrayLike, delta: float) -> float:
     """ε(δ) from an RDP curve sampled at ``orders`` with the CKS conversion, minimised over the
     given orders (delegates to dp-accounting's ``compute_epsilon``)."""
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon

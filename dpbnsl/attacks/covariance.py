@@ -24,12 +24,13 @@ level predicts (E‖E‖_F = σ·d for a symmetric release with N(0, σ²) entri
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 
-from .._validation import as_square_matrix, check_choice, check_int, check_real
+from .._validation import ArrayLike, as_square_matrix, check_choice, check_int, check_real
 from ..federation import Transcript
 from ..learners.admm import PenaltySchedule
 from ..learners.registry import names
@@ -136,7 +137,7 @@ def reconstruct_covariance(
     rho_max: float = np.inf,
     round: int | Literal["best"] = "best",
     normalization: Literal["global", "local"] = "global",
-    n_samples=None,
+    n_samples: Sequence[int] | None = None,
 ) -> CovarianceReconstruction:
     """Recover participant ``participant``'s statistic S_k from a Fed-BNSL transcript.
 
@@ -236,7 +237,7 @@ def reconstruct_covariance(
     return CovarianceReconstruction(participant, t, S, cov, normalization, cond, float(amp), T)
 
 
-def reconstruct_covariances(transcript: Transcript, **kwargs) -> tuple[CovarianceReconstruction, ...]:
+def reconstruct_covariances(transcript: Transcript, **kwargs: Any) -> tuple[CovarianceReconstruction, ...]:
     """:func:`reconstruct_covariance` for every participant of the transcript."""
     if "participant" in kwargs:
         raise TypeError(
@@ -249,7 +250,7 @@ def reconstruct_covariances(transcript: Transcript, **kwargs) -> tuple[Covarianc
     )
 
 
-def covariance_error(estimate, truth, *, sigma: float | None = None) -> CovarianceError:
+def covariance_error(estimate: ArrayLike, truth: ArrayLike, *, sigma: float | None = None) -> CovarianceError:
     """Relative Frobenius error of ``estimate`` against ``truth`` and, given the per-entry noise
     standard deviation ``sigma`` of a DP release, the error that noise alone predicts,
     σ·d / ‖truth‖_F (a symmetric d×d matrix of N(0, σ²) entries has E‖E‖²_F = σ²d²)."""

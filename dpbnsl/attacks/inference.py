@@ -19,6 +19,7 @@ is pure: inputs are validated and never modified; results are frozen dataclasses
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ import pandas as pd
 import scipy.linalg
 import scipy.stats
 
-from .._validation import as_float_matrix, as_square_matrix, check_choice, check_int, check_real
+from .._validation import ArrayLike, as_float_matrix, as_square_matrix, check_choice, check_int, check_real
 
 __all__ = [
     "AttributeInferenceResult",
@@ -76,7 +77,7 @@ class ReconstructionResult:
     error: float | None  # min over signs ‖x̂ ∓ x‖ / ‖x‖ when `true_record` is given
 
 
-def _cov(cov, name: str = "cov", d: int | None = None) -> np.ndarray:
+def _cov(cov: ArrayLike, name: str = "cov", d: int | None = None) -> np.ndarray:
     C = as_square_matrix(cov, name)
     if d is not None and C.shape != (d, d):
         raise ValueError(f"`{name}` must have shape ({d}, {d}); got {C.shape}")
@@ -86,20 +87,20 @@ def _cov(cov, name: str = "cov", d: int | None = None) -> np.ndarray:
     return (C + C.T) / 2.0
 
 
-def _rows(X, name: str, d: int) -> np.ndarray:
+def _rows(X: ArrayLike, name: str, d: int) -> np.ndarray:
     A = as_float_matrix(X, name)
     if A.shape[1] != d:
         raise ValueError(f"`{name}` has {A.shape[1]} columns but `cov` is {d} x {d}")
     return A
 
 
-def _vector(v, name: str, d: int) -> np.ndarray:
+def _vector(v: ArrayLike, name: str, d: int) -> np.ndarray:
     if np.shape(v) != (d,):
         raise ValueError(f"`{name}` must have shape ({d},); got shape {np.shape(v)}")
     return as_float_matrix(np.reshape(v, (1, d)), name)[0]
 
 
-def _labels(labels, name: str, m: int) -> np.ndarray:
+def _labels(labels: ArrayLike, name: str, m: int) -> np.ndarray:
     y = np.asarray(labels)
     if y.shape != (m,):
         raise ValueError(f"`{name}` must have shape ({m},), one label per score; got {y.shape}")
@@ -110,14 +111,14 @@ def _labels(labels, name: str, m: int) -> np.ndarray:
     return y.astype(bool)
 
 
-def _scored(scores, labels) -> tuple[np.ndarray, np.ndarray]:
+def _scored(scores: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1 or not np.isfinite(s).all():
         raise ValueError(f"`scores` must be a 1-D array of finite numbers; got shape {s.shape}")
     return s, _labels(labels, "labels", s.size)
 
 
-def roc_auc(scores, labels) -> float:
+def roc_auc(scores: ArrayLike, labels: ArrayLike) -> float:
     """Area under the ROC curve by the Mann–Whitney formula, ties counted half.
 
     ``AUC = (1 / (m₁ m₀)) Σ_{i member} Σ_{j non-member} (1[s_i > s_j] + ½ 1[s_i = s_j])``, computed
@@ -138,7 +139,7 @@ def roc_auc(scores, labels) -> float:
     return float((scipy.stats.rankdata(s)[y].sum() - m1 * (m1 + 1) / 2) / (m1 * m0))
 
 
-def tpr_at_fpr(scores, labels, fpr: float) -> float:
+def tpr_at_fpr(scores: ArrayLike, labels: ArrayLike, fpr: float) -> float:
     """True-positive rate of the rule ``score > τ`` for the lowest τ with empirical FPR ≤ ``fpr``.
 
     With ``m₀`` non-member scores sorted ``s_(1) ≤ … ≤ s_(m₀)``, at most ``a = ⌊fpr · m₀⌋`` of them
@@ -160,7 +161,13 @@ def tpr_at_fpr(scores, labels, fpr: float) -> float:
 
 
 def attribute_inference(
-    cov, records, *, target, population_cov=None, population_mean=None, mean=None
+    cov: ArrayLike,
+    records: ArrayLike,
+    *,
+    target: int | Hashable,
+    population_cov: ArrayLike | None = None,
+    population_mean: ArrayLike | None = None,
+    mean: ArrayLike | None = None,
 ) -> AttributeInferenceResult:
     """Predict a hidden column of known records by the regression implied by ``cov``.
 
@@ -220,15 +227,15 @@ def attribute_inference(
 
 
 def membership_inference(
-    cov,
-    candidates,
+    cov: ArrayLike,
+    candidates: ArrayLike,
     *,
-    n_samples,
-    population_cov,
-    members=None,
-    score="lr",
-    prior_records=1.0,
-    fpr=0.01,
+    n_samples: int,
+    population_cov: ArrayLike,
+    members: ArrayLike | None = None,
+    score: str = "lr",
+    prior_records: float = 1.0,
+    fpr: float = 0.01,
 ) -> MembershipResult:
     """Score each candidate record for membership in the rows behind ``cov``.
 
@@ -309,7 +316,13 @@ def membership_inference(
 
 
 def reconstruct_record(
-    cov, known_records, *, n_samples, centred=False, true_record=None, tol=1e-6
+    cov: ArrayLike,
+    known_records: ArrayLike,
+    *,
+    n_samples: int,
+    centred: bool = False,
+    true_record: ArrayLike | None = None,
+    tol: float = 1e-6,
 ) -> ReconstructionResult:
     """Recover the one unknown row x from ``cov`` and the participant's other rows.
 

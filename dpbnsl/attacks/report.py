@@ -18,17 +18,21 @@ uses the participants' data, which the attacks themselves never see.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 
-from .._validation import as_generator, as_participants, as_square_matrix, check_real
+from .._validation import ArrayLike, as_generator, as_participants, as_square_matrix, check_real
+from ..federation import Transcript
 from ..learners.registry import names
 from ..scores import centre
 from .covariance import DENSE_PROTOCOLS, reconstruct_covariances
 from .inference import attribute_inference, membership_inference, reconstruct_record, roc_auc, tpr_at_fpr
-from .sparse import reconstruct_gram_sparse_from_result
+from .sparse import SparseGramReconstruction, reconstruct_gram_sparse_from_result
+
+if TYPE_CHECKING:
+    from ..learners.result import LearnResult
 
 __all__ = [
     "ATTACKABLE",
@@ -58,21 +62,21 @@ class AttackReport:
     fpr: float
 
 
-def _centred(result) -> bool:
+def _centred(result: LearnResult) -> bool:
     """Whether the participants' rows were centred by their own means before the protocol: the
     non-private learners' ``centre=True``, or a private learner's ``centre="private"``."""
     centre = result.params.get("centre")
     return centre is True or centre == "private"
 
 
-def protocol_statistic(result, X: np.ndarray) -> np.ndarray:
+def protocol_statistic(result: LearnResult, X: np.ndarray) -> np.ndarray:
     """``X_kᵀX_k / n_k`` of participant data ``X`` as the learner used it (centred by its own mean
     when the learner centred; the DP learners' declared-centred data as is)."""
     X = centre(X) if _centred(result) else np.asarray(X, float)
     return X.T @ X / X.shape[0]
 
 
-def population_covariance(W, *, noise_scale=1.0) -> np.ndarray:
+def population_covariance(W: ArrayLike, *, noise_scale: float | ArrayLike = 1.0) -> np.ndarray:
     """Covariance of the linear SEM ``X = XW + N`` with independent noise of standard deviation
     ``noise_scale`` (scalar or per variable): ``(I − W)⁻ᵀ diag(σ²) (I − W)⁻¹``."""
     W = as_square_matrix(W, "W")
@@ -82,7 +86,7 @@ def population_covariance(W, *, noise_scale=1.0) -> np.ndarray:
     return A.T @ (s[:, None] ** 2 * A)
 
 
-def server_covariances(result, *, prior=None) -> tuple[np.ndarray, ...]:
+def server_covariances(result: LearnResult, *, prior: ArrayLike | None = None) -> tuple[np.ndarray, ...]:
     """The server's estimate of each participant's per-row covariance, from ``result.transcript``
     and the public ``result.params`` only (see the module docstring); ``prior`` (d×d, the
     adversary's population covariance) fills what the sparse attack leaves undetermined."""
@@ -92,7 +96,7 @@ def server_covariances(result, *, prior=None) -> tuple[np.ndarray, ...]:
     p = result.params
     if method in DENSE_PROTOCOLS:
         recs = reconstruct_covariances(
-            result.transcript,
+            cast(Transcript, result.transcript),  # a result of ATTACKABLE carries its transcript
             rho2=p["rho2"],
             gamma2=p["gamma2"],
             rho_max=p["rho_max"],
@@ -111,7 +115,8 @@ def server_covariances(result, *, prior=None) -> tuple[np.ndarray, ...]:
     if prior.shape != (d, d):
         raise ValueError(f"`prior` must have shape ({d}, {d}); got {prior.shape}")
     out = []
-    for rec in reconstruct_gram_sparse_from_result(result):
+    # no `participant` given: one reconstruction per participant
+    for rec in cast("tuple[SparseGramReconstruction, ...]", reconstruct_gram_sparse_from_result(result)):
         G = np.where(rec.identifiable, rec.gram, prior)
         w, V = np.linalg.eigh((G + G.T) / 2.0)
         out.append((V * np.clip(w, 0.0, None)) @ V.T)
@@ -119,14 +124,14 @@ def server_covariances(result, *, prior=None) -> tuple[np.ndarray, ...]:
 
 
 def attack_report(
-    result,
-    participants,
+    result: LearnResult,
+    participants: Any,
     *,
-    population_cov,
+    population_cov: ArrayLike,
     target: int | None = None,
     rtol: float = 1e-2,
     fpr: float = 0.01,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> AttackReport:
     """Run every attack against every participant of ``result``.
 

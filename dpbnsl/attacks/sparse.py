@@ -52,13 +52,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import ArrayLike, check_int, check_real
 from ..federation import Dense, Transcript
 from ..learners.admm import PenaltySchedule, check_hyperparameters
 from ..learners.registry import names
+
+if TYPE_CHECKING:
+    from ..learners.result import LearnResult
 
 __all__ = ["SparseGramReconstruction", "reconstruct_gram_sparse", "reconstruct_gram_sparse_from_result"]
 
@@ -142,7 +146,13 @@ def _history(transcript: Transcript, k: int) -> tuple[list[np.ndarray], list[np.
     return [out["up"][t] for t in range(T)], [out["down"][t] for t in range(T - 1)]
 
 
-def _equations(Bs, Ws, schedule, lambda1, m):
+def _equations(
+    Bs: Sequence[np.ndarray],
+    Ws: Sequence[np.ndarray],
+    schedule: PenaltySchedule,
+    lambda1: float,
+    m: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Rows over vech(G) (upper triangle, row-major) and right-hand sides of (★)/(★★)."""
     d = Bs[0].shape[0]
     iu = np.triu_indices(d)
@@ -181,7 +191,9 @@ def _equations(Bs, Ws, schedule, lambda1, m):
     return np.array(rows).reshape(-1, iu[0].size), np.array(rhs), ambiguous, U
 
 
-def _solve(A, y, U, d, rcond):
+def _solve(
+    A: np.ndarray, y: np.ndarray, U: np.ndarray, d: int, rcond: float
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Min-norm least squares and the identifiable mask: e_j is in the row space of A iff its
     projection V_r V_rᵀ e_j has unit norm."""
     if A.shape[0] == 0:
@@ -193,7 +205,9 @@ def _solve(A, y, U, d, rcond):
     return np.where(ident, x[U], np.nan), ident, r
 
 
-def _score(gram, ident, true, rtol):
+def _score(
+    gram: np.ndarray, ident: np.ndarray, true: np.ndarray, rtol: float
+) -> tuple[float, float | None, float | None]:
     scale = np.sqrt(np.outer(np.diag(true), np.diag(true)))
     err = np.abs(gram - true) / np.where(scale > 0, scale, 1.0)
     iu = np.triu_indices(true.shape[0])
@@ -211,11 +225,11 @@ def reconstruct_gram_sparse(
     gamma2: float = 1.0,
     rho_max: float = np.inf,
     participant: int | None = None,
-    smoothness=None,
-    true_gram=None,
+    smoothness: ArrayLike | None = None,
+    true_gram: ArrayLike | Sequence[ArrayLike] | None = None,
     rtol: float = 1e-2,
     rcond: float = 1e-10,
-):
+) -> SparseGramReconstruction | tuple[SparseGramReconstruction, ...]:
     """Reconstruct the identifiable entries of each participant's Gram matrix from PGCD updates.
 
     Parameters
@@ -273,7 +287,7 @@ def reconstruct_gram_sparse(
         m = None if smoothness is None else _vector(smoothness, d)
         A, y, ambiguous, U = _equations(Bs, Ws, schedule, hp["lambda1"], m)
         gram, ident, rank = _solve(A, y, U, d, rcond)
-        scores = (None, None, None)
+        scores: tuple[float | None, float | None, float | None] = (None, None, None)
         if truths is not None:
             true = np.asarray(truths[k if participant is None else 0], dtype=float)
             if true.shape != (d, d) or not np.all(np.isfinite(true)):
@@ -286,7 +300,7 @@ def reconstruct_gram_sparse(
     return results[0] if participant is not None else tuple(results)
 
 
-def _truths(true_gram, participant, P):
+def _truths(true_gram: Any, participant: int | None, P: int) -> Sequence[Any] | None:
     if true_gram is None:
         return None
     if participant is not None:
@@ -298,7 +312,7 @@ def _truths(true_gram, participant, P):
     return true_gram
 
 
-def _vector(m, d):
+def _vector(m: ArrayLike, d: int) -> np.ndarray:
     m = np.asarray(m, dtype=float)
     if m.ndim == 0:
         m = np.full(d, float(m))
@@ -309,7 +323,9 @@ def _vector(m, d):
     return m
 
 
-def reconstruct_gram_sparse_from_result(result, **kwargs):
+def reconstruct_gram_sparse_from_result(
+    result: LearnResult, **kwargs: Any
+) -> SparseGramReconstruction | tuple[SparseGramReconstruction, ...]:
     """:func:`reconstruct_gram_sparse` on ``result.transcript`` with the public hyperparameters
     (λ, ρ₂, γ₂, ρ_max) taken from ``result.params``; ``kwargs`` go through (participant, ...)."""
     method = getattr(result, "method", None)
@@ -324,7 +340,7 @@ def reconstruct_gram_sparse_from_result(result, **kwargs):
         )
     p = result.params
     return reconstruct_gram_sparse(
-        result.transcript,
+        cast(Transcript, result.transcript),  # None is refused by reconstruct_gram_sparse's check
         lambda1=p["lambda1"],
         rho2=p["rho2"],
         gamma2=p.get("gamma2", 1.0),

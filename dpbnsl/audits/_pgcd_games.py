@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import logsumexp
 
-from .._validation import as_generator, check_int, check_real
+from .._validation import ArrayLike, as_generator, check_int, check_real
 from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_pgcd_entries
+from ..federation import Transcript
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from ..learners.linear.dp_fed_sparse_bnsl import plan as sparse_plan
 from ..learners.linear.fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
@@ -78,12 +80,12 @@ def _design(*, d: int, n: int, clip: float, multiplier: float, top: float | None
     return _Design((X0, X1), beta, m, (a, b), cross)
 
 
-def pair_epsilon(p0, p1, delta: float) -> float:
+def pair_epsilon(p0: ArrayLike, p1: ArrayLike, delta: float) -> float:
     """Exact ε(δ) of the pair of discrete distributions (p0, p1), both directions:
     the least ε with Σ max(p_i − e^ε q_i, 0) ≤ δ for (p, q) = (p1, p0) and (p0, p1)."""
     p0, p1 = np.asarray(p0, float).ravel(), np.asarray(p1, float).ravel()
 
-    def excess(e):
+    def excess(e: float) -> float:
         f = math.exp(e)
         return max(np.maximum(p1 - f * p0, 0).sum(), np.maximum(p0 - f * p1, 0).sum())
 
@@ -109,7 +111,7 @@ def selection_game(
     d: int = 10,
     n: int = 50,
     clip: float = 1.0,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """One DP-PGCD selection: the exponential mechanism P(j) ∝ exp(s_j/λ_G) on the scores.
 
@@ -205,7 +207,7 @@ def dp_pgcd_game(
     d: int = 6,
     n: int = 50,
     clip: float = 1.0,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """A whole DP-PGCD local run (K iterations from B = 0) seen by the server: the message B.
 
@@ -277,7 +279,7 @@ def dp_pgcd_game(
     )
 
 
-def _learner_hyper(rounds, local_iters) -> dict:
+def _learner_hyper(rounds: int, local_iters: int) -> dict:
     """:func:`dp_fed_sparse_bnsl`'s protocol hyperparameters at its defaults, validated by it."""
     sig = inspect.signature(dp_fed_sparse_bnsl).parameters
     hp = {
@@ -301,14 +303,14 @@ def _learner_hyper(rounds, local_iters) -> dict:
 
 
 def sparse_run(
-    data,
-    m,
+    data: Sequence[np.ndarray],
+    m: np.ndarray,
     *,
     hyper: dict,
     noise: PGCDNoise,
     rng: np.random.Generator,
     warm: tuple[float, float] | None = None,
-):
+) -> tuple[Transcript, np.ndarray | None]:
     """One DP-Fed-Sparse-BNSL run after calibration: what :func:`dp_fed_sparse_bnsl` does with
     ``smoothness=m`` (public constants), ``centre="declared"`` and the multiplier in ``noise``
     (same streams ``rng.spawn(P)``, same protocol); ``warm`` = (row clip norm, multiplier) adds
@@ -341,7 +343,7 @@ def dp_fed_sparse_bnsl_game(
     local_iters: int = 3,
     clip: float = 5.0,
     warm_start: bool = False,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
 

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, as_generator, check_int
+from .._validation import ArrayLike, as_float_matrix, as_generator, check_int
 
 __all__ = ["SensitivityCheck", "BROKEN_CHECKS", "RTOL", "Spec", "run_check", "check_inputs"]
 
@@ -92,7 +92,15 @@ class Spec:
     floor: float = -math.inf  # released values at or below it were post-processed: not compared
 
 
-def run_check(name: str, spec: Spec, X, X_prime, pairs: int, broken, rng) -> SensitivityCheck:
+def run_check(
+    name: str,
+    spec: Spec,
+    X: np.ndarray,
+    X_prime: np.ndarray | None,
+    pairs: int,
+    broken: str | None,
+    rng: np.random.Generator,
+) -> SensitivityCheck:
     """Compare pre-noise movements with ``spec.declared`` and noisy runs in the same random
     state, over the pairs of :func:`neighbours`."""
     worst: tuple[float, float, float] | None = None
@@ -133,7 +141,13 @@ def run_check(name: str, spec: Spec, X, X_prime, pairs: int, broken, rng) -> Sen
     )
 
 
-def neighbours(X, X_prime, pairs: int, boundary, rng):
+def neighbours(
+    X: np.ndarray,
+    X_prime: np.ndarray | None,
+    pairs: int,
+    boundary: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]],
+    rng: np.random.Generator,
+) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
     """(kind, D, D′): the given pair, or ``pairs`` pairs replacing a random row, kinds in turn:
     a Gaussian row at the data's scale, one 10^U(1, 3) times larger, a crafted boundary pair."""
     if X_prime is not None:
@@ -152,7 +166,15 @@ def neighbours(X, X_prime, pairs: int, boundary, rng):
         yield kind, X0, X1
 
 
-def check_inputs(X, X_prime, pairs, broken, name: str, rng, min_d: int = 1):
+def check_inputs(
+    X: ArrayLike | None,
+    X_prime: ArrayLike | None,
+    pairs: int,
+    broken: str | None,
+    name: str,
+    rng: np.random.Generator | int | None,
+    min_d: int = 1,
+) -> tuple[np.ndarray, np.ndarray | None, int, np.random.Generator]:
     """Validated (X, X_prime, pairs, generator); X defaults to 40 × 5 N(0, 0.5²) rows."""
     rng = as_generator(rng)
     pairs = check_int(pairs, "pairs", low=1)

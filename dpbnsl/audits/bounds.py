@@ -123,7 +123,7 @@ def _scores(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _cp_upper(k, n: int, level: float) -> np.ndarray:
+def _cp_upper(k: float | np.ndarray, n: int, level: float) -> np.ndarray:
     """Clopper–Pearson upper bound on a rate from k of n, one-sided at ``level`` (k may be real)."""
     k = np.asarray(k, dtype=float)
     with np.errstate(invalid="ignore"):
@@ -131,7 +131,7 @@ def _cp_upper(k, n: int, level: float) -> np.ndarray:
     return np.where(k >= n, 1.0, ub)
 
 
-def _eps_from(fpr_ub, fnr_ub, delta: float) -> np.ndarray:
+def _eps_from(fpr_ub: np.ndarray, fnr_ub: np.ndarray, delta: float) -> np.ndarray:
     """max{ln((1 − δ − FNR)/FPR), ln((1 − δ − FPR)/FNR), 0}, vectorised."""
     with np.errstate(divide="ignore"):
         a = np.log(np.maximum(1.0 - delta - fnr_ub, 0.0)) - np.log(fpr_ub)
@@ -139,7 +139,9 @@ def _eps_from(fpr_ub, fnr_ub, delta: float) -> np.ndarray:
     return np.maximum(np.maximum(a, b), 0.0)
 
 
-def _errors(s0: np.ndarray, s1: np.ndarray, t, greater: bool) -> tuple[np.ndarray, np.ndarray]:
+def _errors(
+    s0: np.ndarray, s1: np.ndarray, t: float | np.ndarray, greater: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """False-positive and false-negative counts at thresholds ``t`` (``s0``, ``s1`` sorted)."""
     if greater:
         return s0.size - np.searchsorted(s0, t, "right"), np.searchsorted(s1, t, "right")

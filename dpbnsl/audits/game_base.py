@@ -46,7 +46,7 @@ BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
-def _readonly(a) -> np.ndarray:
+def _readonly(a: Any) -> np.ndarray:
     a = readonly_copy(a)
     if a.ndim != 1:
         raise ValueError(f"scores must be 1-dimensional; got shape {a.shape}")
@@ -98,7 +98,7 @@ def base_rows(n: int, d: int, scale: float) -> np.ndarray:
     return scale * np.cos(0.7 * i * a + a)
 
 
-def check_broken(broken, game: str) -> str | None:
+def check_broken(broken: str | None, game: str) -> str | None:
     """None, or a broken variant that applies to ``game`` (``ValueError`` listing the allowed)."""
     if broken is None:
         return None
@@ -117,12 +117,12 @@ def check_broken(broken, game: str) -> str | None:
 MAX_TRIALS = 10**7
 
 
-def check_target(epsilon, delta) -> tuple[float, float]:
+def check_target(epsilon: float, delta: float) -> tuple[float, float]:
     """The (ε, δ) target of a game: ε in [1e-6, 100], δ in (0, 1)."""
     e = check_epsilon(epsilon)
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     return e, d
 
 
-def check_trials(trials) -> int:
+def check_trials(trials: int) -> int:
     return check_int(trials, "trials", low=1, high=MAX_TRIALS)

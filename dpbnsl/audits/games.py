@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from dp_accounting import GaussianDpEvent
@@ -75,7 +76,7 @@ def gaussian_step_game(
     n: int = 100,
     d: int = 4,
     clip: float = 1.0,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """The Gaussian release of one clipped DP-PGCD gradient coordinate, calibrated to (ε, δ).
 
@@ -155,7 +156,9 @@ def gaussian_step_game(
     )
 
 
-def _clip_spectrum(triangles: np.ndarray, iu, d: int, top: float) -> np.ndarray:
+def _clip_spectrum(
+    triangles: np.ndarray, iu: tuple[np.ndarray, np.ndarray], d: int, top: float
+) -> np.ndarray:
     """Upper triangles (k, p) of symmetric matrices with eigenvalues clipped to [0, ``top``]."""
     S = np.zeros((triangles.shape[0], d, d))
     S[:, iu[0], iu[1]] = triangles
@@ -173,7 +176,7 @@ def covariance_game(
     n: int = 100,
     d: int = 3,
     clip_norm: float = 1.0,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """DP-Fed-BNSL's covariance release S̃ = clip(X)ᵀclip(X)/n + E, calibrated to (ε, δ).
 
@@ -213,7 +216,8 @@ def covariance_game(
     iu = np.triu_indices(d)
     raw = broken in ("no-clipping", "noise-before-clipping")
 
-    def triangle(X, norm):  # the package's release with the noise switched off
+    def triangle(X: np.ndarray, norm: float) -> np.ndarray:
+        # the package's release with the noise switched off
         return release_covariance(X, clip_norm=norm, multiplier=0.0, psd_floor=None, rng=rng)[0][iu]
 
     clipped = [triangle(X, R) for X in worlds]
@@ -265,7 +269,7 @@ def smoothness_game(
     d: int = 3,
     feature_bound: float = 1.0,
     floor: float = 1e-3,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """The private smoothness constants (Fed-Sparse-BNSL Thm D.1): d Gaussian releases of clipped
     means.
@@ -303,7 +307,7 @@ def smoothness_game(
     canary = np.vstack([np.zeros(d), np.sqrt(EXCESS * bound)])
     worlds = [np.vstack([base, row]) for row in canary]
 
-    def exact(X):  # the package's estimate with the noise switched off
+    def exact(X: np.ndarray) -> np.ndarray:  # the package's estimate with the noise switched off
         b = np.maximum(bound, (X * X).max(axis=0)) if broken == "no-clipping" else bound
         return private_smoothness(X, bound=b, multiplier=0.0, rng=rng, ledger=PrivacyLedger(), floor=floor)
 
@@ -351,7 +355,7 @@ GAMES: dict[str, Callable[..., GameResult]] = {
 }
 
 
-def run_game(name: str, **kwargs) -> GameResult:
+def run_game(name: str, **kwargs: Any) -> GameResult:
     """Run the game ``name`` (a key of :data:`GAMES`) with keyword arguments ``kwargs``.
 
     Examples

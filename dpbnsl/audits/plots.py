@@ -8,13 +8,21 @@ pyplot backend or state and never opens a window.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
 from .tradeoff import METRICS, SweepResult, summarize
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_tradeoff"]
 
@@ -35,7 +43,7 @@ _LABELS = {
 }
 
 
-def _matplotlib():
+def _matplotlib() -> tuple[type[Figure], type[FigureCanvasAgg]]:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -79,13 +87,20 @@ def _fixed(frame: pd.DataFrame, x: str) -> dict:
     return fixed
 
 
-def _band(ax, xs, mean, std, **style) -> None:
+def _band(ax: Axes, xs: np.ndarray, mean: np.ndarray, std: np.ndarray, **style: Any) -> None:
     ax.plot(xs, mean, **style)
     ax.fill_between(xs, mean - std, mean + std, color=style["color"], alpha=0.2, linewidth=0)
 
 
 def plot_tradeoff(
-    frame, *, path, x="epsilon", y=("shd", "tpr", "fdr"), methods=None, log_x=True, title=None
+    frame: pd.DataFrame | SweepResult,
+    *,
+    path: str | os.PathLike[str],
+    x: str = "epsilon",
+    y: str | Sequence[str] = ("shd", "tpr", "fdr"),
+    methods: Sequence[str] | None = None,
+    log_x: bool = True,
+    title: str | None = None,
 ) -> Path:
     """Draw mean ± std (over seeds) of sweep metrics, one panel per metric, and save it.
 

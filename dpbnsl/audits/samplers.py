@@ -21,7 +21,7 @@ from types import MappingProxyType
 import numpy as np
 from scipy import special, stats
 
-from .._validation import as_generator, check_choice, check_int, check_real
+from .._validation import ArrayLike, as_generator, check_choice, check_int, check_real
 from ..mechanisms import ColumnwiseExponentialMechanism, gaussian_mechanism, gumbel_max
 
 __all__ = [
@@ -78,13 +78,15 @@ class GaussianSamplerCheck:
         object.__setattr__(self, "pvalues", MappingProxyType(dict(self.pvalues)))
 
 
-def softmax(scores, scale: float) -> np.ndarray:
+def softmax(scores: ArrayLike, scale: float) -> np.ndarray:
     """Exact P(j) ∝ exp(s_j/λ) over the flattened ``scores`` (−∞ entries get probability 0)."""
     logits = np.asarray(scores, float).ravel() / scale
     return np.exp(logits - special.logsumexp(logits))
 
 
-def pooled_chi2(counts, probs, *, min_expected: float = MIN_EXPECTED):
+def pooled_chi2(
+    counts: ArrayLike, probs: ArrayLike, *, min_expected: float = MIN_EXPECTED
+) -> tuple[float, int, int]:
     """Pearson's χ² of ``counts`` against ``probs`` (> 0), cells pooled in increasing order of
     expected count until each pool expects ≥ ``min_expected`` (a short remainder joins the last
     pool). Returns (statistic, dof, pools); one pool gives (0, 0, 1), nothing to test."""
@@ -104,12 +106,12 @@ def pooled_chi2(counts, probs, *, min_expected: float = MIN_EXPECTED):
     return float(((obs - exp) ** 2 / exp).sum()), len(pools) - 1, len(pools)
 
 
-def _columnwise(scores, *, scale, draws, rng):
+def _columnwise(scores: np.ndarray, *, scale: float, draws: int, rng: np.random.Generator) -> np.ndarray:
     sampler = ColumnwiseExponentialMechanism(scores, sensitivity=1.0, scale=scale)
     return np.array([sampler.sample(rng).value for _ in range(draws)])
 
 
-def _gumbel(scores, *, scale, draws, rng):
+def _gumbel(scores: np.ndarray, *, scale: float, draws: int, rng: np.random.Generator) -> np.ndarray:
     return np.array([gumbel_max(scores, sensitivity=1.0, scale=scale, rng=rng).value for _ in range(draws)])
 
 
@@ -118,13 +120,13 @@ _SELECTION = {"columnwise": _columnwise, "gumbel-max": _gumbel}
 
 def check_selection_sampler(
     *,
-    scores=None,
+    scores: ArrayLike | None = None,
     d: int = 5,
     scale: float = 1.0,
     draws: int = 20_000,
     sampler: str | Callable = "columnwise",
     alpha: float = 1e-3,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> SelectionSamplerCheck:
     """χ² goodness of fit of a selection sampler's draws against the exact softmax.
 
@@ -187,7 +189,7 @@ def check_selection_sampler(
     )
 
 
-def _gaussian(values, *, sigma, rng):
+def _gaussian(values: np.ndarray, *, sigma: float, rng: np.random.Generator) -> np.ndarray:
     return gaussian_mechanism(values, sensitivity=1.0, sigma=sigma, rng=rng).value
 
 
@@ -198,7 +200,7 @@ def check_gaussian_sampler(
     value: float = 0.0,
     sampler: str | Callable = "gaussian-mechanism",
     alpha: float = 1e-3,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> GaussianSamplerCheck:
     """Mean, variance and distribution of ``draws`` Gaussian releases of ``value`` against
     N(value, σ²); three tests at level α/3 each (Bonferroni), so a correct sampler fails with

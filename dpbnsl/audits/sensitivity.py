@@ -33,12 +33,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import check_int, check_real
-from ..accounting import PrivacyLedger
-from ..learners.linear.pgcd import PGCDNoise, new_state, run_iterations
+from .._validation import ArrayLike, check_int, check_real
+from ..accounting import LedgerEntry, PrivacyLedger
+from ..learners.linear.pgcd import PGCDNoise, PGCDState, new_state, run_iterations
 from ..mechanisms import (
     clip_bounds,
     clip_rows,
@@ -51,6 +52,9 @@ from ..mechanisms.moments import as_bounds, private_mean, private_smoothness
 from ._pgcd_games import UnclippedState
 from ._sensitivity_base import BROKEN_CHECKS, RTOL, SensitivityCheck, Spec, check_inputs, run_check
 from .game_base import EXCESS
+
+if TYPE_CHECKING:
+    from dp_accounting.dp_event import DpEvent
 
 __all__ = [
     "SensitivityCheck",
@@ -67,7 +71,18 @@ __all__ = [
 
 
 def _pgcd(
-    target, X, X_prime, *, pairs, clip, lambda1, rho2, multiplier, local_iters, broken, rng
+    target: str,
+    X: ArrayLike | None,
+    X_prime: ArrayLike | None,
+    *,
+    pairs: int,
+    clip: float,
+    lambda1: float,
+    rho2: float,
+    multiplier: float,
+    local_iters: int,
+    broken: str | None,
+    rng: np.random.Generator | int | None,
 ) -> SensitivityCheck:
     name = f"pgcd-{target}"
     X, X_prime, pairs, rng = check_inputs(X, X_prime, pairs, broken, name, rng, min_d=2)
@@ -80,30 +95,34 @@ def _pgcd(
     M, off = (X * X).mean(axis=0) + rho2, ~np.eye(d, dtype=bool)  # m_a declared public
     s = math.sqrt(EXCESS * C / math.sqrt(d - 1))  # |x_a x_b| = s² ≥ 4C_a: always clipped
 
-    def context(g, kind):  # B, W, β of the pair (B = 0 for boundary rows: r_i = x_i)
+    def context(g: np.random.Generator, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # B, W, β of the pair (B = 0 for boundary rows: r_i = x_i)
         B, W = (np.where(g.random((d, d)) < 0.4, g.normal(size=(d, d)), 0.0) for _ in "BW")
         B = np.zeros((d, d)) if kind == "boundary" else B
         np.fill_diagonal(B, 0.0)
         np.fill_diagonal(W, 0.0)
         return B, W, 0.1 * g.normal(size=(d, d))
 
-    def state(Xw, ctx):
+    def state(Xw: np.ndarray, ctx: tuple[np.ndarray, np.ndarray, np.ndarray]) -> PGCDState:
         B, W, beta = ctx
         Mw = (Xw * Xw).mean(axis=0) + rho2 if broken == "raw-smoothness" else M
         if broken == "no-clipping":
             return UnclippedState(Xw, B.copy(), W, beta, Mw, lam, rho2, clip_bounds(Mw, C))
         return new_state(Xw, B.copy(), W, beta, M=Mw, lambda1=lam, rho2=rho2, noise=noise)
 
-    def exact(Xw, ctx):
+    def exact(Xw: np.ndarray, ctx: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
         st = state(Xw, ctx)
         return (st.G if target == "gradient" else st.S)[off]
 
-    def noisy(Xw, ctx, g):  # K iterations: selections and gradient releases
+    def noisy(
+        Xw: np.ndarray, ctx: tuple[np.ndarray, np.ndarray, np.ndarray], g: np.random.Generator
+    ) -> tuple[None, tuple[LedgerEntry, ...]]:  # K iterations: selections and gradient releases
         ledger = PrivacyLedger()
         run_iterations(state(Xw, ctx), K, noise=noise, rng=g, ledger=ledger)
         return None, ledger.entries
 
-    def boundary(g):  # B = 0: per-sample gradients −x_a x_b = ∓s² flip on the cross pairs
+    def boundary(g: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        # B = 0: per-sample gradients −x_a x_b = ∓s² flip on the cross pairs
         flip = np.zeros(d, bool)
         flip[g.choice(d, size=int(g.integers(1, d)), replace=False)] = True
         return np.full(d, s), np.where(flip, -s, s)
@@ -118,8 +137,8 @@ def _pgcd(
 
 
 def check_pgcd_gradient(
-    X=None,
-    X_prime=None,
+    X: ArrayLike | None = None,
+    X_prime: ArrayLike | None = None,
     *,
     pairs: int = 200,
     clip: float = 1.0,
@@ -128,7 +147,7 @@ def check_pgcd_gradient(
     multiplier: float = 2.0,
     local_iters: int = 3,
     broken: str | None = None,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> SensitivityCheck:
     """DP-PGCD's clipped gradient g_ab, every off-diagonal coordinate, against Δ_g,ab = 2C_ab/n.
 
@@ -170,8 +189,8 @@ def check_pgcd_gradient(
 
 
 def check_pgcd_score(
-    X=None,
-    X_prime=None,
+    X: ArrayLike | None = None,
+    X_prime: ArrayLike | None = None,
     *,
     pairs: int = 200,
     clip: float = 1.0,
@@ -180,7 +199,7 @@ def check_pgcd_score(
     multiplier: float = 2.0,
     local_iters: int = 3,
     broken: str | None = None,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> SensitivityCheck:
     """DP-PGCD's selection scores s_ab, every coordinate, against Δ_s = 2C/(n√ΣM) (the scale of
     the exponential mechanism is λ_G = mΔ_s). As :func:`check_pgcd_gradient` otherwise."""
@@ -200,14 +219,14 @@ def check_pgcd_score(
 
 
 def check_smoothness(
-    X=None,
-    X_prime=None,
+    X: ArrayLike | None = None,
+    X_prime: ArrayLike | None = None,
     *,
     pairs: int = 200,
-    feature_bound=1.0,
+    feature_bound: float | ArrayLike = 1.0,
     multiplier: float = 2.0,
     broken: str | None = None,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> SensitivityCheck:
     """The private smoothness constants m_a (Fed-Sparse-BNSL Thm D.1), each against X_a/n.
 
@@ -222,13 +241,15 @@ def check_smoothness(
     b = as_bounds(feature_bound, d, "feature_bound")
     z, tiny = check_real(multiplier, "multiplier", low=0.0, low_open=True), np.finfo(float).tiny
 
-    def exact(Xw, _):
+    def exact(Xw: np.ndarray, _: object) -> np.ndarray:
         bw = np.maximum(b, (Xw * Xw).max(axis=0)) if broken == "no-clipping" else b
         return private_smoothness(
             Xw, bound=bw, multiplier=0.0, rng=np.random.default_rng(0), ledger=PrivacyLedger(), floor=tiny
         )
 
-    def noisy(Xw, _, g):
+    def noisy(
+        Xw: np.ndarray, _: object, g: np.random.Generator
+    ) -> tuple[np.ndarray, tuple[LedgerEntry, ...] | tuple[DpEvent, ...]]:
         ledger = PrivacyLedger()
         if broken is None:
             return private_smoothness(
@@ -238,7 +259,7 @@ def check_smoothness(
         out = [gaussian_mechanism(u[a], sensitivity=b[a] / n, multiplier=z, rng=g) for a in range(d)]
         return np.maximum([r.value for r in out], tiny), tuple(r.event for r in out)
 
-    def boundary(g):
+    def boundary(g: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         return np.sqrt(EXCESS * b) * g.choice([-1.0, 1.0], size=d), np.zeros(d)
 
     return run_check(
@@ -246,20 +267,20 @@ def check_smoothness(
     )
 
 
-def _row_clip(broken, R, Xw) -> float:
+def _row_clip(broken: str | None, R: float, Xw: np.ndarray) -> float:
     """The clip norm a variant applies: R, or (no clipping) one that no row of ``Xw`` exceeds."""
     return max(R, float(np.linalg.norm(Xw, axis=1).max())) if broken == "no-clipping" else R
 
 
 def check_covariance(
-    X=None,
-    X_prime=None,
+    X: ArrayLike | None = None,
+    X_prime: ArrayLike | None = None,
     *,
     pairs: int = 200,
     clip_norm: float = 1.0,
     multiplier: float = 2.0,
     broken: str | None = None,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> SensitivityCheck:
     """DP-Fed-BNSL's covariance release: the upper triangle of clip(X)ᵀclip(X)/n against √2R²/n
     in ℓ2 (:func:`~dpbnsl.learners.linear.dp_fed_bnsl.covariance_sensitivity`).
@@ -275,7 +296,7 @@ def check_covariance(
     z = check_real(multiplier, "multiplier", low=0.0, low_open=True)
     declared = covariance_sensitivity(n, clip_norm=R)
 
-    def exact(Xw, _):
+    def exact(Xw: np.ndarray, _: object) -> np.ndarray:
         return release_covariance(
             Xw,
             clip_norm=_row_clip(broken, R, Xw),
@@ -284,7 +305,7 @@ def check_covariance(
             rng=np.random.default_rng(0),
         )[1].value
 
-    def noisy(Xw, _, g):
+    def noisy(Xw: np.ndarray, _: object, g: np.random.Generator) -> tuple[np.ndarray, tuple[DpEvent, ...]]:
         if broken == "no-clipping":
             r = gaussian_mechanism(exact(Xw, None), sensitivity=declared, multiplier=z, rng=g)
             return r.value, (r.event,)
@@ -294,7 +315,8 @@ def check_covariance(
         r = release_covariance(Xw, clip_norm=R, multiplier=zw, psd_floor=None, rng=g)[1]
         return r.value, (r.event,)
 
-    def boundary(g):  # e_a, e_b (a ≠ b) beyond R attain the triangle's √2R²/n
+    def boundary(g: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        # e_a, e_b (a ≠ b) beyond R attain the triangle's √2R²/n
         a, b = g.choice(d, size=2, replace=False) if d > 1 else (0, 0)
         return EXCESS * R * np.eye(d)[a], EXCESS * R * np.eye(d)[b]
 
@@ -304,14 +326,14 @@ def check_covariance(
 
 
 def check_mean(
-    X=None,
-    X_prime=None,
+    X: ArrayLike | None = None,
+    X_prime: ArrayLike | None = None,
     *,
     pairs: int = 200,
     row_norm: float = 1.0,
     multiplier: float = 2.0,
     broken: str | None = None,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> SensitivityCheck:
     """The private mean of rows clipped to ‖x‖₂ ≤ R (DP-Fed-BNSL's private centring) against 2R/n
     in ℓ2 (:func:`~dpbnsl.mechanisms.moments.private_mean`, Privacy).
@@ -325,7 +347,7 @@ def check_mean(
     z = check_real(multiplier, "multiplier", low=0.0, low_open=True)
     declared = 2.0 * R / n
 
-    def exact(Xw, _):
+    def exact(Xw: np.ndarray, _: object) -> np.ndarray:
         return private_mean(
             Xw,
             row_norm=_row_clip(broken, R, Xw),
@@ -334,14 +356,16 @@ def check_mean(
             ledger=PrivacyLedger(),
         )
 
-    def noisy(Xw, _, g):
+    def noisy(
+        Xw: np.ndarray, _: object, g: np.random.Generator
+    ) -> tuple[np.ndarray, tuple[DpEvent, ...] | tuple[LedgerEntry, ...]]:
         if broken == "no-clipping":
             r = gaussian_mechanism(exact(Xw, None), sensitivity=declared, multiplier=z, rng=g)
             return r.value, (r.event,)
         ledger = PrivacyLedger()
         return private_mean(Xw, row_norm=R, multiplier=z, rng=g, ledger=ledger), ledger.entries
 
-    def boundary(g):
+    def boundary(g: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         u = g.standard_normal(d)
         u *= EXCESS * R / np.linalg.norm(u)
         return u, -u
@@ -365,7 +389,13 @@ CHECKS: Mapping[str, Callable[..., SensitivityCheck]] = MappingProxyType(
 
 
 def check_sensitivity(
-    name: str, X=None, X_prime=None, *, pairs: int = 200, rng=None, **options
+    name: str,
+    X: ArrayLike | None = None,
+    X_prime: ArrayLike | None = None,
+    *,
+    pairs: int = 200,
+    rng: np.random.Generator | int | None = None,
+    **options: Any,
 ) -> SensitivityCheck:
     """Run the check ``name`` (a key of :data:`CHECKS`) with keyword ``options`` (``broken`` and
     the computation's parameters).

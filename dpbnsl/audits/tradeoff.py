@@ -23,10 +23,11 @@ import sys
 import time
 import zlib
 from collections import namedtuple
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,19 @@ class SweepResult:
     csv: Path | None
 
 
-def _key(method, epsilon, delta, d, P, n_k, seed, graph, edges, options, *_) -> tuple:
+def _key(
+    method: Any,
+    epsilon: Any,
+    delta: Any,
+    d: Any,
+    P: Any,
+    n_k: Any,
+    seed: Any,
+    graph: Any,
+    edges: Any,
+    options: Any,
+    *_: Any,
+) -> tuple:
     """Canonical task key: floats by their exact hex form, so "1", "1.0" and 1.0 all match."""
     return (
         str(method),
@@ -125,20 +138,20 @@ def _options_text(options: Mapping) -> str:
     return json.dumps(dict(options), sort_keys=True, separators=(",", ":"), default=_plain)
 
 
-def _plain(value):
+def _plain(value: object) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"{value!r} of type {type(value).__name__} is not JSON")
 
 
-def _grid(value, name: str, low: int) -> list[int]:
+def _grid(value: Any, name: str, low: int) -> list[int]:
     values = [value] if np.ndim(value) == 0 else list(value)
     if not values:
         raise ValueError(f"`{name}` must not be empty")
     return list(dict.fromkeys(check_int(v, name, low=low) for v in values))
 
 
-def _check_options(method_options) -> dict[str, dict]:
+def _check_options(method_options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict]:
     if not isinstance(method_options, (Mapping, type(None))):
         raise TypeError(f"`method_options` must map method names to dicts; got {method_options!r}")
     out = {}
@@ -251,7 +264,7 @@ def _append(path: Path, row: dict) -> None:
         f.write(text)
 
 
-def _progress(enabled: bool, total: int, skipped: int):
+def _progress(enabled: bool, total: int, skipped: int) -> Callable[[], None]:
     start, done = time.perf_counter(), 0
 
     def write(text: str, last: bool) -> None:
@@ -274,19 +287,19 @@ def _progress(enabled: bool, total: int, skipped: int):
 
 def sweep(
     *,
-    methods,
-    epsilons,
-    seeds,
-    d=20,
-    participants=10,
-    n_per_participant=200,
-    delta=1e-5,
-    csv=None,
-    jobs=1,
-    progress=True,
-    method_options=None,
-    graph="ER",
-    edges_per_node=1,
+    methods: str | Sequence[str],
+    epsilons: Sequence[float],
+    seeds: int | Sequence[int],
+    d: int | Sequence[int] = 20,
+    participants: int | Sequence[int] = 10,
+    n_per_participant: int | Sequence[int] = 200,
+    delta: float = 1e-5,
+    csv: str | os.PathLike[str] | None = None,
+    jobs: int = 1,
+    progress: bool = True,
+    method_options: Mapping[str, Mapping[str, Any]] | None = None,
+    graph: str = "ER",
+    edges_per_node: int = 1,
 ) -> SweepResult:
     """Run a privacy–utility sweep (resumable) and return its tidy table.
 
@@ -417,7 +430,12 @@ def sweep(
     return SweepResult(frame.astype(_DTYPES), len(todo), len(tasks) - len(todo), path)
 
 
-def summarize(frame, *, by=("method", "epsilon"), metrics=("shd", "tpr", "fdr", "f1")):
+def summarize(
+    frame: pd.DataFrame | SweepResult,
+    *,
+    by: str | Sequence[str] = ("method", "epsilon"),
+    metrics: str | Sequence[str] = ("shd", "tpr", "fdr", "f1"),
+) -> pd.DataFrame:
     """Per group of ``by``: ``<metric>_mean``, ``<metric>_std`` (ddof 1, NaN for one run), ``runs``.
 
     ``frame`` is a :class:`SweepResult` or its frame; groups keep their order of appearance.

@@ -9,6 +9,7 @@ A correct mechanism must *pass* (ε_lb ≤ claimed ε); a broken variant must be
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -54,8 +55,8 @@ def audit(
     trials: int = 100_000,
     broken: str | None = None,
     alpha: float = 0.05,
-    rng=None,
-    **game_options,
+    rng: np.random.Generator | int | None = None,
+    **game_options: Any,
 ) -> Audit:
     """Run the game ``mechanism`` (a key of :data:`~dpbnsl.audits.games.GAMES`) and bound ε.
 

@@ -25,7 +25,9 @@ PLD_MAX_RHO = 10.0
 _NOISE_COLUMNS = ("method", "gumbel_multiplier", "gaussian_multiplier", "rho_per_step", "eps_zcdp", "eps_rdp")
 
 
-def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
+def add_accounting_commands(
+    sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
+) -> None:
     """Add ``noise`` and ``account`` to the sub-parsers ``sub`` (each sets ``handler``)."""
     noise = sub.add_parser(
         "noise",
@@ -98,7 +100,7 @@ def add_accounting_commands(sub, formatter: Callable[[str], argparse.HelpFormatt
     account.set_defaults(handler=_account)
 
 
-def run_noise(args) -> int:
+def run_noise(args: argparse.Namespace) -> int:
     from ..accounting import calibrate_dp_pgcd, calibrate_dp_pgcd_laplace, calibrate_smoothness
 
     if args.smoothness_d is not None:
@@ -183,7 +185,7 @@ def run_noise(args) -> int:
     return 0
 
 
-def _account(args) -> int:
+def _account(args: argparse.Namespace) -> int:
     from dp_accounting import GaussianDpEvent, UnsupportedEventError
 
     from ..accounting import BoundedRangeDpEvent, PrivacyLedger, rho_to_epsilon

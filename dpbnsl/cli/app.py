@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,9 @@ from .demo import add_demo_command
 from .files import check_output_file, distinct_files, read_csv, same_columns, write_files
 from .learn_options import add_extra_options
 from .simulate import add_simulate_command
+
+if TYPE_CHECKING:
+    from ..learners.result import LearnResult
 
 __all__ = ["main", "build_parser"]
 
@@ -237,7 +240,7 @@ def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
     return df
 
 
-def _participants(args) -> tuple[list[pd.DataFrame], list[Path]]:
+def _participants(args: argparse.Namespace) -> tuple[list[pd.DataFrame], list[Path]]:
     distinct_files(args.data, "--data")
     frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
     same_columns(frames, args.data, "--data")
@@ -256,7 +259,7 @@ _OPTION_USERS = {
 }
 
 
-def _refuse_unused_options(args) -> None:
+def _refuse_unused_options(args: argparse.Namespace) -> None:
     refuse_unused(args, _OPTION_USERS, args.method)
 
 
@@ -264,7 +267,7 @@ def _temporal(method: str) -> bool:
     return LEARNERS[method].family == "temporal"
 
 
-def _learn(args) -> int:
+def _learn(args: argparse.Namespace) -> int:
     # --- everything is checked before any learning and before any file is written -------------
     private = args.method in PRIVATE
     if private and args.epsilon is None:
@@ -299,7 +302,12 @@ def _learn(args) -> int:
     return _report(args, participants, truth, result)
 
 
-def _report(args, participants, truth, result) -> int:
+def _report(
+    args: argparse.Namespace,
+    participants: Sequence[pd.DataFrame],
+    truth: pd.DataFrame | None,
+    result: LearnResult,
+) -> int:
     W = result.to_frame()
     print(
         f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
@@ -333,7 +341,11 @@ def _report(args, participants, truth, result) -> int:
         files = [(args.out, lambda tmp: W.to_csv(tmp))]
         if result.lagged is not None:  # time series: the lagged weights too
             lagged = args.out.with_suffix(".lagged.csv")
-            A = pd.DataFrame(np.asarray(result.lagged), index=list(result.lagged_index), columns=W.columns)
+            A = pd.DataFrame(
+                np.asarray(result.lagged),
+                index=list(cast("tuple[str, ...]", result.lagged_index)),  # set whenever `lagged` is
+                columns=W.columns,
+            )
             files.append((lagged, lambda tmp: A.to_csv(tmp)))
         write_files(files)
         print(f"weights written to {args.out}")
@@ -357,8 +369,17 @@ def _given(argv: Sequence[str]) -> set[str]:
     return set(vars(parser.parse_args(argv))) - {"command", "handler"}
 
 
-def _show_warning(seen: set[str]):
-    def show(message, category, filename, lineno, file=None, line=None):
+def _show_warning(
+    seen: set[str],
+) -> Callable[..., None]:
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
         text = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
         if text not in seen:
             seen.add(text)

@@ -48,7 +48,9 @@ _COLUMNS = (
 )
 
 
-def add_attack_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
+def add_attack_command(
+    sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
+) -> None:
     """Add ``attack`` to the sub-parsers ``sub``."""
     p = sub.add_parser(
         "attack",
@@ -123,7 +125,7 @@ _USERS = {
 _SIMULATED = ("d", "participants", "n_per_participant")
 
 
-def run_attack(args) -> tuple[LearnResult, AttackReport]:
+def run_attack(args: argparse.Namespace) -> tuple[LearnResult, AttackReport]:
     """Fit ``args.method`` on the participants and attack them; returns (result, report)."""
     private = args.method in PRIVATE
     if private and args.epsilon is None:
@@ -188,7 +190,7 @@ def run_attack(args) -> tuple[LearnResult, AttackReport]:
     return result, report
 
 
-def _attack(args) -> int:
+def _attack(args: argparse.Namespace) -> int:
     result, report = run_attack(args)
     assert result.transcript is not None  # every attackable protocol is federated
     d = result.W.shape[0]

@@ -8,17 +8,19 @@ bad input.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..audits.game_base import MAX_TRIALS
 from ..audits.games import BROKEN, GAMES
-from ..audits.verdict import MIN_TRIALS, audit
+from ..audits.verdict import MIN_TRIALS, Audit, audit
 from .common import MAX_SEED, count, table
 
 __all__ = ["add_audit_command", "print_audit"]
 
 
-def add_audit_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
+def add_audit_command(
+    sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
+) -> None:
     """Add ``audit`` to the sub-parsers ``sub``."""
     p = sub.add_parser(
         "audit",
@@ -49,7 +51,7 @@ def add_audit_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -
     p.set_defaults(handler=_audit)
 
 
-def print_audit(results) -> None:
+def print_audit(results: Iterable[Audit]) -> None:
     """One table row per :class:`~dpbnsl.audits.verdict.Audit`."""
     header = ("mechanism", "variant", "trials", "claimed ε", "ε_lb", "estimate", "verdict")
     rows = [
@@ -67,7 +69,7 @@ def print_audit(results) -> None:
     print(table(header, rows))
 
 
-def _audit(args) -> int:
+def _audit(args: argparse.Namespace) -> int:
     result = audit(
         args.mechanism,
         epsilon=args.epsilon,

@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from ..learners.registry import names
+
+if TYPE_CHECKING:
+    from ..accounting.summary import PrivacySummary
+    from ..learners.result import LearnResult
 
 __all__ = [
     "CLIError",
@@ -30,7 +35,7 @@ class CLIError(Exception):
     """A user error found by the CLI itself (bad file, wrong combination of options)."""
 
 
-def refuse_unused(args, users: dict, method: str, what: str | None = None) -> None:
+def refuse_unused(args: argparse.Namespace, users: dict, method: str, what: str | None = None) -> None:
     """Refuse every option the user gave (even at its default value) that ``method`` does not
     read; ``users`` maps option dest to the methods that read it."""
     for name, readers in users.items():
@@ -42,7 +47,7 @@ def refuse_unused(args, users: dict, method: str, what: str | None = None) -> No
             )
 
 
-def refuse_no_noise(args) -> None:
+def refuse_no_noise(args: argparse.Namespace) -> None:
     """A private method with --epsilon inf would run without noise: name the non-private twin."""
     eps = getattr(args, "epsilon", None)
     if eps is not None and eps == float("inf"):
@@ -54,12 +59,12 @@ def refuse_no_noise(args) -> None:
         )
 
 
-def print_privacy(result) -> None:
+def print_privacy(result: LearnResult) -> None:
     """The guarantee line of a private run, and the looser bounds labelled as such."""
     if getattr(result, "privacy", None) is None:
         return
     print(f"privacy: {result.privacy}")
-    looser = result.privacy.describe_looser()
+    looser = cast("PrivacySummary", result.privacy).describe_looser()  # not None: checked above
     if looser:
         print(f"  {looser}")
 

@@ -37,7 +37,9 @@ def _ints(text: str, flag: str, low: int, high: int) -> list[int]:
     return values
 
 
-def add_curve_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
+def add_curve_command(
+    sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
+) -> None:
     """Add ``curve`` to the sub-parsers ``sub``."""
     p = sub.add_parser(
         "curve",
@@ -87,7 +89,7 @@ def _check_csv_path(path: Path) -> None:
         check_output_file(path, "--out", force=False)
 
 
-def _curve(args) -> int:
+def _curve(args: argparse.Namespace) -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     ds = _ints(args.d, "--d", 2, 10_000)
     ps = _ints(args.participants, "--participants", 1, 100_000)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..attacks.report import attack_report, population_covariance
+from ..attacks.report import AttackReport, attack_report, population_covariance
 from ..audits.game_base import MAX_TRIALS
 from ..audits.verdict import MIN_TRIALS, audit
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
@@ -33,7 +33,9 @@ __all__ = ["add_demo_command"]
 _ATTACK_COLUMNS = ("participant", "rel_error", "recovered", "membership_auc", "record_error")
 
 
-def add_demo_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
+def add_demo_command(
+    sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
+) -> None:
     """Add ``demo`` to the sub-parsers ``sub``."""
     p = sub.add_parser(
         "demo",
@@ -64,12 +66,12 @@ def _section(title: str) -> None:
     print(f"\n== {title} " + "=" * max(0, 74 - len(title)), flush=True)
 
 
-def _attack_table(report) -> None:
+def _attack_table(report: AttackReport) -> None:
     rows = [[r[c] for c in _ATTACK_COLUMNS] for r in report.table.to_dict("records")]
     print(table(_ATTACK_COLUMNS, rows))
 
 
-def _demo(args) -> int:
+def _demo(args: argparse.Namespace) -> int:
     try:
         import matplotlib  # noqa: F401
 

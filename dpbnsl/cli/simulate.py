@@ -18,7 +18,9 @@ from .files import check_output_dir, write_files
 __all__ = ["add_simulate_command"]
 
 
-def add_simulate_command(sub, formatter: Callable[[str], argparse.HelpFormatter]) -> None:
+def add_simulate_command(
+    sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
+) -> None:
     """Add ``simulate`` to the sub-parsers ``sub``."""
     sim = sub.add_parser(
         "simulate",
@@ -63,7 +65,7 @@ def _stale(out: Path, names: list[str]) -> list[Path]:
     )
 
 
-def _simulate(args) -> int:
+def _simulate(args: argparse.Namespace) -> int:
     names = [f"participant_{k}.csv" for k in range(args.participants)]
     outputs = names + ["true_graph.csv", "true_weights.csv"]
     check_output_dir(args.out, "--out", outputs, force=args.force)

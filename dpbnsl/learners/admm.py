@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -41,7 +42,7 @@ _COUNTS = ("max_rounds", "rounds", "local_iters", "server_steps")
 MAX_COUNT = 10**6
 
 
-def check_hyperparameters(**values) -> dict:
+def check_hyperparameters(**values: Any) -> dict:
     """Validate the numeric hyperparameters shared by the ADMM learners (one rule per name)."""
     out = {}
     for name, v in values.items():

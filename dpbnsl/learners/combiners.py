@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._validation import as_participants, as_square_matrix, check_bool, check_int, check_real
+from .._validation import ArrayLike, as_participants, as_square_matrix, check_bool, check_int, check_real
 from ..graphs import threshold as threshold_weights
 from ..graphs import threshold_to_dag
 from ..metrics import count_accuracy
@@ -41,7 +42,7 @@ class LocalFits:
 
 
 def notears_local(
-    participants,
+    participants: Any,
     *,
     lambda1: float = 0.01,
     threshold: float = 0.3,
@@ -72,7 +73,7 @@ def notears_local(
     return LocalFits(results, columns, time.perf_counter() - start)
 
 
-def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
+def _fits(participants: Any, local: LocalFits | None, kwargs: dict) -> LocalFits:
     if local is not None and (participants is not None or kwargs):
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
         raise ValueError(
@@ -89,7 +90,7 @@ def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
 
 
 def _result(
-    method: str, W: np.ndarray, W_raw: np.ndarray, fits: LocalFits, params: dict, **info
+    method: str, W: np.ndarray, W_raw: np.ndarray, fits: LocalFits, params: dict, **info: Any
 ) -> LearnResult:
     return LearnResult(
         method=method,
@@ -103,12 +104,12 @@ def _result(
 
 
 def notears_voting(
-    participants=None,
+    participants: Any = None,
     *,
     local: LocalFits | None = None,
     min_votes: int | None = None,
     acyclic: bool = False,
-    **notears_kwargs,
+    **notears_kwargs: Any,
 ) -> LearnResult:
     """NOTEARS-Voting: keep each directed edge found by more than half of the participants.
 
@@ -160,7 +161,7 @@ def notears_voting(
 
 
 def notears_best(
-    participants=None, *, B_true, local: LocalFits | None = None, **notears_kwargs
+    participants: Any = None, *, B_true: ArrayLike, local: LocalFits | None = None, **notears_kwargs: Any
 ) -> LearnResult:
     """NOTEARS-Best (**oracle**): the participant graph with the lowest SHD against ``B_true``.
 
@@ -193,7 +194,11 @@ def notears_best(
 
 
 def notears_average(
-    participants=None, *, local: LocalFits | None = None, threshold: float = 0.3, **notears_kwargs
+    participants: Any = None,
+    *,
+    local: LocalFits | None = None,
+    threshold: float = 0.3,
+    **notears_kwargs: Any,
 ) -> LearnResult:
     """NOTEARS-Avg: average the participants' raw weights, threshold, remove cycles.
 

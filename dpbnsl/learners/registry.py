@@ -24,19 +24,19 @@ contract tests (``tests/contract/test_learners.py``) run it.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from .combiners import notears_average, notears_best, notears_voting
 from .constraint.fed_pc import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_best
 from .constraint.pc import pc
-from .linear.dp_fed_bnsl import dp_fed_bnsl
+from .linear.dp_fed_bnsl import CovariancePlan, dp_fed_bnsl
 from .linear.dp_fed_bnsl import plan as _plan_covariance
-from .linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from .linear.dp_fed_sparse_bnsl import SparsePlan, dp_fed_sparse_bnsl
 from .linear.dp_fed_sparse_bnsl import plan as _plan_sparse
 from .linear.fed_bnsl import fed_bnsl
 from .linear.fed_sparse_bnsl import fed_sparse_bnsl
@@ -44,9 +44,15 @@ from .linear.notears import notears
 from .nonlinear.ds_fcd import as_fcd, ds_fcd
 from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
 from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_voting
+from .result import LearnResult
 from .temporal.dynotears import dynotears
 from .temporal.dynotears_baselines import dynotears_all, dynotears_average, dynotears_best
 from .temporal.fed_dbn import fed_dbn
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .._validation import ArrayLike
 
 __all__ = ["Learner", "LEARNERS", "learner", "names"]
 
@@ -97,7 +103,7 @@ class Learner:
         """Whether :meth:`run` stacks the participants' rows into one array."""
         return self.pooled and self.family != "temporal"
 
-    def run(self, participants, *, B_true=None, **kwargs):
+    def run(self, participants: Any, *, B_true: ArrayLike | None = None, **kwargs: Any) -> LearnResult:
         """Run on a list of participants' arrays or DataFrames (stacked first when
         :attr:`stacked`), with ``defaults`` updated by ``kwargs``; ``B_true`` is required by
         oracles, refused by the others."""
@@ -110,7 +116,7 @@ class Learner:
         return self.function(data, **{**self.defaults, **kwargs}, **extra)
 
 
-def _stack(participants):
+def _stack(participants: Any) -> np.ndarray | pd.DataFrame:
     """The participants' rows stacked (DataFrames keep their columns)."""
     import pandas as pd
 
@@ -123,7 +129,7 @@ def _stack(participants):
 # --- `dpbnsl learn` options as keyword arguments (None = the learner's own default) ------------
 
 
-def _given(args, *names, rename: Mapping[str, str] | None = None) -> dict:
+def _given(args: argparse.Namespace, *names: str, rename: Mapping[str, str] | None = None) -> dict:
     rename = rename or {}
     return {rename.get(n, n): getattr(args, n) for n in names if getattr(args, n) is not None}
 
@@ -131,15 +137,15 @@ def _given(args, *names, rename: Mapping[str, str] | None = None) -> dict:
 _LINEAR = ("lambda1", "threshold")
 
 
-def _linear_kwargs(args) -> dict:
+def _linear_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_LINEAR)
 
 
-def _fed_bnsl_kwargs(args) -> dict:
+def _fed_bnsl_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_LINEAR, "max_rounds")
 
 
-def _sparse_kwargs(args) -> dict:
+def _sparse_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_LINEAR, "rounds", "local_iters")
 
 
@@ -156,11 +162,11 @@ _DP_SPARSE = (
 )
 
 
-def _dp_sparse_kwargs(args) -> dict:
+def _dp_sparse_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_LINEAR, "rounds", "local_iters", *_PRIVATE, *_DP_SPARSE, rename={"seed": "rng"})
 
 
-def _dp_covariance_kwargs(args) -> dict:
+def _dp_covariance_kwargs(args: argparse.Namespace) -> dict:
     return _given(
         args,
         *_LINEAR,
@@ -175,50 +181,52 @@ def _dp_covariance_kwargs(args) -> dict:
 _CI = ("alpha", "ci_test")
 
 
-def _ci_kwargs(args) -> dict:
+def _ci_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_CI, rename={"ci_test": "test"})
 
 
 _MLP = ("lambda1", "threshold", "seed", "ftol")
 
 
-def _mlp_kwargs(args) -> dict:
+def _mlp_kwargs(args: argparse.Namespace) -> dict:
     out = _given(args, "lambda1", "threshold", "seed", rename={"seed": "rng"})
     if getattr(args, "ftol", None) is not None:
         out["solver_options"] = {"ftol": args.ftol}
     return out
 
 
-def _mlp_rounds_kwargs(args) -> dict:
+def _mlp_rounds_kwargs(args: argparse.Namespace) -> dict:
     return {**_mlp_kwargs(args), **_given(args, "max_rounds")}
 
 
 _DBN = ("lag", "lambda_w", "lambda_a", "threshold")
 
 
-def _dbn_kwargs(args) -> dict:
+def _dbn_kwargs(args: argparse.Namespace) -> dict:
     out = _given(args, "lag", "lambda_w", "lambda_a")
     if getattr(args, "threshold", None) is not None:
         out.update(threshold_w=args.threshold, threshold_a=args.threshold)
     return out
 
 
-def _dbn_rounds_kwargs(args) -> dict:
+def _dbn_rounds_kwargs(args: argparse.Namespace) -> dict:
     return {**_dbn_kwargs(args), **_given(args, "max_rounds")}
 
 
 _FCD = ("lambda1", "seed", "it_in", "it_fl", "participants_per_round")
 
 
-def _fcd_kwargs(args) -> dict:  # unset: the paper's Table 6/7 value for this d
+def _fcd_kwargs(args: argparse.Namespace) -> dict:  # unset: the paper's Table 6/7 value for this d
     return _given(args, *_FCD, rename={"seed": "rng"})
 
 
-def _plan_sparse_learner(d, n_k, **options):
+def _plan_sparse_learner(d: int, n_k: int | Sequence[int], **options: Any) -> SparsePlan:
     return _plan_sparse(d, n_k=n_k, **options)
 
 
-def _plan_covariance_learner(d, n_k, **options):  # independent of d and n_k
+def _plan_covariance_learner(
+    d: int, n_k: int | Sequence[int], **options: Any
+) -> CovariancePlan:  # independent of d and n_k
     return _plan_covariance(**options)
 
 

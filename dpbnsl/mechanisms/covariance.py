@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .releases import clip_rows, gaussian_mechanism
+from .releases import Release, clip_rows, gaussian_mechanism
 
 __all__ = ["covariance_sensitivity", "release_covariance"]
 
@@ -24,7 +24,7 @@ def covariance_sensitivity(n: int, *, clip_norm: float) -> float:
 
 def release_covariance(
     X: np.ndarray, *, clip_norm: float, multiplier: float, psd_floor: float | None, rng: np.random.Generator
-):
+) -> tuple[np.ndarray, Release]:
     """Release ``S̃ = clip(X)ᵀclip(X)/n + E`` by one Gaussian release of its d(d+1)/2 upper-triangle
     entries (σ = multiplier · :func:`covariance_sensitivity`), mirrored into the lower triangle, then
     (post-processing) eigenvalues raised to ``psd_floor`` unless it is None. Returns (S̃, Release)."""

@@ -16,15 +16,17 @@ must not be computed from the raw data. Three paths:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .._validation import check_real
+from .._validation import ArrayLike, check_real
 from .releases import CLIP_RANGE, clip, clip_rows, gaussian_mechanism
 
 __all__ = ["public_smoothness", "private_smoothness", "private_mean", "as_bounds"]
 
 
-def as_bounds(bound, d: int, name: str) -> np.ndarray:
+def as_bounds(bound: ArrayLike, d: int, name: str) -> np.ndarray:
     """A positive scalar or length-d vector of public bounds, as a float array of shape (d,)."""
     b = np.asarray(bound, dtype=float)
     if b.ndim == 0:
@@ -40,7 +42,7 @@ def as_bounds(bound, d: int, name: str) -> np.ndarray:
     return b
 
 
-def public_smoothness(bound, d: int) -> np.ndarray:
+def public_smoothness(bound: ArrayLike, d: int) -> np.ndarray:
     """m_a := X_a from declared public bounds x_ia² ≤ X_a (no privacy cost)."""
     return as_bounds(bound, d, "feature_bound")
 
@@ -48,10 +50,10 @@ def public_smoothness(bound, d: int) -> np.ndarray:
 def private_smoothness(
     X: np.ndarray,
     *,
-    bound,
+    bound: ArrayLike,
     multiplier: float,
     rng: np.random.Generator,
-    ledger,
+    ledger: Any,  # a PrivacyLedger (not imported: the mechanisms sit below the accountant)
     floor: float = 1e-3,
     label: str = "smoothness",
 ) -> np.ndarray:
@@ -83,8 +85,8 @@ def private_mean(
     *,
     multiplier: float,
     rng: np.random.Generator,
-    ledger,
-    bound=None,
+    ledger: Any,  # a PrivacyLedger (not imported: the mechanisms sit below the accountant)
+    bound: ArrayLike | None = None,
     row_norm: float | None = None,
     label: str = "centring",
 ) -> np.ndarray:

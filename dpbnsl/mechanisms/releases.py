@@ -26,7 +26,7 @@ import numpy as np
 from dp_accounting import GaussianDpEvent
 from dp_accounting.dp_event import DpEvent
 
-from .._validation import as_generator, check_real
+from .._validation import ArrayLike, as_generator, check_real
 
 __all__ = [
     "Neighbouring",
@@ -51,7 +51,7 @@ class Neighbouring(str, Enum):
     REPLACE_ONE = "replace-one"
 
 
-def check_neighbouring(value) -> Neighbouring:
+def check_neighbouring(value: Neighbouring | str) -> Neighbouring:
     """Validate a requested neighbouring relation (only those the sensitivities are derived for)."""
     allowed = [n.value for n in Neighbouring]
     if isinstance(value, Neighbouring):
@@ -78,7 +78,7 @@ class Release:
     event: DpEvent
 
 
-def clip(values, bound):
+def clip(values: ArrayLike, bound: float | np.ndarray) -> np.ndarray:
     """Clip entries to ``[-bound, bound]`` (``bound`` ≥ 0 broadcasts; a new array is returned).
 
     Non-finite-safe: ±inf clips to ±bound and NaN (e.g. 0·∞ after an overflow) becomes 0, so
@@ -140,7 +140,7 @@ def clip_rows(X: np.ndarray, *, norm: float) -> np.ndarray:
 
 
 def gaussian_mechanism(
-    value,
+    value: ArrayLike,
     *,
     sensitivity: float,
     sigma: float | None = None,
@@ -188,7 +188,7 @@ def exponential_mechanism_sample(log_weights: np.ndarray, u: float) -> int:
     return int(min(np.searchsorted(cdf, u * cdf[-1], side="right"), w.size - 1))
 
 
-def gumbel_max(scores, *, sensitivity: float, scale: float, rng: np.random.Generator) -> Release:
+def gumbel_max(scores: ArrayLike, *, sensitivity: float, scale: float, rng: np.random.Generator) -> Release:
     """Select ``argmax_j s_j + G_j`` with G_j ~ Gumbel(0, λ) i.i.d.: exactly the exponential
     mechanism P(j) ∝ exp(s_j/λ) (Gumbel-max trick). Returns the flat index.
 

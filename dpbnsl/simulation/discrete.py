@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -102,7 +104,9 @@ class DiscreteBN:
             B[list(pa), j] = 1
         return B
 
-    def sample(self, n: int, *, rng=None, as_frame: bool = False):
+    def sample(
+        self, n: int, *, rng: np.random.Generator | int | None = None, as_frame: bool = False
+    ) -> np.ndarray | pd.DataFrame:
         """Draw ``n`` samples by forward (ancestral) sampling.
 
         Returns an int array of shape (n, d) of state indices, or with ``as_frame=True`` a
@@ -128,7 +132,7 @@ class DiscreteBN:
         return f"DiscreteBN(d={self.d}, edges={int(self.adjacency.sum())}, levels={self.levels})"
 
 
-def _check_levels(levels, d: int) -> list[int]:
+def _check_levels(levels: Any, d: int) -> list[int]:
     if isinstance(levels, (int, np.integer)) and not isinstance(levels, bool):
         return [check_int(levels, "levels", low=2)] * d
     if isinstance(levels, (str, bytes)) or np.ndim(levels) != 1 or len(levels) != d:
@@ -136,7 +140,15 @@ def _check_levels(levels, d: int) -> list[int]:
     return [check_int(v, f"levels[{k}]", low=2) for k, v in enumerate(levels)]
 
 
-def random_discrete_bn(d, *, s0, levels=2, graph_type="ER", concentration=1.0, rng=None) -> DiscreteBN:
+def random_discrete_bn(
+    d: int,
+    *,
+    s0: int,
+    levels: int | Sequence[int] = 2,
+    graph_type: str = "ER",
+    concentration: float = 1.0,
+    rng: np.random.Generator | int | None = None,
+) -> DiscreteBN:
     """A random discrete network: a random DAG and Dirichlet-distributed CPT rows.
 
     Parameters
@@ -184,7 +196,14 @@ class DiscreteData:
 
 
 def simulate_discrete(
-    d, n, *, s0=None, levels=2, graph_type="ER", concentration=1.0, rng=None
+    d: int,
+    n: int,
+    *,
+    s0: int | None = None,
+    levels: int | Sequence[int] = 2,
+    graph_type: str = "ER",
+    concentration: float = 1.0,
+    rng: np.random.Generator | int | None = None,
 ) -> DiscreteData:
     """Random discrete network (:func:`random_discrete_bn`, ``s0`` defaults to ``d`` edges capped
     at ``d(d-1)/2``) and ``n`` forward samples; the network and the samples use two streams.
@@ -215,7 +234,7 @@ _ROW = re.compile(r"\(([^)]*)\)\s*([^;]*);")
 _TABLE = re.compile(r"\b(table|default)\s+([^;]*);")
 
 
-def _blocks(text: str, path) -> list[tuple[str, str, str]]:
+def _blocks(text: str, path: str | os.PathLike[str]) -> list[tuple[str, str, str]]:
     """``(keyword, header, body)`` of every top-level ``variable``/``probability`` block."""
     out, pos = [], 0
     while (m := _HEADER.search(text, pos)) is not None:
@@ -241,7 +260,7 @@ def _floats(text: str, where: str) -> np.ndarray:
         raise ValueError(f"{where}: expected numbers, got {text.strip()!r}") from None
 
 
-def read_bif(path) -> DiscreteBN:
+def read_bif(path: str | os.PathLike[str]) -> DiscreteBN:
     """Read a discrete Bayesian network from a BIF file (the format of the bnlearn repository).
 
     Supported: ``variable NAME { type discrete [ k ] { s1, s2, ... }; }`` (properties ignored;

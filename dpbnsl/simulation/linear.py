@@ -6,11 +6,12 @@ families (nonlinear, discrete, temporal) build on the DAGs and weights drawn her
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_generator, as_square_matrix, check_choice, check_int, check_real
+from .._validation import ArrayLike, as_generator, as_square_matrix, check_choice, check_int, check_real
 from ..graphs import topological_order
 from ..partition import check_sizes, split
 
@@ -63,7 +64,9 @@ def _ba_skeleton(d: int, m: int, rng: np.random.Generator) -> np.ndarray:
     return U[np.ix_(perm, perm)]
 
 
-def simulate_dag(d, *, s0, graph_type="ER", rng=None) -> np.ndarray:
+def simulate_dag(
+    d: int, *, s0: int, graph_type: str = "ER", rng: np.random.Generator | int | None = None
+) -> np.ndarray:
     """Draw a random DAG as a 0/1 integer adjacency matrix of shape (d, d).
 
     Parameters
@@ -105,7 +108,7 @@ def simulate_dag(d, *, s0, graph_type="ER", rng=None) -> np.ndarray:
     return _orient(U, rng)
 
 
-def _check_ranges(w_ranges) -> np.ndarray:
+def _check_ranges(w_ranges: Sequence[tuple[float, float]] | np.ndarray) -> np.ndarray:
     try:
         arr = np.array(w_ranges, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -122,7 +125,12 @@ def _check_ranges(w_ranges) -> np.ndarray:
     return arr
 
 
-def simulate_weights(B, *, w_ranges=((-2.0, -0.5), (0.5, 2.0)), rng=None) -> np.ndarray:
+def simulate_weights(
+    B: ArrayLike,
+    *,
+    w_ranges: Sequence[tuple[float, float]] | np.ndarray = ((-2.0, -0.5), (0.5, 2.0)),
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
     """Draw edge weights on the support of ``B``, uniform on the union of ``w_ranges``.
 
     Each edge picks a range with probability proportional to its length, then a uniform value in
@@ -156,7 +164,7 @@ def simulate_weights(B, *, w_ranges=((-2.0, -0.5), (0.5, 2.0)), rng=None) -> np.
     return W
 
 
-def check_noise_scale(noise_scale, d: int):
+def check_noise_scale(noise_scale: float | np.ndarray, d: int) -> float | np.ndarray:
     if isinstance(noise_scale, np.ndarray) and noise_scale.ndim == 0:
         noise_scale = noise_scale.item()
     if np.ndim(noise_scale) == 0:
@@ -169,7 +177,14 @@ def check_noise_scale(noise_scale, d: int):
     return s
 
 
-def simulate_linear_sem(W, n, *, noise="gaussian", noise_scale=1.0, rng=None) -> np.ndarray:
+def simulate_linear_sem(
+    W: ArrayLike,
+    n: int,
+    *,
+    noise: str = "gaussian",
+    noise_scale: float | np.ndarray = 1.0,
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
     """Sample ``n`` rows of the linear SEM ``X = X W + N``, node by node in topological order.
 
     Parameters
@@ -224,7 +239,13 @@ class HeterogeneousData:
 
 
 def simulate_heterogeneous(
-    W, sizes, *, tau=0.3, noise="gaussian", noise_scale=1.0, rng=None
+    W: ArrayLike,
+    sizes: Sequence[int],
+    *,
+    tau: float = 0.3,
+    noise: str = "gaussian",
+    noise_scale: float | np.ndarray = 1.0,
+    rng: np.random.Generator | int | None = None,
 ) -> HeterogeneousData:
     """Sample each participant from the shared DAG of ``W`` with its own perturbed weights.
 
@@ -281,7 +302,16 @@ class SimulatedData:
     participants: list
 
 
-def simulate(d, n, *, participants=10, s0=None, graph_type="ER", noise="gaussian", rng=None) -> SimulatedData:
+def simulate(
+    d: int,
+    n: int,
+    *,
+    participants: int = 10,
+    s0: int | None = None,
+    graph_type: str = "ER",
+    noise: str = "gaussian",
+    rng: np.random.Generator | int | None = None,
+) -> SimulatedData:
     """Simulate the standard benchmark: a random DAG, weights ``±[0.5, 2]``, SEM data, equal shards.
 
     Parameters

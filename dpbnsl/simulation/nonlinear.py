@@ -8,13 +8,14 @@ the DS-FCD paper (all four); see :func:`simulate_nonlinear_sem` for the formulas
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
 from scipy.special import expit
 
-from .._validation import as_generator, as_square_matrix, check_choice, check_int, check_real
+from .._validation import ArrayLike, as_generator, as_square_matrix, check_choice, check_int, check_real
 from ..graphs import topological_order
 from ..partition import check_sizes, split
 from .linear import check_noise_scale, simulate_dag, simulate_linear_sem, simulate_weights
@@ -37,7 +38,7 @@ _GP_FEATURES = 2048  # random Fourier features of the "rff" draw
 _JITTERS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 
 
-def _signed_uniform(rng: np.random.Generator, size) -> np.ndarray:
+def _signed_uniform(rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
     """Uniform on ``[-2, -0.5] ∪ [0.5, 2]``: magnitude U(0.5, 2) with a fair random sign."""
     mag = rng.uniform(0.5, 2.0, size)
     return np.where(rng.random(size) < 0.5, -mag, mag)
@@ -107,7 +108,15 @@ def _mechanism(kind: str, Z: np.ndarray, rng: np.random.Generator, gp_method: st
     return cast(np.ndarray, sum(_gp(Z[:, [i]], rng, gp_method) for i in range(p)))
 
 
-def simulate_nonlinear_sem(B, n, *, kind="mlp", noise_scale=1.0, gp_method="auto", rng=None) -> np.ndarray:
+def simulate_nonlinear_sem(
+    B: ArrayLike,
+    n: int,
+    *,
+    kind: str = "mlp",
+    noise_scale: float | np.ndarray = 1.0,
+    gp_method: str = "auto",
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
     """Sample ``n`` rows of the nonlinear SEM ``x_j = f_j(x_pa(j)) + z_j`` in topological order.
 
     Mechanisms (``X_pa`` is the n × p matrix of the parents' values; fresh parameters per node):
@@ -187,16 +196,16 @@ def _default_s0(d: int, per_node: int) -> int:
 
 
 def simulate_nonlinear(
-    d,
-    n,
+    d: int,
+    n: int,
     *,
-    participants=1,
-    kind="mlp",
-    s0=None,
-    graph_type="ER",
-    gp_method="auto",
-    rng=None,
-    sizes=None,
+    participants: int = 1,
+    kind: str = "mlp",
+    s0: int | None = None,
+    graph_type: str = "ER",
+    gp_method: str = "auto",
+    rng: np.random.Generator | int | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> NonlinearData:
     """Fed-BNSL's nonlinear benchmark: a random DAG, one IID nonlinear-SEM sample, split in shards.
 
@@ -232,7 +241,13 @@ def simulate_nonlinear(
     return NonlinearData(B_true=B, W_true=B.astype(float), X=X, participants=parts, kind=kind)
 
 
-def uneven_sizes(n_max, participants, *, fractions=(0.2, 0.4, 0.6, 0.8), rng=None) -> list[int]:
+def uneven_sizes(
+    n_max: int,
+    participants: int,
+    *,
+    fractions: Sequence[float] = (0.2, 0.4, 0.6, 0.8),
+    rng: np.random.Generator | int | None = None,
+) -> list[int]:
     """DS-FCD's uneven sample sizes (App. E.1): ``n_k = round(f_k · n_max)``, f_k uniform on
     ``fractions``, independently per participant.
 
@@ -293,18 +308,18 @@ class NonIIDData:
 
 
 def simulate_noniid(
-    d,
-    n,
+    d: int,
+    n: int | None,
     *,
-    participants,
-    s0=None,
-    graph_type="ER",
-    noise_scales=(0.8, 1.0),
-    p_linear=0.5,
-    linear_noise_scale=None,
-    gp_method="auto",
-    rng=None,
-    sizes=None,
+    participants: int,
+    s0: int | None = None,
+    graph_type: str = "ER",
+    noise_scales: Sequence[float] = (0.8, 1.0),
+    p_linear: float = 0.5,
+    linear_noise_scale: float | None = None,
+    gp_method: str = "auto",
+    rng: np.random.Generator | int | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> NonIIDData:
     """DS-FCD's non-IID generator (§5.1.2): one DAG, each participant with its own mechanisms.
 

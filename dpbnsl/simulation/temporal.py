@@ -14,11 +14,13 @@ radius < 1.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import (
+    ArrayLike,
     as_float_matrix,
     as_generator,
     as_square_matrix,
@@ -56,7 +58,7 @@ def _er_dag(d: int, p_edge: float, rng: np.random.Generator) -> np.ndarray:
     return (U & (rank[:, None] < rank[None, :])).astype(int)
 
 
-def _check_ranges(ranges, name: str) -> np.ndarray:
+def _check_ranges(ranges: Sequence[tuple[float, float]], name: str) -> np.ndarray:
     try:
         arr = np.array(ranges, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -75,7 +77,7 @@ def _check_ranges(ranges, name: str) -> np.ndarray:
     return arr
 
 
-def _as_lag_matrix(A, d: int, name: str = "A") -> np.ndarray:
+def _as_lag_matrix(A: ArrayLike, d: int, name: str = "A") -> np.ndarray:
     A = as_float_matrix(A, name)
     if A.shape[1] != d or A.shape[0] == 0 or A.shape[0] % d:
         raise ValueError(
@@ -85,7 +87,7 @@ def _as_lag_matrix(A, d: int, name: str = "A") -> np.ndarray:
     return A
 
 
-def companion_radius(W, A) -> float:
+def companion_radius(W: ArrayLike, A: ArrayLike) -> float:
     """Spectral radius of the SVAR's companion matrix; the process is stationary iff it is < 1.
 
     With ``Φ_i = A_i (I − W)⁻¹`` the reduced form is ``x_tᵀ = Σ_i x_{t−i}ᵀ Φ_i + u_tᵀ(I − W)⁻¹``; in
@@ -114,15 +116,15 @@ def companion_radius(W, A) -> float:
 
 
 def simulate_svar_weights(
-    d,
+    d: int,
     *,
-    lag=1,
-    degree=4.0,
-    lag_degree=1.0,
-    w_ranges=((-0.5, -0.3), (0.3, 0.5)),
-    a_ranges=((-0.5, -0.3), (0.3, 0.5)),
-    decay=1.5,
-    rng=None,
+    lag: int = 1,
+    degree: float = 4.0,
+    lag_degree: float = 1.0,
+    w_ranges: Sequence[tuple[float, float]] = ((-0.5, -0.3), (0.3, 0.5)),
+    a_ranges: Sequence[tuple[float, float]] = ((-0.5, -0.3), (0.3, 0.5)),
+    decay: float = 1.5,
+    rng: np.random.Generator | int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Draw the intra-slice DAG weights ``W`` and the stacked lag weights ``A`` (FedDBN §7.2).
 
@@ -155,7 +157,15 @@ def simulate_svar_weights(
     return W, np.vstack(blocks)
 
 
-def simulate_svar(W, A, length, *, burn_in=200, noise_scale=1.0, rng=None) -> np.ndarray:
+def simulate_svar(
+    W: ArrayLike,
+    A: ArrayLike,
+    length: int,
+    *,
+    burn_in: int = 200,
+    noise_scale: float = 1.0,
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
     """Simulate one realisation of the SVAR(p) ``x_tᵀ = x_tᵀW + Σ_i x_{t−i}ᵀA_i + u_tᵀ``.
 
     Starts from ``x = 0``, runs ``burn_in + length`` steps of
@@ -255,23 +265,23 @@ class TemporalData:
 
 
 def simulate_temporal(
-    d,
-    n,
+    d: int,
+    n: int,
     *,
-    participants=1,
-    lag=1,
-    split="segment",
-    realisations=1,
-    degree=4.0,
-    lag_degree=1.0,
-    w_ranges=((-0.5, -0.3), (0.3, 0.5)),
-    a_ranges=((-0.5, -0.3), (0.3, 0.5)),
-    decay=1.5,
-    noise_scale=1.0,
-    burn_in=200,
-    on_unstable="resample",
-    max_tries=100,
-    rng=None,
+    participants: int = 1,
+    lag: int = 1,
+    split: str = "segment",
+    realisations: int = 1,
+    degree: float = 4.0,
+    lag_degree: float = 1.0,
+    w_ranges: Sequence[tuple[float, float]] = ((-0.5, -0.3), (0.3, 0.5)),
+    a_ranges: Sequence[tuple[float, float]] = ((-0.5, -0.3), (0.3, 0.5)),
+    decay: float = 1.5,
+    noise_scale: float = 1.0,
+    burn_in: int = 200,
+    on_unstable: str = "resample",
+    max_tries: int = 100,
+    rng: np.random.Generator | int | None = None,
 ) -> TemporalData:
     """Simulate FedDBN's benchmark: an SVAR(p) on random graphs, split over participants.
 

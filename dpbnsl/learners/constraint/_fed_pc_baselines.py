@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_participants, check_choice
+from ..._validation import ArrayLike, as_participants, check_choice
 from ...federation import SERVER, Dense, Message, Transcript
 from ...graphs import threshold_to_dag
 from ...metrics import count_accuracy, skeleton_scores
@@ -52,7 +54,7 @@ class LocalPC:
         return len(self.results)
 
 
-def shared_levels(arrays) -> np.ndarray:
+def shared_levels(arrays: Sequence[np.ndarray]) -> np.ndarray:
     """Category counts ``max + 1`` over all participants (public metadata in a deployment)."""
     levels = np.max(
         [discrete_levels(X, "participants", where=f" (participant {k})") for k, X in enumerate(arrays)],
@@ -68,7 +70,7 @@ def shared_levels(arrays) -> np.ndarray:
     return levels
 
 
-def _pc_kwargs(arrays, kwargs: dict) -> dict:
+def _pc_kwargs(arrays: Sequence[np.ndarray], kwargs: dict) -> dict:
     """Resolve ``test="auto"`` on the pooled data and share the G² levels between participants."""
     kwargs = dict(kwargs)
     if kwargs.get("test") == "auto":
@@ -78,7 +80,7 @@ def _pc_kwargs(arrays, kwargs: dict) -> dict:
     return kwargs
 
 
-def pc_local(participants, **pc_kwargs) -> LocalPC:
+def pc_local(participants: Any, **pc_kwargs: Any) -> LocalPC:
     """Run :func:`dpbnsl.learners.constraint.pc.pc` on each participant's data (same keyword arguments)."""
     arrays, columns = as_participants(participants)
     kwargs = _pc_kwargs(arrays, pc_kwargs)
@@ -87,7 +89,7 @@ def pc_local(participants, **pc_kwargs) -> LocalPC:
     return LocalPC(results, columns, time.perf_counter() - start)
 
 
-def _fits(participants, local, kwargs) -> LocalPC:
+def _fits(participants: Any, local: LocalPC | None, kwargs: dict) -> LocalPC:
     if local is not None and (participants is not None or kwargs):
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
         raise ValueError(
@@ -103,7 +105,7 @@ def _fits(participants, local, kwargs) -> LocalPC:
     return local
 
 
-def pc_all(participants, **pc_kwargs) -> LearnResult:
+def pc_all(participants: Any, **pc_kwargs: Any) -> LearnResult:
     """PC-All: PC on all participants' rows pooled (``method="pc-all"``)."""
     arrays, columns = as_participants(participants)
     pooled = np.vstack(arrays)
@@ -113,7 +115,9 @@ def pc_all(participants, **pc_kwargs) -> LearnResult:
     return dataclasses.replace(r, method="pc-all")
 
 
-def pc_best(participants=None, *, B_true, local: LocalPC | None = None, **pc_kwargs) -> LearnResult:
+def pc_best(
+    participants: Any = None, *, B_true: ArrayLike, local: LocalPC | None = None, **pc_kwargs: Any
+) -> LearnResult:
     """PC-Best (**oracle**): the participant DAG with the lowest SHD against ``B_true`` (ties: the
     lowest index). ``info["oracle"]`` is True; ``info["chosen"]`` the participant."""
     fits = _fits(participants, local, pc_kwargs)
@@ -128,7 +132,9 @@ def pc_best(participants=None, *, B_true, local: LocalPC | None = None, **pc_kwa
     )
 
 
-def pc_avg_scores(participants=None, *, B_true, local: LocalPC | None = None, **pc_kwargs) -> pd.DataFrame:
+def pc_avg_scores(
+    participants: Any = None, *, B_true: ArrayLike, local: LocalPC | None = None, **pc_kwargs: Any
+) -> pd.DataFrame:
     """PC-Avg: one row of metrics per participant's own PC DAG (``.mean()`` gives PC-Avg).
 
     Columns: participant, shd, f1, precision, recall, skeleton_f1, nnz.
@@ -151,7 +157,15 @@ def pc_avg_scores(participants=None, *, B_true, local: LocalPC | None = None, **
     return pd.DataFrame(rows)
 
 
-def _result(method, W, W_raw, fits, transcript, params, **info) -> LearnResult:
+def _result(
+    method: str,
+    W: np.ndarray,
+    W_raw: np.ndarray,
+    fits: LocalPC,
+    transcript: Transcript,
+    params: dict,
+    **info: Any,
+) -> LearnResult:
     return LearnResult(
         method,
         W,
@@ -165,12 +179,12 @@ def _result(method, W, W_raw, fits, transcript, params, **info) -> LearnResult:
 
 
 def fed_pc_simple_i(
-    participants=None,
+    participants: Any = None,
     *,
     local: LocalPC | None = None,
     ratio: float = 0.3,
     vote_rule: str = "paper",
-    **pc_kwargs,
+    **pc_kwargs: Any,
 ) -> LearnResult:
     """FedPC-Simple-I: keep ``i → j`` when at least :func:`min_votes` participant DAGs have it.
 
@@ -205,14 +219,14 @@ def fed_pc_simple_i(
 
 
 def fed_pc_simple_ii(
-    participants=None,
+    participants: Any = None,
     *,
     local: LocalPC | None = None,
     ratio: float = 0.3,
     vote_rule: str = "paper",
     conflict: str = "first",
     extension: str = "dor-tarsi",
-    **pc_kwargs,
+    **pc_kwargs: Any,
 ) -> LearnResult:
     """FedPC-Simple-II: one-shot skeleton vote, intersected separating sets, PC orientation.
 

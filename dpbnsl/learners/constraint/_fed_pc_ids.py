@@ -10,6 +10,7 @@ IDs. The mapping back to names stays with the participants.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -31,7 +32,7 @@ def alphabetical_ids(names: Sequence[str]) -> dict[str, int]:
     return {name: k for k, name in enumerate(sorted(names))}
 
 
-def align_by_name(participants, name: str = "participants"):
+def align_by_name(participants: Any, name: str = "participants") -> tuple[list[Any], list[int] | None]:
     """Reorder every participant's columns by ID (client side).
 
     Returns ``(aligned, order)``: ``aligned`` the participants with columns in ID order (arrays

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from ...federation import SERVER, Dense, Message
+from ...federation import SERVER, Dense, Message, Transcript
 from .citests import CITest
 from .pc import best_separating_set
 
@@ -122,7 +122,7 @@ def select_sepsets(queries: list, uploads: list, criterion: str) -> tuple[dict, 
 def run_orientation(
     cis: list,
     S: np.ndarray,
-    transcript,
+    transcript: Transcript,
     round_: int,
     *,
     alpha: float,

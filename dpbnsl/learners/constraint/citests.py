@@ -21,13 +21,14 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.special
 
-from ..._validation import as_float_matrix, check_choice, check_int, check_real
+from ..._validation import ArrayLike, as_float_matrix, check_choice, check_int, check_real
 
 __all__ = [
     "CI_TESTS",
@@ -84,7 +85,7 @@ class CITest:
     def n_computed(self) -> int:
         return len(self._cache)
 
-    def _key(self, i, j, S) -> tuple:
+    def _key(self, i: int, j: int, S: Iterable[int]) -> tuple:
         try:
             a, b = operator.index(i), operator.index(j)
             S = tuple(sorted(operator.index(s) for s in S))
@@ -108,7 +109,7 @@ class CITest:
             raise ValueError(f"`S` = {list(S)} must hold distinct indices other than i = {i}, j = {j}")
         return key
 
-    def result(self, i: int, j: int, S=()) -> CIResult:
+    def result(self, i: int, j: int, S: Iterable[int] = ()) -> CIResult:
         """The cached :class:`CIResult` of ``X_i ⊥ X_j | X_S`` (symmetric in ``i``, ``j``)."""
         self.n_calls += 1
         key = self._key(i, j, S)
@@ -117,11 +118,11 @@ class CITest:
             out = self._cache[key] = self._compute(*key)
         return out
 
-    def test(self, i: int, j: int, S=()) -> float:
+    def test(self, i: int, j: int, S: Iterable[int] = ()) -> float:
         """The p-value of ``X_i ⊥ X_j | X_S`` (``nan`` when the test is not applicable)."""
         return self.result(i, j, S).p_value
 
-    def independent(self, i: int, j: int, S=(), *, alpha: float) -> bool:
+    def independent(self, i: int, j: int, S: Iterable[int] = (), *, alpha: float) -> bool:
         """``p > alpha`` (a ``nan`` p-value is *dependent*)."""
         return bool(self.test(i, j, S) > check_alpha(alpha))
 
@@ -150,7 +151,7 @@ class FisherZ(CITest):
 
     name = "fisher-z"
 
-    def __init__(self, X, *, name: str = "X") -> None:
+    def __init__(self, X: ArrayLike, *, name: str = "X") -> None:
         X = as_float_matrix(X, name)
         n, d = X.shape
         if n < 2:
@@ -169,7 +170,7 @@ class FisherZ(CITest):
         self.corr = corr
 
     @classmethod
-    def from_correlation(cls, C, n: int) -> FisherZ:
+    def from_correlation(cls, C: ArrayLike, n: int) -> FisherZ:
         """A test from a (d, d) correlation or covariance matrix ``C`` of ``n`` samples."""
         C = as_float_matrix(C, "C")
         if C.shape[0] != C.shape[1] or not np.allclose(C, C.T):
@@ -182,7 +183,7 @@ class FisherZ(CITest):
         self._init(C / np.outer(sd, sd), n)
         return self
 
-    def _compute(self, i, j, S) -> CIResult:
+    def _compute(self, i: int, j: int, S: tuple[int, ...]) -> CIResult:
         m = self.n - len(S) - 3
         C = self.corr
         if len(S) == 1:  # closed form: (r_ij − r_ik r_jk) / √((1 − r_ik²)(1 − r_jk²))
@@ -230,7 +231,7 @@ def discrete_levels(X: np.ndarray, name: str = "X", *, where: str = "") -> np.nd
     return (X.max(axis=0) + 1).astype(np.int64) if X.shape[0] else np.zeros(X.shape[1], np.int64)
 
 
-def _check_levels(levels, d: int, name: str = "levels") -> np.ndarray:
+def _check_levels(levels: Sequence[int] | np.ndarray, d: int, name: str = "levels") -> np.ndarray:
     if isinstance(levels, (str, bytes)) or np.ndim(levels) != 1:
         raise TypeError(f"`{name}` must be a sequence of d = {d} ints; got {levels!r}")
     if len(levels) != d:
@@ -265,7 +266,13 @@ class GSquare(CITest):
     name = "g2"
 
     def __init__(
-        self, X, *, levels=None, min_samples_per_cell: float = 5.0, dof: str = "adjusted", name: str = "X"
+        self,
+        X: ArrayLike,
+        *,
+        levels: Sequence[int] | np.ndarray | None = None,
+        min_samples_per_cell: float = 5.0,
+        dof: str = "adjusted",
+        name: str = "X",
     ) -> None:
         X = as_float_matrix(X, name)
         n, d = X.shape
@@ -294,7 +301,7 @@ class GSquare(CITest):
         self.dof = check_choice(dof, "dof", ("adjusted", "classic"))
         self._X = X.astype(np.int64)
 
-    def _strata(self, S) -> tuple[np.ndarray, int]:
+    def _strata(self, S: tuple[int, ...]) -> tuple[np.ndarray, int]:
         """Stratum (configuration of ``X_S``) of each row and the number of strata ``K``.
 
         Mixed-radix codes are used directly while ``Π r_s`` is small; otherwise the observed
@@ -315,7 +322,7 @@ class GSquare(CITest):
         code = np.unique(code, return_inverse=True)[1].ravel()
         return code, int(code.max()) + 1
 
-    def _compute(self, i, j, S) -> CIResult:
+    def _compute(self, i: int, j: int, S: tuple[int, ...]) -> CIResult:
         L = self.levels
         rx, ry = int(L[i]), int(L[j])
         cells = rx * ry * math.prod(int(L[s]) for s in S)
@@ -346,10 +353,10 @@ def _looks_discrete(X: np.ndarray) -> bool:
 
 
 def make_ci_test(
-    X,
+    X: ArrayLike,
     *,
     test: str = "fisher-z",
-    levels=None,
+    levels: Sequence[int] | np.ndarray | None = None,
     min_samples_per_cell: float = 5.0,
     dof: str = "adjusted",
     name: str = "X",
@@ -368,6 +375,6 @@ def make_ci_test(
     return GSquare(X, levels=levels, min_samples_per_cell=min_samples_per_cell, dof=dof, name=name)
 
 
-def subsets(candidates, size: int):
+def subsets(candidates: Iterable[int], size: int) -> Iterator[tuple[int, ...]]:
     """Size-``size`` subsets of ``candidates`` in lexicographic order of the sorted indices."""
     return itertools.combinations(sorted(candidates), size)

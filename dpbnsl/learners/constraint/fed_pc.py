@@ -19,7 +19,8 @@ re-exported here.
 from __future__ import annotations
 
 import time
-from typing import cast
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,7 @@ from ._fed_pc_baselines import (
 from ._fed_pc_ids import align_by_name, alphabetical_ids
 from ._fed_pc_orient import CANDIDATES, CRITERIA, run_orientation
 from ._fed_pc_skeleton import TERMINATIONS, VOTE_RULES, SkeletonParticipant, SkeletonServer, min_votes
-from .citests import discrete_levels, make_ci_test
+from .citests import CITest, discrete_levels, make_ci_test
 from .pc import check_pc_options, cpdag_matrix, orient_pdag, pdag_to_dag
 
 __all__ = [
@@ -57,12 +58,19 @@ __all__ = [
 ]
 
 
-def _ci_tests(arrays, *, test, levels, min_samples_per_cell, dof):
+def _ci_tests(
+    arrays: Sequence[np.ndarray],
+    *,
+    test: str,
+    levels: str | Sequence[int] | np.ndarray,
+    min_samples_per_cell: float,
+    dof: str,
+) -> tuple[list[CITest], str]:
     """One CI test per participant; G² levels from all participants (``"global"``), from each
     participant's own data floored at 2 (``"local"``, reference code), or given."""
     if test == "auto":
         test = make_ci_test(np.vstack(arrays), test="auto").name
-    per = [None] * len(arrays)
+    per: list[Any] = [None] * len(arrays)
     if test == "g2":
         if isinstance(levels, str) and check_choice(levels, "levels", ("global", "local")):
             if levels == "global":
@@ -88,7 +96,7 @@ def _ci_tests(arrays, *, test, levels, min_samples_per_cell, dof):
 
 
 def fed_pc(
-    participants,
+    participants: Any,
     *,
     alpha: float = 0.01,
     test: str = "fisher-z",
@@ -103,7 +111,7 @@ def fed_pc(
     no_sepset: str = "orient",
     conflict: str = "first",
     extension: str = "dor-tarsi",
-    levels="global",
+    levels: str | Sequence[int] | np.ndarray = "global",
     min_samples_per_cell: float = 5.0,
     dof: str = "adjusted",
     id_mapping: bool = True,

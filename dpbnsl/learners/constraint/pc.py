@@ -15,12 +15,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_float_matrix, check_choice, check_int
+from ..._validation import ArrayLike, as_float_matrix, check_choice, check_int
 from ...graphs import apply_meek, threshold_to_dag
 from ..result import LearnResult
 from .citests import CITest, check_alpha, make_ci_test, subsets
@@ -104,12 +105,12 @@ def best_separating_set(
     ci: CITest,
     i: int,
     j: int,
-    candidates,
+    candidates: Iterable[int],
     *,
     alpha: float,
     max_size: int | None = 3,
     criterion: str = "max-p",
-):
+) -> tuple[tuple[int, ...], float] | None:
     """The best ``Z ⊆ candidates`` (``|Z| ≤ max_size``) with ``p(X_i ⊥ X_j | X_Z) > α``, or None.
 
     Subsets are visited by size, then lexicographically. ``criterion="max-p"``: the largest
@@ -131,7 +132,9 @@ def best_separating_set(
     return None if best is None else (best, float(best_value))
 
 
-def _set_arrow(directed, undirected, a, b) -> bool:
+def _set_arrow(
+    directed: np.ndarray, undirected: np.ndarray, a: int | np.integer, b: int | np.integer
+) -> bool:
     """Orient ``a → b`` (reversing an existing ``b → a``); return True when it reversed one."""
     if directed[b, a]:
         directed[b, a] = False
@@ -254,7 +257,15 @@ def cpdag_matrix(directed: np.ndarray, undirected: np.ndarray) -> np.ndarray:
     return (directed | undirected).astype(int)
 
 
-def check_pc_options(*, alpha, variant, max_cond_size, conflict, extension, no_sepset="orient"):
+def check_pc_options(
+    *,
+    alpha: float,
+    variant: str,
+    max_cond_size: int | None,
+    conflict: str,
+    extension: str,
+    no_sepset: str = "orient",
+) -> dict:
     """Validate the options PC and FedPC share; return them normalised."""
     return dict(
         alpha=check_alpha(alpha),
@@ -267,7 +278,7 @@ def check_pc_options(*, alpha, variant, max_cond_size, conflict, extension, no_s
 
 
 def pc(
-    X,
+    X: ArrayLike,
     *,
     alpha: float = 0.01,
     test: str = "fisher-z",
@@ -277,7 +288,7 @@ def pc(
     max_sepset_size: int | None = 3,
     conflict: str = "first",
     extension: str = "dor-tarsi",
-    levels=None,
+    levels: Sequence[int] | np.ndarray | None = None,
     min_samples_per_cell: float = 5.0,
     dof: str = "adjusted",
 ) -> LearnResult:

@@ -17,10 +17,10 @@ __all__ = ["naive_dp_pgcd"]
 
 
 def naive_dp_pgcd(
-    X,
-    B,
-    W,
-    beta,
+    X: np.ndarray,
+    B: np.ndarray,
+    W: np.ndarray,
+    beta: np.ndarray,
     *,
     lambda1: float,
     rho2: float,

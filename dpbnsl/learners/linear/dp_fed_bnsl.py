@@ -12,8 +12,9 @@ import functools
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -29,13 +30,13 @@ from ...accounting import (
     summarize_privacy,
 )
 from ...accounting.compose import Accountant
-from ...federation import run_rounds
+from ...federation import Transcript, run_rounds
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...mechanisms import CLIP_RANGE, check_neighbouring
 from ...mechanisms.covariance import covariance_sensitivity, release_covariance
 from ...mechanisms.moments import private_mean
-from ..admm import PenaltySchedule, check_hyperparameters
+from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters
 from ..result import LearnResult
 from .fed_bnsl import CovarianceParticipant, make_server
 from .scale_checks import check_declared_centre, check_row_norm
@@ -59,7 +60,9 @@ def _entries(z_cov: float, z_mean: float | None) -> list[LedgerEntry]:
 
 
 @functools.lru_cache(maxsize=256)
-def _multipliers(epsilon, delta, calibration, share):
+def _multipliers(
+    epsilon: float, delta: float, calibration: Literal["analytic", "classic", "zcdp"], share: float
+) -> tuple[float, float | None, float]:
     """Noise multipliers (covariance, mean or None) and the ε(δ) they spend under the reporting
     accountant. Releases of multipliers z/√(1−f) and z/√f compose exactly into one of multiplier z
     (Gaussian composition), so the calibrated z is split by the centring share f. If the
@@ -88,14 +91,14 @@ def _multipliers(epsilon, delta, calibration, share):
     )
 
 
-def _psd_floor(psd) -> float | None:
+def _psd_floor(psd: bool | float) -> float | None:
     if isinstance(psd, (bool, np.bool_)):
         return 0.0 if psd else None
     return check_real(psd, "psd", low=0.0)
 
 
 def dp_fed_bnsl(
-    participants,
+    participants: Any,
     *,
     epsilon: float,
     delta: float,
@@ -104,7 +107,7 @@ def dp_fed_bnsl(
     psd: bool | float = True,
     centre: Literal["declared", "private"] = "declared",
     centre_share: float = 0.1,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
     lambda1: float = 0.01,
     rho1: float = 1e-3,
     rho2: float = 1e-3,
@@ -311,7 +314,9 @@ def dp_fed_bnsl(
     )
 
 
-def fit_covariances(released, hyper: dict):
+def fit_covariances(
+    released: Sequence[np.ndarray], hyper: dict
+) -> tuple[np.ndarray, ConsensusServer, Transcript]:
     """Fed-BNSL's protocol on released (public) covariances S̃_k, with the validated
     hyperparameters ``hyper`` (those of :func:`plan`). Post-processing only: no data is touched.
     Returns (thresholded DAG weights, server, transcript)."""
@@ -348,24 +353,24 @@ class CovariancePlan:
 
 def plan(
     *,
-    epsilon,
-    delta,
-    clip_norm=1.0,
-    calibration="analytic",
-    psd=True,
-    centre="declared",
-    centre_share=0.1,
-    lambda1=0.01,
-    rho1=1e-3,
-    rho2=1e-3,
-    gamma1=1.75,
-    gamma2=1.25,
-    rho_max=1e16,
-    max_rounds=200,
-    h_tol=1e-8,
-    gap_tol=1e-6,
-    threshold=0.3,
-    neighbouring="replace-one",
+    epsilon: float,
+    delta: float,
+    clip_norm: float = 1.0,
+    calibration: Literal["analytic", "classic", "zcdp"] = "analytic",
+    psd: bool | float = True,
+    centre: Literal["declared", "private"] = "declared",
+    centre_share: float = 0.1,
+    lambda1: float = 0.01,
+    rho1: float = 1e-3,
+    rho2: float = 1e-3,
+    gamma1: float = 1.75,
+    gamma2: float = 1.25,
+    rho_max: float = 1e16,
+    max_rounds: int = 200,
+    h_tol: float = 1e-8,
+    gap_tol: float = 1e-6,
+    threshold: float = 0.3,
+    neighbouring: str = "replace-one",
 ) -> CovariancePlan:
     """Validate the public settings of :func:`dp_fed_bnsl` and calibrate its noise, touching no
     data (same parameters, same errors). Sweeps call it for every setting before running any."""

@@ -13,14 +13,23 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from dp_accounting import GaussianDpEvent
 
-from ..._validation import as_generator, as_participants, check_choice, check_epsilon, check_int, check_real
+from ..._validation import (
+    ArrayLike,
+    as_generator,
+    as_participants,
+    check_choice,
+    check_epsilon,
+    check_int,
+    check_real,
+)
 from ...accounting import (
     LedgerEntry,
     NoiseScales,
@@ -53,7 +62,7 @@ MIN_STEPS, MAX_STEPS = 10, 5000
 
 
 def dp_fed_sparse_bnsl(
-    participants,
+    participants: Any,
     *,
     epsilon: float,
     delta: float,
@@ -62,8 +71,8 @@ def dp_fed_sparse_bnsl(
     clip: float = 1.0,
     clip_scheme: Literal["relative", "parents", "coordinates"] = "relative",
     calibration: Literal["tight", "paper"] = "tight",
-    smoothness="private",
-    feature_bound=None,
+    smoothness: str | ArrayLike = "private",
+    feature_bound: float | ArrayLike | None = None,
     centre: Literal["declared", "private"] = "declared",
     shares: tuple[float, float] = (0.1, 0.1),
     warm_start: Literal["auto", "covariance", "none"] = "auto",
@@ -76,7 +85,7 @@ def dp_fed_sparse_bnsl(
     server_solver: Literal["lbfgs", "gradient"] = "lbfgs",
     eta: float = 1e-2,
     server_steps: int = 10,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
     neighbouring: str = "replace-one",
 ) -> LearnResult:
     """Learn one DAG with DP-Fed-Sparse-BNSL; each participant's data is (ε, δ)-DP.
@@ -324,7 +333,7 @@ def dp_fed_sparse_bnsl(
     )
 
 
-def _compact(bound):
+def _compact(bound: np.ndarray) -> float | tuple[float, ...]:
     """A bound vector as one float when all entries are equal, else a tuple."""
     return float(bound[0]) if (bound == bound[0]).all() else tuple(float(b) for b in bound)
 
@@ -362,29 +371,29 @@ class SparsePlan:
 def plan(
     d: int,
     *,
-    epsilon,
-    delta,
-    n_k=None,
-    rounds=None,
-    local_iters=None,
-    clip=1.0,
-    clip_scheme="relative",
-    calibration="tight",
-    smoothness="private",
-    feature_bound=None,
-    centre="declared",
-    shares=(0.1, 0.1),
-    warm_start="auto",
-    warm_share=None,
-    warm_clip_norm=1.0,
-    lambda1=0.1,
-    rho1=1.0,
-    rho2=1.0,
-    threshold=0.3,
-    server_solver="lbfgs",
-    eta=1e-2,
-    server_steps=10,
-    neighbouring="replace-one",
+    epsilon: float,
+    delta: float,
+    n_k: int | Sequence[int] | None = None,
+    rounds: int | None = None,
+    local_iters: int | None = None,
+    clip: float = 1.0,
+    clip_scheme: Literal["relative", "parents", "coordinates"] = "relative",
+    calibration: Literal["tight", "paper"] = "tight",
+    smoothness: str | ArrayLike = "private",
+    feature_bound: float | ArrayLike | None = None,
+    centre: Literal["declared", "private"] = "declared",
+    shares: tuple[float, float] = (0.1, 0.1),
+    warm_start: Literal["auto", "covariance", "none"] = "auto",
+    warm_share: float | None = None,
+    warm_clip_norm: float = 1.0,
+    lambda1: float = 0.1,
+    rho1: float = 1.0,
+    rho2: float = 1.0,
+    threshold: float = 0.3,
+    server_solver: Literal["lbfgs", "gradient"] = "lbfgs",
+    eta: float = 1e-2,
+    server_steps: int = 10,
+    neighbouring: str = "replace-one",
 ) -> SparsePlan:
     """Validate the public settings of :func:`dp_fed_sparse_bnsl` for d variables and calibrate
     its noise, touching no data (same parameters, same errors). Sweeps call it for every setting

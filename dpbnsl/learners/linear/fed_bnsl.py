@@ -15,7 +15,7 @@ once, so step 1 is ``Q diag(1/(Λ + ρ₂)) Qᵀ M``: two matrix products per ro
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -79,7 +79,7 @@ def make_server(
 
 
 def fed_bnsl(
-    participants,
+    participants: Any,
     *,
     lambda1: float = 0.01,
     rho1: float = 1e-3,

@@ -19,19 +19,23 @@ with DP-PGCD.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_participants, check_bool, check_choice
-from ...federation import Payload, Sparse, run_rounds
+from ..._validation import ArrayLike, as_participants, check_bool, check_choice
+from ...federation import Payload, Sparse, Transcript, run_rounds
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...scores import centre as centre_data
 from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters, gradient_steps, solve_server
 from ..result import LearnResult
-from .pgcd import new_state, run_iterations
+from .pgcd import PGCDNoise, PGCDState, new_state, run_iterations
+
+if TYPE_CHECKING:
+    from ...accounting.ledger import PrivacyLedger
 
 __all__ = ["fed_sparse_bnsl", "run_sparse_admm", "sparse_hyperparameters"]
 
@@ -41,7 +45,19 @@ class SparseParticipant:
     iterations warm-started from B_k. The PGCD state (residual, clipped data gradient) is kept
     across rounds while ρ₂ is unchanged, so a round starts in O(d²) instead of O(n_k·d²)."""
 
-    def __init__(self, X, m, schedule, *, lambda1, local_iters, noise=None, rng=None, ledger=None, init=None):
+    def __init__(
+        self,
+        X: np.ndarray,
+        m: ArrayLike,
+        schedule: PenaltySchedule,
+        *,
+        lambda1: float,
+        local_iters: int,
+        noise: PGCDNoise | None = None,
+        rng: np.random.Generator | None = None,
+        ledger: PrivacyLedger | None = None,
+        init: ArrayLike | None = None,
+    ) -> None:
         self.X, self.m, self.schedule = X, np.asarray(m, float), schedule
         self.lambda1, self.local_iters = lambda1, local_iters
         self.noise, self.rng, self.ledger = noise, rng, ledger
@@ -49,7 +65,7 @@ class SparseParticipant:
         self.W0 = np.zeros((d, d)) if init is None else np.array(init, float)
         self.B = self.W0.copy()
         self.beta = np.zeros((d, d))
-        self.state = None
+        self.state: PGCDState | None = None
 
     def __call__(self, t: int, inbox: Payload | None) -> tuple[str, Payload]:
         W = self.W0 if inbox is None else inbox.to_dense()
@@ -74,26 +90,26 @@ class SparseParticipant:
 
 
 def run_sparse_admm(
-    arrays,
-    ms,
+    arrays: Sequence[np.ndarray],
+    ms: Sequence[ArrayLike],
     *,
-    lambda1,
-    rho1,
-    rho2,
-    gamma1,
-    gamma2,
-    rho_max,
-    rounds,
-    local_iters,
-    threshold,
-    server_solver,
-    eta,
-    server_steps,
-    noises=None,
-    rngs=None,
-    ledgers=None,
-    init=None,
-):
+    lambda1: float,
+    rho1: float,
+    rho2: float,
+    gamma1: float,
+    gamma2: float,
+    rho_max: float,
+    rounds: int,
+    local_iters: int,
+    threshold: float,
+    server_solver: str,
+    eta: float,
+    server_steps: int,
+    noises: Sequence[PGCDNoise] | None = None,
+    rngs: Sequence[np.random.Generator] | None = None,
+    ledgers: Sequence[PrivacyLedger] | None = None,
+    init: ArrayLike | None = None,
+) -> tuple[np.ndarray, ConsensusServer, Transcript]:
     """The Fed-Sparse-BNSL protocol on prepared (centred) arrays and smoothness constants;
     ``noises``/``rngs``/``ledgers`` (one per participant) make the local steps DP-PGCD. ``init``
     (a public d × d matrix, e.g. a warm start) is where every B_k and the server's W start
@@ -124,18 +140,18 @@ def run_sparse_admm(
 
 
 def sparse_hyperparameters(
-    lambda1,
-    rho1,
-    rho2,
-    gamma1,
-    gamma2,
-    rho_max,
-    rounds,
-    local_iters,
-    threshold,
-    server_solver,
-    eta,
-    server_steps,
+    lambda1: float,
+    rho1: float,
+    rho2: float,
+    gamma1: float,
+    gamma2: float,
+    rho_max: float,
+    rounds: int,
+    local_iters: int,
+    threshold: float,
+    server_solver: str,
+    eta: float,
+    server_steps: int,
 ) -> dict:
     """The validated hyperparameters of the Fed-Sparse-BNSL protocol (shared by the private
     learner and the audits that replay it)."""
@@ -157,7 +173,7 @@ def sparse_hyperparameters(
 
 
 def fed_sparse_bnsl(
-    participants,
+    participants: Any,
     *,
     lambda1: float = 0.1,
     rho1: float = 1.0,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import scipy.optimize
 
-from ..._validation import as_float_matrix, check_bool, check_int, check_real
+from ..._validation import ArrayLike, as_float_matrix, check_bool, check_int, check_real
 from ...graphs import acyclicity, threshold_to_dag
 from ...graphs import threshold as threshold_weights
 from ...scores import centre as centre_data
@@ -26,7 +26,7 @@ from ..result import LearnResult
 __all__ = ["notears", "notears_from_gram"]
 
 
-def _columns(X) -> tuple[str, ...] | None:
+def _columns(X: ArrayLike) -> tuple[str, ...] | None:
     return tuple(str(c) for c in X.columns) if isinstance(X, pd.DataFrame) else None
 
 
@@ -74,7 +74,7 @@ def notears_from_gram(
 
 
 def notears(
-    X,
+    X: ArrayLike,
     *,
     lambda1: float = 0.1,
     max_iter: int = 100,

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..._validation import as_participants, as_square_matrix, check_bool, readonly_copy
+from ..._validation import ArrayLike, as_participants, as_square_matrix, check_bool, readonly_copy
 from ...metrics import nmse
 from ...scores import centre as centre_data
 from ..result import LearnResult
@@ -42,7 +43,7 @@ class Personalized:
     columns: tuple[str, ...] | None = None
 
 
-def personalize(participants, W, *, centre: bool = True) -> Personalized:
+def personalize(participants: Any, W: ArrayLike | LearnResult, *, centre: bool = True) -> Personalized:
     """Refit the weights of the structure ``supp(W)`` on each participant's own data by OLS.
 
     Parameters
@@ -93,7 +94,7 @@ def personalize(participants, W, *, centre: bool = True) -> Personalized:
     return Personalized(tuple(fits), readonly_copy(support, dtype=None), columns)
 
 
-def personalized_nmse(B_true: Sequence, B_est) -> np.ndarray:
+def personalized_nmse(B_true: Sequence, B_est: Sequence | np.ndarray | Personalized) -> np.ndarray:
     """Per-participant ``NMSE_k = ‖B̂_k − B*_k‖²_F / ‖B*_k‖²_F`` (:func:`dpbnsl.metrics.nmse`).
 
     Argument order is (truth, estimate), as for every metric in :mod:`dpbnsl.metrics`.
@@ -127,7 +128,7 @@ def personalized_nmse(B_true: Sequence, B_est) -> np.ndarray:
     return out
 
 
-def _per_participant(seq, name: str) -> list:
+def _per_participant(seq: Any, name: str) -> list:
     if isinstance(seq, Personalized):
         return list(seq.B)
     if (

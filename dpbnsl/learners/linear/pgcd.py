@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from ..._validation import as_float_matrix, as_generator, check_int, check_real
+from ..._validation import ArrayLike, as_float_matrix, as_generator, check_int, check_real
 from ...mechanisms import BoundedRangeDpEvent, ColumnwiseExponentialMechanism, gaussian_mechanism
 from ...mechanisms.gradients import (
     CLIP_SCHEMES,
@@ -38,6 +39,9 @@ from ...mechanisms.gradients import (
     clipped_products,
     scores_sensitivity,
 )
+
+if TYPE_CHECKING:
+    from ...accounting.ledger import PrivacyLedger
 
 __all__ = [
     "PGCDNoise",
@@ -52,7 +56,7 @@ __all__ = [
 ]
 
 
-def soft_threshold(z, tau):
+def soft_threshold(z: float | np.ndarray, tau: float | np.ndarray) -> float | np.ndarray:
     """S_τ(z) = sign(z)·max(|z| − τ, 0)."""
     return np.sign(z) * np.maximum(np.abs(z) - tau, 0.0)
 
@@ -91,7 +95,17 @@ class PGCDState:
     survives an ADMM round: :meth:`reset` takes the new W and β in O(d²).
     """
 
-    def __init__(self, X, B, W, beta, M, lambda1, rho2, C_a):
+    def __init__(
+        self,
+        X: np.ndarray,
+        B: np.ndarray,
+        W: np.ndarray,
+        beta: np.ndarray,
+        M: np.ndarray,
+        lambda1: float,
+        rho2: float,
+        C_a: np.ndarray | None,
+    ) -> None:
         self.X, self.B = X, B
         self.n, self.d = X.shape
         self.M, self.lam, self.rho2, self.C_a = M, lambda1, rho2, C_a
@@ -105,7 +119,7 @@ class PGCDState:
             self.Gd[:, b] = self.data_gradient(b)
         self.reset(W, beta)
 
-    def reset(self, W, beta) -> None:
+    def reset(self, W: np.ndarray, beta: np.ndarray) -> None:
         """New W and β (a new ADMM round): gradient and scores of every column, O(d²)."""
         self.W, self.beta = W, beta
         self.G = self.Gd + beta + self.rho2 * (self.B - W)
@@ -151,7 +165,16 @@ class PGCDState:
         return True
 
 
-def _pgcd_iv(X, B, W, beta, m, lambda1, rho2, iters):
+def _pgcd_iv(
+    X: ArrayLike,
+    B: ArrayLike,
+    W: ArrayLike,
+    beta: ArrayLike,
+    m: ArrayLike,
+    lambda1: float,
+    rho2: float,
+    iters: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     X = as_float_matrix(X, "X")
     n, d = X.shape
     if d < 2:
@@ -186,7 +209,7 @@ def pgcd(
     m: np.ndarray,
     noise: PGCDNoise | None = None,
     rng: np.random.Generator | None = None,
-    ledger=None,
+    ledger: PrivacyLedger | None = None,
     label: str = "dp-pgcd",
 ) -> PGCDResult:
     """Run ``iters`` iterations of PGCD (``noise=None``) or DP-PGCD from ``B`` (warm start).
@@ -242,40 +265,64 @@ def pgcd(
 
 def score_sensitivity(state: PGCDState) -> float:
     """Δ_s of the scores of a private state (see :func:`clip_score_sensitivity`)."""
-    return scores_sensitivity(state.C_a, state.M, state.n)
+    return scores_sensitivity(cast(np.ndarray, state.C_a), state.M, state.n)
 
 
-def new_state(X, B, W, beta, *, M, lambda1, rho2, noise) -> PGCDState:
+def new_state(
+    X: np.ndarray,
+    B: np.ndarray,
+    W: np.ndarray,
+    beta: np.ndarray,
+    *,
+    M: np.ndarray,
+    lambda1: float,
+    rho2: float,
+    noise: PGCDNoise | None,
+) -> PGCDState:
     """The O(n_k·d²) start of a (DP-)PGCD run on validated arrays (B is updated in place)."""
     C_a = clip_bounds(M, noise.clip, noise.scheme) if noise is not None else None
     return PGCDState(X, B, W, beta, M, lambda1, rho2, C_a)
 
 
-def run_iterations(state: PGCDState, iters: int, *, noise, rng, ledger, label="dp-pgcd") -> np.ndarray:
+def run_iterations(
+    state: PGCDState,
+    iters: int,
+    *,
+    noise: PGCDNoise | None,
+    rng: np.random.Generator | None,
+    ledger: PrivacyLedger | None,
+    label: str = "dp-pgcd",
+) -> np.ndarray:
     """``iters`` (DP-)PGCD iterations on ``state``, O(n_k·d) each; returns the selected flat
     indices. Private releases go through the mechanisms and are recorded in ``ledger``."""
     n, d = state.n, state.d
     private = noise is not None
     selected = np.empty(iters, dtype=np.int64)
     sampler = None
-    if private and noise.multiplier > 0:
+    # when private, the callers give noise, rng and ledger, and state.C_a is set (the casts below)
+    if private and cast(PGCDNoise, noise).multiplier > 0:
         sampler = ColumnwiseExponentialMechanism(
-            state.S, sensitivity=score_sensitivity(state), multiplier=noise.multiplier
+            state.S, sensitivity=score_sensitivity(state), multiplier=cast(PGCDNoise, noise).multiplier
         )
     for k in range(iters):
         if sampler is not None:
-            choice = sampler.sample(rng)
+            choice = sampler.sample(cast(np.random.Generator, rng))
             a, b = divmod(choice.value, d)
         else:  # PGCD, or DP-PGCD with the noise switched off (multiplier 0: exact argmax)
             a, b = state.argmax()
         g = state.G[a, b]
         if private:
-            delta_g = 2.0 * state.C_a[a] / n
-            release = gaussian_mechanism(g, sensitivity=delta_g, multiplier=noise.multiplier, rng=rng)
+            delta_g = 2.0 * cast(np.ndarray, state.C_a)[a] / n
+            release = gaussian_mechanism(
+                g,
+                sensitivity=delta_g,
+                multiplier=cast(PGCDNoise, noise).multiplier,
+                rng=cast(np.random.Generator, rng),
+            )
             g = release.value
             select_event = choice.event if sampler is not None else BoundedRangeDpEvent(math.inf)
-            ledger.record(f"{label}/select", select_event)
-            ledger.record(f"{label}/gradient", release.event)
+            cast("PrivacyLedger", ledger).record(f"{label}/select", select_event)
+            cast("PrivacyLedger", ledger).record(f"{label}/gradient", release.event)
         selected[k] = a * d + b
         if state.update(a, b, g) and sampler is not None:
             sampler.update_column(b, state.S[:, b])

@@ -20,17 +20,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from dp_accounting import GaussianDpEvent
 
-from ..._validation import EPSILON_MIN, as_generator, as_participants, check_epsilon, check_real
+from ..._validation import EPSILON_MIN, ArrayLike, as_generator, as_participants, check_epsilon, check_real
 from ...accounting import LedgerEntry, PrivacyLedger, compose_epsilon, epsilon_to_rho, summarize_privacy
 from ...federation import SERVER, Dense, Message, Transcript
 from ...mechanisms import CLIP_RANGE, gaussian_mechanism
 from ..result import LearnResult
-from .dp_fed_sparse_bnsl import dp_fed_sparse_bnsl, plan
+from .dp_fed_sparse_bnsl import SparsePlan, dp_fed_sparse_bnsl, plan
 
 __all__ = ["select_dp_fed_sparse_bnsl", "residual_loss"]
 
@@ -49,7 +50,7 @@ def residual_loss(X: np.ndarray, W: np.ndarray, bound: float) -> float:
     return float(per_row.mean())
 
 
-def _check_candidates(candidates) -> list[dict]:
+def _check_candidates(candidates: Any) -> list[dict]:
     if isinstance(candidates, Mapping) or not isinstance(candidates, Sequence) or isinstance(candidates, str):
         raise TypeError(
             f"`candidates` must be a sequence of dicts of settings; got {type(candidates).__name__}"
@@ -68,16 +69,16 @@ def _check_candidates(candidates) -> list[dict]:
 
 
 def select_dp_fed_sparse_bnsl(
-    participants,
+    participants: Any,
     *,
     epsilon: float,
     delta: float,
-    candidates,
-    feature_bound,
+    candidates: Sequence[Mapping[str, Any]],
+    feature_bound: float | ArrayLike,
     loss_bound: float | None = None,
     score_share: float = 0.1,
-    rng=None,
-    **settings,
+    rng: np.random.Generator | int | None = None,
+    **settings: Any,
 ) -> LearnResult:
     """Run DP-Fed-Sparse-BNSL once per candidate setting and return the best run by a private
     BIC; the returned guarantee covers every run and every score.
@@ -145,17 +146,17 @@ def select_dp_fed_sparse_bnsl(
         bound_sum if loss_bound is None else loss_bound, "loss_bound", low=CLIP_RANGE[0], high=CLIP_RANGE[1]
     )
 
-    def plans(eps_run):
+    def plans(eps_run: float) -> list[SparsePlan]:
         return [
             plan(d, epsilon=eps_run, delta=dl, n_k=n_k, feature_bound=feature_bound, **settings, **c)
             for c in cands
         ]
 
-    def score_multiplier(eps_run):
+    def score_multiplier(eps_run: float) -> float:
         rho = epsilon_to_rho(eps_run, dl, conversion="bun-steinke")
         return 1.0 / math.sqrt(2.0 * share * rho)
 
-    def total_epsilon(eps_run):
+    def total_epsilon(eps_run: float) -> float:
         entries = [
             LedgerEntry(f"candidate {j}/{x.label}", x.event, x.count)
             for j, pl in enumerate(plans(eps_run))

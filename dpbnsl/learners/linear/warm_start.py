@@ -15,12 +15,17 @@ rows clipped to ‖x‖₂ ≤ R); W₀ and everything computed from it is post-
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...federation import Transcript
 from ..admm import check_hyperparameters
 from .dp_fed_bnsl import dp_fed_bnsl, fit_covariances, release_covariance
+
+if TYPE_CHECKING:
+    from ...accounting.ledger import PrivacyLedger
 
 __all__ = ["covariance_warm_start", "default_warm_share", "warm_start_applies", "WARM_START_MAX_D"]
 
@@ -64,7 +69,12 @@ def _fed_bnsl_hyper() -> dict:
 
 
 def covariance_warm_start(
-    arrays, *, clip_norm: float, multiplier: float, rngs, ledgers
+    arrays: Sequence[np.ndarray],
+    *,
+    clip_norm: float,
+    multiplier: float,
+    rngs: Sequence[np.random.Generator],
+    ledgers: Sequence[PrivacyLedger],
 ) -> tuple[np.ndarray, Transcript]:
     """Each participant releases its covariance once (rows clipped to ‖x‖₂ ≤ ``clip_norm``,
     Gaussian noise of ``multiplier`` × the sensitivity, recorded in its ledger); Fed-BNSL with

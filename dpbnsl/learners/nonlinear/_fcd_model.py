@@ -30,9 +30,13 @@ Speed (all d node networks of a participant are evaluated as one batch of shape 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 __all__ = ["Model", "Parts", "Workspace", "Adam", "acyclicity_value", "sigmoid"]
 
@@ -71,7 +75,7 @@ class Workspace:
     Buffers hold per layer the activations and slope fields, shape (d, hidden, n).
     """
 
-    def __init__(self, X: np.ndarray, model: Model, dtype) -> None:
+    def __init__(self, X: np.ndarray, model: Model, dtype: DTypeLike) -> None:
         n, d = X.shape
         self.n, self.dtype = n, np.dtype(dtype)
         self.X = np.array(X, dtype=self.dtype)
@@ -143,7 +147,18 @@ class Model:
         """One draw of ``G = g¹ − g⁰`` (standard Logistic, d×d); ``None`` for ``"linear"``."""
         return None if self.mechanism == "linear" else rng.logistic(size=(self.d, self.d))
 
-    def loss_grad(self, theta, ws: Workspace, G, *, tau, lambda1, alpha, rho, acyclicity):
+    def loss_grad(
+        self,
+        theta: np.ndarray,
+        ws: Workspace,
+        G: np.ndarray | None,
+        *,
+        tau: float,
+        lambda1: float,
+        alpha: float,
+        rho: float,
+        acyclicity: str,
+    ) -> tuple[Parts, np.ndarray]:
         """The loss ``L(θ)`` for the fixed noise ``G`` and its gradient.
 
         Parameters
@@ -178,7 +193,9 @@ class Model:
         total = mse + lambda1 * l1 + alpha * h + 0.5 * rho * h * h
         return Parts(mse, l1, h, total), grad
 
-    def _mlp(self, ws: Workspace, M, phi, gphi):
+    def _mlp(
+        self, ws: Workspace, M: np.ndarray, phi: list[np.ndarray], gphi: list[np.ndarray]
+    ) -> tuple[float, np.ndarray]:
         """Forward and backward pass of the data term in the (node, unit, sample) layout. Fills
         ``gphi`` with ∂mse/∂Φ; returns the data term ``1/(2n) Σ r²`` and ∂mse/∂M (d, d)."""
         dt = ws.dtype

@@ -13,6 +13,7 @@ participants communicated).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -72,7 +73,7 @@ class FCDRun:
 class _Federation:
     """Participants' states plus the server's aggregation step and bookkeeping."""
 
-    def __init__(self, arrays, cfg: FCDConfig, rng: np.random.Generator) -> None:
+    def __init__(self, arrays: Sequence[np.ndarray], cfg: FCDConfig, rng: np.random.Generator) -> None:
         d = arrays[0].shape[1]
         self.cfg, self.P, self.d = cfg, len(arrays), d
         self.model = Model(d, cfg.mechanism, cfg.hidden, cfg.layers)
@@ -132,10 +133,16 @@ class _Federation:
         self.rows.append(self._row(step, len(chosen), up, down))
         self.rounds += 1
 
-    def _shape(self, kind, v):
+    def _shape(self, kind: str, v: np.ndarray) -> np.ndarray:
         return v if kind == "phi" else v.reshape(self.d, self.d)
 
-    def _record(self, chosen, sent, kinds, new) -> None:
+    def _record(
+        self,
+        chosen: np.ndarray,
+        sent: list[np.ndarray],
+        kinds: list[tuple[str, int, int]],
+        new: np.ndarray,
+    ) -> None:
         if self.transcript is None:
             return
         for k, theta in zip(chosen, sent):
@@ -148,7 +155,7 @@ class _Federation:
             for k in range(self.P):
                 self.transcript.append(Message(self.rounds, SERVER, k, kind, payload))
 
-    def _row(self, step, uploaded, up, down) -> dict:
+    def _row(self, step: int, uploaded: int, up: int, down: int) -> dict:
         probs = self.model.mask(self.U, None, self.cfg.tau)
         edges = (np.abs(probs) > self.cfg.threshold).sum()  # before cycle repair
         last = cast("list[Parts]", self.last)  # all set: aggregate() always follows local_step()
@@ -200,7 +207,7 @@ class _Federation:
         return self.h_expected()
 
 
-def run_fcd(arrays, cfg: FCDConfig, rng: np.random.Generator) -> FCDRun:
+def run_fcd(arrays: Sequence[np.ndarray], cfg: FCDConfig, rng: np.random.Generator) -> FCDRun:
     """Run the ALM outer loop around Algorithm 2.
 
     ``schedule="mcsl"`` (the authors' code, MCSL/NOTEARS style): per outer iteration solve, and while

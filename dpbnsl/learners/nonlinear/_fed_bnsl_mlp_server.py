@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.optimize
@@ -128,7 +129,7 @@ def server_objective(
 
 
 def solve_w1(
-    w0: np.ndarray, layout: MLPLayout, *, solver_options: dict | None = None, **problem
+    w0: np.ndarray, layout: MLPLayout, *, solver_options: dict | None = None, **problem: Any
 ) -> np.ndarray:
     """Minimise :func:`server_objective` by L-BFGS-B on ``w⁺, w⁻ ≥ 0`` (self-loops fixed at 0),
     warm-started from ``w0`` (``solver_options``: scipy's defaults when None); return

@@ -43,7 +43,7 @@ class MLPLayout:
     def n_params(self) -> int:
         return self.n_w1 + 2 * self.d * self.hidden + self.d
 
-    def unpack(self, theta: np.ndarray):
+    def unpack(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Views ``(W1 (d, m, d), b1 (d, m), W2 (d, m), b2 (d,))`` into ``theta``."""
         d, m, a = self.d, self.hidden, self.n_w1
         return (

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import (
+    ArrayLike,
     as_float_matrix,
     as_generator,
     as_participants,
@@ -80,7 +81,7 @@ def fcd_defaults(d: int, mechanism: str = "mlp") -> dict:
     return out
 
 
-def _config(d, P, share_phi, kw) -> FCDConfig:
+def _config(d: int, P: int, share_phi: bool, kw: dict) -> FCDConfig:
     mech = check_choice(kw["mechanism"], "mechanism", MECHANISMS)
     dflt = fcd_defaults(d, mech)
     v = {k: (dflt[k] if kw.get(k) is None else kw[k]) for k in dflt}
@@ -126,7 +127,9 @@ def _config(d, P, share_phi, kw) -> FCDConfig:
     return cfg
 
 
-def _fcd(participants, method: str, share_phi: bool, rng, kw) -> LearnResult:
+def _fcd(
+    participants: Any, method: str, share_phi: bool, rng: np.random.Generator | int | None, kw: dict
+) -> LearnResult:
     arrays, columns = as_participants(participants)
     d = arrays[0].shape[1]
     if d < 2:
@@ -156,7 +159,7 @@ def _fcd(participants, method: str, share_phi: bool, rng, kw) -> LearnResult:
 
 
 def ds_fcd(
-    participants,
+    participants: Any,
     *,
     mechanism: str = "mlp",
     lambda1: float | None = None,
@@ -181,7 +184,7 @@ def ds_fcd(
     threshold: float | None = None,
     dtype: str = "float32",
     record_transcript: bool = True,
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> LearnResult:
     """Learn one DAG with DS-FCD (DAG-shared federated causal discovery).
 
@@ -249,7 +252,7 @@ def ds_fcd(
     return _fcd(kw.pop("participants"), "ds-fcd", False, kw.pop("rng"), kw)
 
 
-def as_fcd(participants, *, rng=None, **options) -> LearnResult:
+def as_fcd(participants: Any, *, rng: np.random.Generator | int | None = None, **options: Any) -> LearnResult:
     """AS-FCD (all-shared): DS-FCD where the server also averages the mechanisms ``Φ`` at every
     aggregation (FedAvg on all parameters; meant for IID data). Same options as :func:`ds_fcd`;
     the transcript holds ``"U"`` and ``"phi"`` messages."""
@@ -257,7 +260,9 @@ def as_fcd(participants, *, rng=None, **options) -> LearnResult:
     return _fcd(participants, "as-fcd", True, rng, kw)
 
 
-def fcd_centralized(X, *, rng=None, **options) -> LearnResult:
+def fcd_centralized(
+    X: ArrayLike, *, rng: np.random.Generator | int | None = None, **options: Any
+) -> LearnResult:
     """The centralised model (MCSL-style): DS-FCD with a single participant holding all of ``X``.
 
     With one participant every aggregation is the identity, so this equals

@@ -21,13 +21,14 @@ draw independent random starts).
 from __future__ import annotations
 
 import time
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from ..._validation import as_generator, as_participants, check_choice
-from ...federation import run_rounds
+from ...federation import Payload, ServerReply, run_rounds
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ..admm import PenaltySchedule, check_hyperparameters
@@ -40,7 +41,7 @@ __all__ = ["fed_bnsl_mlp"]
 
 
 def fed_bnsl_mlp(
-    participants,
+    participants: Any,
     *,
     hidden: int = 10,
     lambda1: float = 1e-3,
@@ -56,8 +57,8 @@ def fed_bnsl_mlp(
     threshold: float = 0.3,
     normalize: Literal["global", "local"] = "global",
     centre: bool = False,
-    solver_options=None,
-    rng=None,
+    solver_options: Mapping[str, Any] | None = None,
+    rng: np.random.Generator | int | None = None,
 ) -> LearnResult:
     """Learn one DAG from data split across participants with NOTEARS-MLP-ADMM.
 
@@ -170,7 +171,8 @@ def fed_bnsl_mlp(
 
     local_rows = []
 
-    def server_step(t, uploads):  # record the participants' diagnostics next to the server's
+    def server_step(t: int, uploads: list[Payload]) -> ServerReply:
+        # record the participants' diagnostics next to the server's
         local_rows.append(
             {"local_loss": sum(c.loss for c in clients), "local_seconds": sum(c.seconds for c in clients)}
         )

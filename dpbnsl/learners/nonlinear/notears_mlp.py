@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ import pandas as pd
 import scipy.optimize
 
 from ..._validation import (
+    ArrayLike,
     as_float_matrix,
     as_generator,
     as_participants,
@@ -43,7 +44,7 @@ __all__ = ["notears_mlp", "notears_mlp_local", "notears_mlp_voting", "notears_ml
 _LBFGSB_OPTIONS = ("maxcor", "ftol", "gtol", "maxiter", "maxfun", "maxls")
 
 
-def check_solver_options(options) -> dict:
+def check_solver_options(options: Mapping[str, Any] | None) -> dict:
     """Validate L-BFGS-B options (None → scipy's defaults, as the reference implementations)."""
     if options is None:
         return {}
@@ -59,7 +60,15 @@ def check_solver_options(options) -> dict:
     return out
 
 
-def check_mlp_params(*, hidden, lambda1, lambda2, threshold, centre, solver_options) -> dict:
+def check_mlp_params(
+    *,
+    hidden: int,
+    lambda1: float,
+    lambda2: float,
+    threshold: float,
+    centre: bool,
+    solver_options: Mapping[str, Any] | None,
+) -> dict:
     """Validate the hyperparameters NOTEARS-MLP and NOTEARS-MLP-ADMM share."""
     out: dict[str, Any] = dict(
         hidden=check_int(hidden, "hidden", low=1),
@@ -150,7 +159,7 @@ def fit_theta(
 
 
 def notears_mlp(
-    X,
+    X: ArrayLike,
     *,
     hidden: int = 10,
     lambda1: float = 0.01,
@@ -160,8 +169,8 @@ def notears_mlp(
     rho_max: float = 1e16,
     threshold: float = 0.3,
     centre: bool = False,
-    solver_options=None,
-    rng=None,
+    solver_options: Mapping[str, Any] | None = None,
+    rng: np.random.Generator | int | None = None,
 ) -> LearnResult:
     """Learn a DAG from one dataset with NOTEARS-MLP.
 
@@ -246,7 +255,9 @@ def notears_mlp(
     )
 
 
-def notears_mlp_local(participants, *, rng=None, **kwargs) -> LocalFits:
+def notears_mlp_local(
+    participants: Any, *, rng: np.random.Generator | int | None = None, **kwargs: Any
+) -> LocalFits:
     """Fit NOTEARS-MLP separately on each participant's data (keywords as in :func:`notears_mlp`).
 
     Participant k's starting point comes from ``rng.spawn(P)[k]``. The fits can be passed as
@@ -260,7 +271,12 @@ def notears_mlp_local(participants, *, rng=None, **kwargs) -> LocalFits:
     return LocalFits(results, columns, time.perf_counter() - start)
 
 
-def _local(participants, local, kwargs, precheck=None) -> LocalFits:
+def _local(
+    participants: Any,
+    local: LocalFits | None,
+    kwargs: dict,
+    precheck: Callable[[int, int], None] | None = None,
+) -> LocalFits:
     """The fits to combine: ``local`` after checks, or fresh NOTEARS-MLP fits of ``participants``.
 
     ``precheck(P, d)`` validates the combiner's own arguments before anything is fitted.
@@ -291,12 +307,12 @@ def _local(participants, local, kwargs, precheck=None) -> LocalFits:
 
 
 def notears_mlp_voting(
-    participants=None,
+    participants: Any = None,
     *,
     local: LocalFits | None = None,
     min_votes: int | None = None,
     acyclic: bool = False,
-    **kwargs,
+    **kwargs: Any,
 ) -> LearnResult:
     """NOTEARS-MLP-Voting: keep each directed edge found by more than half of the participants.
 
@@ -313,7 +329,7 @@ def notears_mlp_voting(
     True
     """
 
-    def precheck(P, d):
+    def precheck(P: int, d: int) -> None:
         if min_votes is not None:
             check_int(min_votes, "min_votes", low=1, high=P)
         check_bool(acyclic, "acyclic")
@@ -325,7 +341,9 @@ def notears_mlp_voting(
     )
 
 
-def notears_mlp_best(participants=None, *, B_true, local: LocalFits | None = None, **kwargs) -> LearnResult:
+def notears_mlp_best(
+    participants: Any = None, *, B_true: ArrayLike, local: LocalFits | None = None, **kwargs: Any
+) -> LearnResult:
     """NOTEARS-MLP-Best (**oracle**): the participant graph with the lowest SHD against ``B_true``.
 
     Reads the true graph to choose, so nobody could run it; ``info["oracle"]`` is True and
@@ -334,7 +352,7 @@ def notears_mlp_best(participants=None, *, B_true, local: LocalFits | None = Non
     """
     truth = as_square_matrix(B_true, "B_true")
 
-    def precheck(P, d):  # fail before fitting anything
+    def precheck(P: int, d: int) -> None:  # fail before fitting anything
         if truth.shape[0] != d:
             raise ValueError(f"`B_true` must be {d}×{d} like the data; got shape {truth.shape}")
 

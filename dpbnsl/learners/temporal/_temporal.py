@@ -15,10 +15,12 @@ evaluation costs O(((p+1)d)²·d), whatever n is.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..._validation import ArrayLike
 from ...metrics import LagAccuracy, lag_accuracy
 from ...timeseries import as_realisations, lagged_design
 
@@ -45,7 +47,7 @@ def _check_lengths(arrays: list[np.ndarray], lag: int, name: str, where: str) ->
 
 
 def as_temporal_series(
-    series, lag: int, name: str = "series", *, where: str = ""
+    series: ArrayLike, lag: int, name: str = "series", *, where: str = ""
 ) -> tuple[list[np.ndarray], tuple[str, ...] | None]:
     """One series or a list of realisations → new float arrays (each > ``lag`` rows), columns."""
     arrays, columns = as_realisations(series, name, where=where)
@@ -54,7 +56,7 @@ def as_temporal_series(
 
 
 def as_temporal_participants(
-    participants, lag: int, name: str = "participants"
+    participants: Any, lag: int, name: str = "participants"
 ) -> tuple[list[list[np.ndarray]], tuple[str, ...] | None]:
     """Validate a sequence of participants' time series.
 

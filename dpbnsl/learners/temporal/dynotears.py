@@ -21,7 +21,7 @@ import pandas as pd
 import scipy.linalg
 import scipy.optimize
 
-from ..._validation import check_bool, check_int, check_real, readonly_copy
+from ..._validation import ArrayLike, check_bool, check_int, check_real, readonly_copy
 from ...graphs import acyclicity, threshold_to_dag
 from ...graphs import threshold as threshold_weights
 from ..result import LearnResult
@@ -109,7 +109,7 @@ def dynotears_from_gram(
 
 
 def dynotears(
-    series,
+    series: ArrayLike,
     *,
     lag: int = 1,
     lambda_w: float = 0.1,

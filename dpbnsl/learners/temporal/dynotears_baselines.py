@@ -15,11 +15,12 @@ several combination rules on the same fits.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_square_matrix, check_bool, check_choice, check_real, readonly_copy
+from ..._validation import ArrayLike, as_square_matrix, check_bool, check_choice, check_real, readonly_copy
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...metrics import count_accuracy
@@ -31,7 +32,7 @@ from .dynotears import dynotears
 __all__ = ["dynotears_local", "dynotears_average", "dynotears_best", "dynotears_all"]
 
 
-def dynotears_local(participants, **dynotears_kwargs) -> LocalFits:
+def dynotears_local(participants: Any, **dynotears_kwargs: Any) -> LocalFits:
     """Fit DYNOTEARS separately on each participant's series (arguments as in :func:`dynotears`,
     e.g. ``lag``, ``lambda_w``, ``lambda_a``)."""
     lag = dynotears_kwargs.get("lag", 1)
@@ -43,7 +44,7 @@ def dynotears_local(participants, **dynotears_kwargs) -> LocalFits:
     return LocalFits(results, columns, time.perf_counter() - start)
 
 
-def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
+def _fits(participants: Any, local: LocalFits | None, kwargs: dict) -> LocalFits:
     if local is not None and (participants is not None or kwargs):
         given = (["participants"] if participants is not None else []) + sorted(kwargs)
         raise ValueError(
@@ -59,7 +60,16 @@ def _fits(participants, local: LocalFits | None, kwargs: dict) -> LocalFits:
     return local
 
 
-def _result(method: str, W, W_raw, A, A_raw, fits: LocalFits, params: dict, **info) -> LearnResult:
+def _result(
+    method: str,
+    W: np.ndarray,
+    W_raw: np.ndarray,
+    A: np.ndarray,
+    A_raw: np.ndarray,
+    fits: LocalFits,
+    params: dict,
+    **info: Any,
+) -> LearnResult:
     first = fits.results[0].info
     return LearnResult(
         method=method,
@@ -81,14 +91,14 @@ def _result(method: str, W, W_raw, A, A_raw, fits: LocalFits, params: dict, **in
 
 
 def dynotears_average(
-    participants=None,
+    participants: Any = None,
     *,
     local: LocalFits | None = None,
     threshold_w: float = 0.3,
     threshold_a: float = 0.3,
     average: str = "raw",
     acyclic: bool = False,
-    **dynotears_kwargs,
+    **dynotears_kwargs: Any,
 ) -> LearnResult:
     """DYNOTEARS-Ave: average the participants' W and A, then threshold each (FedDBN's "Ave").
 
@@ -132,13 +142,13 @@ def dynotears_average(
 
 
 def dynotears_best(
-    participants=None,
+    participants: Any = None,
     *,
-    B_true,
-    A_true=None,
+    B_true: ArrayLike,
+    A_true: ArrayLike | None = None,
     select: str = "W",
     local: LocalFits | None = None,
-    **dynotears_kwargs,
+    **dynotears_kwargs: Any,
 ) -> LearnResult:
     """DYNOTEARS-Best (**oracle**): the participant fit with the lowest SHD against the truth.
 
@@ -170,7 +180,7 @@ def dynotears_best(
     )
 
 
-def dynotears_all(participants, *, centre: bool = True, **dynotears_kwargs) -> LearnResult:
+def dynotears_all(participants: Any, *, centre: bool = True, **dynotears_kwargs: Any) -> LearnResult:
     """DYNOTEARS-All: DYNOTEARS on the pooled series of every participant (centralised reference).
 
     With ``centre`` each participant's series are centred by its own means before pooling (as the

@@ -65,7 +65,7 @@ class _Participant:
 
 
 def fed_dbn(
-    participants,
+    participants: Any,
     *,
     lag: int = 1,
     lambda_w: float = 0.5,
