@@ -153,7 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="how --clip becomes per-parent thresholds ('parents' reproduces the paper's C values)",
     )
     dp.add_argument(
-        "--calibration", default="tight", choices=("tight", "paper"), help="DP-PGCD noise calibration"
+        "--calibration",
+        default="tight",
+        choices=("tight", "paper", "classic", "zcdp"),
+        help="noise calibration: 'tight' (both private methods), 'paper' (dp-fed-sparse-bnsl: the "
+        "paper's Theorem 5.1), 'classic' or 'zcdp' (dp-fed-bnsl's Gaussian release)",
     )
     dp.add_argument(
         "--smoothness",
@@ -200,12 +204,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=1.0,
         help="dp-fed-bnsl: row clipping norm R of the covariance release (public)",
-    )
-    dp.add_argument(
-        "--gaussian",
-        default="analytic",
-        choices=("analytic", "classic", "zcdp"),
-        help="dp-fed-bnsl: calibration of the covariance release",
     )
     add_extra_options(learn)
     learn.set_defaults(handler=_learn)

@@ -173,8 +173,8 @@ def _dp_covariance_kwargs(args: argparse.Namespace) -> dict:
         "max_rounds",
         *_PRIVATE,
         "clip_norm",
-        "gaussian",
-        rename={"seed": "rng", "gaussian": "calibration"},
+        "calibration",
+        rename={"seed": "rng"},
     )
 
 
@@ -303,7 +303,7 @@ _ENTRIES = (
         private=True,
         messages="dense",
         quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
-        cli_options=_LINEAR + ("max_rounds",) + _PRIVATE + ("clip_norm", "gaussian"),
+        cli_options=_LINEAR + ("max_rounds",) + _PRIVATE + ("clip_norm", "calibration"),
         cli_kwargs=_dp_covariance_kwargs,
         plan=_plan_covariance_learner,
     ),

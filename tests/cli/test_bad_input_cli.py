@@ -270,7 +270,7 @@ CASES = {
     ),
     "delta below the pld range": (
         [*DPB, "--epsilon", "1", "--delta", "1e-20"],
-        "`delta` = 1e-20 is below what the 'analytic' calibration",
+        "`delta` = 1e-20 is below what the 'tight' calibration",
     ),
     "truth other labels": (
         [*LEARN, "--truth", "{truth_labels.csv}", "--out", "{out}"],
@@ -417,7 +417,7 @@ VALID = {
         "1",
         "--delta",
         "1e-300",
-        "--gaussian",
+        "--calibration",
         "zcdp",
         "--max-rounds",
         "3",

@@ -51,7 +51,13 @@ __all__ = [
 ]
 
 #: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
-ACCOUNTANT: dict[str, Accountant] = {"analytic": "pld", "classic": "pld", "zcdp": "zcdp"}
+ACCOUNTANT: dict[str, Accountant] = {"tight": "pld", "classic": "pld", "zcdp": "zcdp"}
+#: the Gaussian calibration of :func:`~dpbnsl.accounting.calibrate_gaussian` behind each name
+_GAUSSIAN: dict[str, Literal["analytic", "classic", "zcdp"]] = {
+    "tight": "analytic",
+    "classic": "classic",
+    "zcdp": "zcdp",
+}
 
 
 def _entries(z_cov: float, z_mean: float | None) -> list[LedgerEntry]:
@@ -61,7 +67,7 @@ def _entries(z_cov: float, z_mean: float | None) -> list[LedgerEntry]:
 
 @functools.lru_cache(maxsize=256)
 def _multipliers(
-    epsilon: float, delta: float, calibration: Literal["analytic", "classic", "zcdp"], share: float
+    epsilon: float, delta: float, calibration: Literal["tight", "classic", "zcdp"], share: float
 ) -> tuple[float, float | None, float]:
     """Noise multipliers (covariance, mean or None) and the ε(δ) they spend under the reporting
     accountant. Releases of multipliers z/√(1−f) and z/√f compose exactly into one of multiplier z
@@ -70,7 +76,7 @@ def _multipliers(
     less noise). Cached: the PLD accountant takes seconds at large ε, and sweeps repeat settings."""
     if math.isinf(epsilon):
         return 0.0, (0.0 if share else None), math.inf
-    z, step = calibrate_gaussian(epsilon, delta, 1.0, method=calibration), 1e-12
+    z, step = calibrate_gaussian(epsilon, delta, 1.0, method=_GAUSSIAN[calibration]), 1e-12
     for _ in range(50):
         z_cov, z_mean = z / math.sqrt(1.0 - share), (z / math.sqrt(share) if share else None)
         try:
@@ -103,7 +109,7 @@ def dp_fed_bnsl(
     epsilon: float,
     delta: float,
     clip_norm: float = 1.0,
-    calibration: Literal["analytic", "classic", "zcdp"] = "analytic",
+    calibration: Literal["tight", "classic", "zcdp"] = "tight",
     psd: bool | float = True,
     centre: Literal["declared", "private"] = "declared",
     centre_share: float = 0.1,
@@ -132,9 +138,12 @@ def dp_fed_bnsl(
         the data's known scale, never from the participants' data. When more than half of a
         participant's rows are longer, that participant's process warns
         (:class:`DataScaleWarning`, a local message; nothing is released).
-    calibration : {"analytic", "classic", "zcdp"}, default "analytic"
-        σ from :func:`~dpbnsl.accounting.calibrate_gaussian`; ε is reported by the ledger under
-        ``ACCOUNTANT[calibration]`` ("pld" for the first two, "zcdp" for the last).
+    calibration : {"tight", "classic", "zcdp"}, default "tight"
+        σ from :func:`~dpbnsl.accounting.calibrate_gaussian`: ``"tight"`` is its analytic
+        Gaussian calibration (exact for one Gaussian release; the name every private learner
+        uses for its tightest calibration), ``"classic"`` the textbook bound (ε < 1), ``"zcdp"``
+        the zCDP conversion; ε is reported by the ledger under ``ACCOUNTANT[calibration]``
+        ("pld" for the first two, "zcdp" for the last).
     psd : bool or float >= 0, default True
         Project each S̃_k onto {S ⪰ floor·I} (eigenvalues raised to the floor: 0 for True, the value
         for a float; False: none). Post-processing. With a floor, S̃_k + ρ₂I is invertible.
@@ -356,7 +365,7 @@ def plan(
     epsilon: float,
     delta: float,
     clip_norm: float = 1.0,
-    calibration: Literal["analytic", "classic", "zcdp"] = "analytic",
+    calibration: Literal["tight", "classic", "zcdp"] = "tight",
     psd: bool | float = True,
     centre: Literal["declared", "private"] = "declared",
     centre_share: float = 0.1,

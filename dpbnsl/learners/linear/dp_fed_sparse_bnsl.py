@@ -94,8 +94,10 @@ def dp_fed_sparse_bnsl(
     ----------
     participants : sequence of arrays or DataFrames of shape (n_k, d)
     epsilon, delta : float
-        The per-participant privacy target: ε in [1e-6, 100] (``fed_sparse_bnsl`` is the
-        non-private twin), δ in (0, 1).
+        The per-participant privacy target: ε in [1e-6, 100], δ in (0, 1). ``epsilon=inf``
+        runs the same pipeline (clipping, warm start, schedule) with every noise multiplier 0:
+        a reference for what clipping alone costs, stated as no privacy guarantee (as in
+        :func:`~dpbnsl.learners.dp_fed_bnsl`; ``fed_sparse_bnsl`` is the non-private twin).
     rounds, local_iters : int, optional
         T ADMM rounds and K DP-PGCD iterations per round. Unset, they are chosen from public
         quantities only (d, the smallest n_k, ε, δ) by :func:`default_schedule`.
@@ -401,12 +403,7 @@ def plan(
     participants' row counts, public under replace-one) is needed only when ``rounds`` or
     ``local_iters`` is None (then :func:`default_schedule` chooses them)."""
     d = check_int(d, "d", low=2)
-    e = check_epsilon(epsilon, allow_inf=True)
-    if math.isinf(e):
-        raise ValueError(
-            "`epsilon` must be finite; got inf (for no privacy run the non-private "
-            "twin fed_sparse_bnsl, which has no clipping or noise to calibrate)"
-        )
+    e = check_epsilon(epsilon, allow_inf=True)  # inf: the same pipeline, noise switched off
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     C = check_real(clip, "clip", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
     scheme = check_choice(clip_scheme, "clip_scheme", CLIP_SCHEMES)
@@ -476,29 +473,47 @@ def plan(
         "centring": c_share if centre == "private" else 0.0,
         "warm-start": w_share,
     }
-    split = split_budget(e, dl, {**{k: v for k, v in parts.items() if v > 0}, "dp-pgcd": 1.0 - used})
-    budget = split.rho
+    no_noise = math.isinf(e)  # every multiplier 0; the releases are exact (no privacy)
+    split = (
+        None
+        if no_noise
+        else split_budget(e, dl, {**{k: v for k, v in parts.items() if v > 0}, "dp-pgcd": 1.0 - used})
+    )
+    budget = {} if split is None else split.rho
+
+    def multiplier(part: str, count: int = 1) -> float:  # ρ = count/(2m²) for the part's share
+        return 0.0 if no_noise else math.sqrt(count / (2.0 * budget[part]))
+
     prior: list[LedgerEntry] = []
     m_centre = m_smooth = None
     if centre == "private":  # one release of ρ = 1/(2m²)
-        m_centre = 1.0 / math.sqrt(2.0 * budget["centring"])
+        m_centre = multiplier("centring")
         prior.append(LedgerEntry("centring", GaussianDpEvent(m_centre), 1))
     if private_smooth:  # d releases of ρ = 1/(2m²) each
-        m_smooth = math.sqrt(d / (2.0 * budget["smoothness"]))
+        m_smooth = multiplier("smoothness", d)
         prior.append(LedgerEntry("smoothness", GaussianDpEvent(m_smooth), d))
     m_warm = None
     if warm:  # one covariance release of ρ = 1/(2m²)
-        m_warm = 1.0 / math.sqrt(2.0 * budget["warm-start"])
+        m_warm = multiplier("warm-start")
         prior.append(LedgerEntry(WARM_LABEL, GaussianDpEvent(m_warm), 1))
     if rounds is None or local_iters is None:
         n_min = min(n_k) if isinstance(n_k, (tuple, list)) else n_k
-        rho_left = split.rho_total - sum(x.count * event_rho(x.event)[0] for x in prior)
+        rho_left = (
+            math.inf
+            if split is None
+            else split.rho_total - sum(x.count * event_rho(x.event)[0] for x in prior)
+        )
         T, K = default_schedule(d=d, n_k=check_int(n_min, "n_k", low=1), rho=rho_left, warm=warm)
         hyper["rounds"] = T if rounds is None else hyper["rounds"]
         hyper["local_iters"] = K if local_iters is None else hyper["local_iters"]
-    noise = calibrate_dp_pgcd(
-        e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"], method=calibration, prior=prior
-    )
+    if no_noise:
+        T, K = hyper["rounds"], hyper["local_iters"]
+        inf = math.inf
+        noise = NoiseScales(calibration, T, K, 0.0, 0.0, inf, inf, inf, inf, dl)
+    else:
+        noise = calibrate_dp_pgcd(
+            e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"], method=calibration, prior=prior
+        )
 
     return SparsePlan(
         e,
@@ -542,9 +557,9 @@ def default_schedule(*, d: int, n_k: int, rho: float, warm: bool = False) -> tup
     """
     d = check_int(d, "d", low=2)
     n_k = check_int(n_k, "n_k", low=1)
-    rho = check_real(rho, "rho", low=0.0, low_open=True)
+    rho = check_real(rho, "rho", low=0.0, low_open=True, allow_inf=True)
     m_star = SNR_KAPPA * n_k / math.log(d * (d - 1))
-    useful = int(m_star * m_star * rho)
+    useful = MAX_STEPS if math.isinf(rho) else int(m_star * m_star * rho)
     if useful < MIN_STEPS and not warm:
         warnings.warn(
             f"with n_k = {n_k}, d = {d} and this budget, DP-PGCD can afford only "

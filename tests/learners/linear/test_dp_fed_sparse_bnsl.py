@@ -115,12 +115,6 @@ def test_inputs_untouched(data):
     [
         (dict(epsilon=0.0), ValueError, r"`epsilon` must be > 0; got 0.0"),
         (dict(epsilon=float("nan")), ValueError, r"`epsilon` must be finite; got nan"),
-        (
-            dict(epsilon=float("inf")),
-            ValueError,
-            r"`epsilon` must be finite; got inf \(for no privacy "
-            r"run the non-private twin fed_sparse_bnsl",
-        ),
         (dict(delta=1.0), ValueError, r"`delta` must be < 1; got 1.0"),
         (dict(clip=0.0), ValueError, r"`clip` must be >= 1e-100; got 0.0"),
         (dict(rounds=0), ValueError, r"`rounds` must be >= 1; got 0"),
@@ -233,3 +227,17 @@ def test_default_schedule_reads_public_quantities_only():
     r = dp_fed_sparse_bnsl(data.participants, epsilon=5.0, delta=1e-5, feature_bound=30.0)
     pl = plan(6, epsilon=5.0, delta=1e-5, n_k=(300, 300), feature_bound=30.0)
     assert (r.params["rounds"], r.params["local_iters"]) == (pl.hyper["rounds"], pl.hyper["local_iters"])
+
+
+def test_infinite_epsilon_is_the_same_pipeline_without_noise(data):
+    """ε = ∞ (as for DP-Fed-BNSL): every multiplier 0, the privacy stated as none, and the run is
+    deterministic whatever the seed (no noise is drawn: the selections are exact argmaxes)."""
+    kw = dict(epsilon=math.inf, delta=1e-5, feature_bound=50.0, rounds=3, local_iters=4)
+    a = dp_fed_sparse_bnsl(data.participants, rng=1, **kw)
+    b = dp_fed_sparse_bnsl(data.participants, rng=2, **kw)
+    np.testing.assert_array_equal(a.W_raw, b.W_raw)
+    assert math.isinf(a.privacy.epsilon) and "no privacy guarantee" in str(a.privacy)
+    assert a.info["noise"].gumbel_multiplier == 0.0 and a.info["warm_start"]["multiplier"] == 0.0
+    assert a.info["smoothness_multiplier"] == 0.0
+    pl = plan(D, epsilon=math.inf, delta=1e-5, n_k=200, feature_bound=50.0)
+    assert pl.hyper["rounds"] * pl.hyper["local_iters"] <= dpm.MAX_STEPS  # the no-noise schedule
