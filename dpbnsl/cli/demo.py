@@ -1,4 +1,4 @@
-"""``dpbnsl demo``: the package's main job in a few minutes, end to end.
+"""``dpbnsl demo``: the package's main job in under a minute, end to end.
 
 Simulate federated data; print the DP-PGCD noise for ε = 1; run Fed-BNSL and show the server
 reconstructing every participant's covariance; run DP-Fed-Sparse-BNSL at ε = 1 and show its
@@ -40,7 +40,7 @@ def add_demo_command(
     p = sub.add_parser(
         "demo",
         formatter_class=formatter,
-        help="the whole package in a few minutes",
+        help="the whole package in under a minute",
         description=__doc__.splitlines()[0],
     )
     p.add_argument(
