@@ -24,7 +24,7 @@ import time
 import zlib
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,6 +226,27 @@ def _run_task(task: _Task) -> dict:
     )
 
 
+def _run_task_one_thread(task: _Task) -> dict:
+    """:func:`_run_task` with one BLAS thread in whatever process or thread runs it."""
+    single_thread()
+    return _run_task(task)
+
+
+def _drain(
+    pool: Executor, todo: list[_Task], record: Callable[[dict], None], *, task_fn: Callable[[_Task], dict]
+) -> None:
+    """Submit every task to ``pool`` and record the rows as they finish; on any error (or an
+    interrupt) the tasks not yet started are cancelled before it propagates."""
+    futures = [pool.submit(task_fn, t) for t in todo]
+    try:
+        for future in as_completed(futures):
+            record(future.result())
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+
+
 def _read_csv(path: Path) -> pd.DataFrame | None:
     """Rows of an existing sweep CSV (None if absent or empty); raise if it is not one."""
     if not path.exists() or path.stat().st_size == 0:
@@ -300,6 +321,7 @@ def sweep(
     method_options: Mapping[str, Mapping[str, Any]] | None = None,
     graph: str = "ER",
     edges_per_node: int = 1,
+    executor: Executor | None = None,
 ) -> SweepResult:
     """Run a privacy–utility sweep (resumable) and return its tidy table.
 
@@ -323,11 +345,17 @@ def sweep(
     jobs : int >= 1, default 1
         Worker processes ("spawn", single-threaded BLAS). With ``jobs > 1`` a calling script needs
         the usual ``if __name__ == "__main__":`` guard.
+    executor : concurrent.futures.Executor, optional
+        Run the tasks on this executor instead (a thread or process pool, or a cluster's, e.g.
+        ``distributed.Client(...).get_executor()``); the caller owns it (it is not shut down).
+        Each task limits BLAS to one thread where it runs. Rows do not depend on the executor,
+        the job count or the order tasks finish in (each task's noise is seeded from its key),
+        except the measured ``seconds``. Give ``jobs`` or ``executor``, not both.
     progress : bool, default True
         Report progress on one stderr line.
     method_options : dict, optional
-        Method name → keyword arguments of its learner, over the defaults ``clip_norm=10.0``
-        (dp-fed-bnsl) and ``feature_bound=30.0`` (dp-fed-sparse-bnsl). Values must be JSON-like
+        Method name → keyword arguments of its learner, over the learner registry's defaults and
+        simulation settings (e.g. ``feature_bound=30.0`` for dp-fed-sparse-bnsl). Values must be JSON-like
         (numbers, strings, bools, None, lists): the result is the row's ``options`` column.
     graph : {"ER", "SF"}, edges_per_node : int >= 0
         Random DAG family with ``edges_per_node·d`` edges (at most d(d−1)/2).
@@ -364,6 +392,13 @@ def sweep(
     ds, Ps = _grid(d, "d", 2), _grid(participants, "participants", 1)
     nks = _grid(n_per_participant, "n_per_participant", 2)
     jobs = check_int(jobs, "jobs", low=1)
+    if executor is not None:
+        if not isinstance(executor, Executor):
+            raise TypeError(
+                f"`executor` must be a concurrent.futures.Executor; got {type(executor).__name__}"
+            )
+        if jobs != 1:
+            raise ValueError(f"give `jobs` or `executor`, not both; got jobs={jobs} and an executor")
     options = _check_options(method_options)
     graph = check_choice(graph, "graph", ("ER", "SF"))
     edges = check_int(edges_per_node, "edges_per_node", low=0)
@@ -401,7 +436,9 @@ def sweep(
             _append(path, row)
         step()
 
-    if jobs == 1 or len(todo) <= 1:
+    if executor is not None and todo:
+        _drain(executor, todo, record, task_fn=_run_task_one_thread)
+    elif jobs == 1 or len(todo) <= 1:
         for task in todo:
             record(_run_task(task))
     elif todo:
@@ -409,14 +446,7 @@ def sweep(
         with ProcessPoolExecutor(
             max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=single_thread
         ) as pool:
-            futures = [pool.submit(_run_task, t) for t in todo]
-            try:
-                for future in as_completed(futures):
-                    record(future.result())
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+            _drain(pool, todo, record, task_fn=_run_task)
 
     if path is not None:  # the returned rows are exactly what a later resume would read
         stored = _read_csv(path)

@@ -105,6 +105,33 @@ def test_parallel_rows_equal_serial_and_do_not_depend_on_grid(base):
     pd.testing.assert_frame_equal(par.frame[cols], serial[cols])
 
 
+def test_any_executor_gives_the_serial_rows(base, tmp_path):
+    """A caller's executor (threads here; a cluster's in deployment) gives the serial rows, the
+    CSV included, and is left running for its owner."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cols = [c for c in COLUMNS if c != "seconds"]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        res = sweep(seeds=[0, 1], executor=pool, csv=tmp_path / "rows.csv", **GRID)
+        assert pool.submit(lambda: 1).result() == 1  # not shut down by the sweep
+    assert (res.computed, res.skipped) == (6, 0)
+    pd.testing.assert_frame_equal(res.frame[cols], base.frame[cols])
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "rows.csv").sort_values(list(cols)).reset_index(drop=True)[cols],
+        res.frame.sort_values(list(cols)).reset_index(drop=True)[cols],
+        check_dtype=False,
+    )
+
+
+def test_executor_is_validated_before_any_work():
+    with pytest.raises(TypeError, match="`executor` must be a concurrent.futures.Executor; got int"):
+        sweep(seeds=[0], executor=3, **GRID)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool, pytest.raises(ValueError, match="give `jobs` or `executor`"):
+        sweep(seeds=[0], executor=pool, jobs=2, **GRID)
+
+
 @pytest.mark.parametrize(
     "header, match",
     [
