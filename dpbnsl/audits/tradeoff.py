@@ -226,18 +226,18 @@ def _run_task(task: _Task) -> dict:
     )
 
 
-def _run_task_one_thread(task: _Task) -> dict:
-    """:func:`_run_task` with one BLAS thread in whatever process or thread runs it."""
-    single_thread()
+def _run_task_in_pool(task: _Task, caller: int) -> dict:
+    """:func:`_run_task` on a pool: one BLAS thread in a worker process; the caller's own process
+    (a thread pool) is left with its settings."""
+    if os.getpid() != caller:
+        single_thread()
     return _run_task(task)
 
 
-def _drain(
-    pool: Executor, todo: list[_Task], record: Callable[[dict], None], *, task_fn: Callable[[_Task], dict]
-) -> None:
+def _drain(pool: Executor, todo: list[_Task], record: Callable[[dict], None]) -> None:
     """Submit every task to ``pool`` and record the rows as they finish; on any error (or an
     interrupt) the tasks not yet started are cancelled before it propagates."""
-    futures = [pool.submit(task_fn, t) for t in todo]
+    futures = [pool.submit(_run_task_in_pool, t, os.getpid()) for t in todo]
     try:
         for future in as_completed(futures):
             record(future.result())
@@ -348,7 +348,8 @@ def sweep(
     executor : concurrent.futures.Executor, optional
         Run the tasks on this executor instead (a thread or process pool, or a cluster's, e.g.
         ``distributed.Client(...).get_executor()``); the caller owns it (it is not shut down).
-        Each task limits BLAS to one thread where it runs. Rows do not depend on the executor,
+        Tasks in worker processes run BLAS on one thread (the caller's own process keeps its
+        settings). Rows do not depend on the executor,
         the job count or the order tasks finish in (each task's noise is seeded from its key),
         except the measured ``seconds``. Give ``jobs`` or ``executor``, not both.
     progress : bool, default True
@@ -437,16 +438,14 @@ def sweep(
         step()
 
     if executor is not None and todo:
-        _drain(executor, todo, record, task_fn=_run_task_one_thread)
+        _drain(executor, todo, record)
     elif jobs == 1 or len(todo) <= 1:
         for task in todo:
             record(_run_task(task))
     elif todo:
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=min(jobs, len(todo)), mp_context=ctx, initializer=single_thread
-        ) as pool:
-            _drain(pool, todo, record, task_fn=_run_task)
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
+            _drain(pool, todo, record)
 
     if path is not None:  # the returned rows are exactly what a later resume would read
         stored = _read_csv(path)
