@@ -256,6 +256,18 @@ CASES = {
         [*DPB, "--epsilon", "1", "--warm-share", "0.5"],
         "--warm-share does not apply to --method dp-fed-bnsl",
     ),
+    "calibration classic for dp-fed-sparse-bnsl": (
+        [*DPS, "--epsilon", "1", "--calibration", "classic"],
+        "`calibration` must be one of 'tight', 'paper'; got 'classic'",
+    ),
+    "calibration paper for dp-fed-bnsl": (
+        [*DPB, "--epsilon", "1", "--calibration", "paper"],
+        "`calibration` must be one of 'tight', 'classic', 'zcdp'; got 'paper'",
+    ),
+    "calibration unknown": (
+        [*DPB, "--epsilon", "1", "--calibration", "analytic"],
+        "argument --calibration: invalid choice: 'analytic'",
+    ),
     "feature bound -1": ([*DPS[:-1], "-1", "--epsilon", "1"], "`feature_bound`"),
     "clip norm 1e308": ([*DPB, "--epsilon", "1", "--clip-norm", "1e308"], "`clip_norm`"),
     "attack clip norm 1e308": (
