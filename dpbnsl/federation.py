@@ -23,6 +23,7 @@ from ._validation import check_choice, check_int, readonly_copy
 
 __all__ = [
     "SERVER",
+    "SETUP_ROUND",
     "FLOAT_BYTES",
     "INDEX_BYTES",
     "Dense",
@@ -34,6 +35,8 @@ __all__ = [
 ]
 
 SERVER: Literal["server"] = "server"
+#: The round number of a hosted protocol's setup exchange ((n_k, d) up, the row counts down).
+SETUP_ROUND = -1
 FLOAT_BYTES = 8
 INDEX_BYTES = 4
 
@@ -198,6 +201,22 @@ class Transcript(Sequence):
     def by_participant(self, k: int) -> Transcript:
         return self.filter(participant=k)
 
+    def setup(self) -> Transcript:
+        """The setup exchange (round :data:`SETUP_ROUND`): each participant's (n_k, d) and the row
+        counts the server sent back."""
+        return Transcript([m for m in self._messages if m.round == SETUP_ROUND])
+
+    def learning(self) -> Transcript:
+        """Every message but the setup exchange: the learning rounds 0, 1, …"""
+        return Transcript([m for m in self._messages if m.round != SETUP_ROUND])
+
+    def n_samples(self) -> tuple[int, ...] | None:
+        """The participants' row counts as sent in the setup exchange (None without one)."""
+        ups = sorted((m for m in self.setup() if m.direction == "up"), key=lambda m: m.participant)
+        if not ups:
+            return None
+        return tuple(int(m.to_dense().ravel()[0]) for m in ups)
+
     def uploads(self) -> Transcript:
         return self.filter(direction="up")
 
@@ -213,6 +232,7 @@ class Transcript(Sequence):
 
     @property
     def n_rounds(self) -> int:
+        """The number of learning rounds (the setup exchange is not one)."""
         return 1 + max((m.round for m in self._messages), default=-1)
 
     @property

@@ -155,7 +155,8 @@ def reconstruct_covariance(
         How the protocol normalised X_kᵀX_k (the learner's ``params["normalize"]``).
     n_samples : sequence of int, optional
         Every participant's n_k (public in Fed-BNSL: the global normalisation needs n); gives the
-        per-row ``covariance``.
+        per-row ``covariance``. Unset, the row counts of the transcript's setup exchange are used
+        when it has one.
 
     Returns
     -------
@@ -176,6 +177,8 @@ def reconstruct_covariance(
     """
     if not isinstance(transcript, Transcript):
         raise TypeError(f"`transcript` must be a dpbnsl Transcript; got {type(transcript).__name__}")
+    setup_n = transcript.n_samples()
+    transcript = transcript.learning()
     _check_protocol(transcript)
     participant = check_int(participant, "participant", low=0)
     schedule = PenaltySchedule(
@@ -227,6 +230,8 @@ def reconstruct_covariance(
     cov = None
     if normalization == "local":
         cov = S
+    elif n_samples is None and setup_n is not None:  # the row counts the setup exchange sent
+        cov = S * (sum(setup_n) / setup_n[participant])
     elif n_samples is not None:
         n = [check_int(v, "n_samples", low=1) for v in n_samples]
         if len(n) != transcript.n_participants:

@@ -273,6 +273,7 @@ def reconstruct_gram_sparse(
     schedule = PenaltySchedule(1.0, hp["rho2"], 1.0, hp["gamma2"], hp["rho_max"])
     rtol = check_real(rtol, "rtol", low=0.0, low_open=True)
     rcond = check_real(rcond, "rcond", low=0.0, high=1.0, low_open=True, high_open=True)
+    transcript = transcript.learning()  # the setup exchange holds no B_k or W
     P = transcript.n_participants
     if P == 0:
         raise ValueError("`transcript` is empty: there is nothing to attack")

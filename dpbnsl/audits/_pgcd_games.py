@@ -34,8 +34,8 @@ from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_p
 from ..federation import Transcript
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from ..learners.linear.dp_fed_sparse_bnsl import plan as sparse_plan
-from ..learners.linear.fed_sparse_bnsl import run_sparse_admm, sparse_hyperparameters
 from ..learners.linear.pgcd import PGCDNoise, PGCDState, new_state, run_iterations, score_sensitivity
+from ..learners.linear.sparse_admm import run_sparse_admm, sparse_hyperparameters
 from ..learners.linear.warm_start import covariance_warm_start
 from ..mechanisms import clip_bounds, clip_score_sensitivity
 from ..simulation import simulate

@@ -154,12 +154,14 @@ def test_fed_bnsl_transcript_bytes_and_shape(data):
     T = len(r.history)
     t = r.transcript
     # docs/decisions.md, 'Communication cost': dense d×d float64 both ways every round:
-    # 2·P·T·d²·8 bytes.
-    assert t.total_bytes == 2 * P * T * D * D * 8
+    # 2·P·T·d²·8 bytes, after the setup exchange ((n_k, d) up, the P row counts down).
+    assert t.total_bytes == 2 * P * T * D * D * 8 + P * 2 * 8 + P * P * 8
+    assert t.setup().total_bytes == P * 2 * 8 + P * P * 8
     assert t.n_rounds == T and t.n_participants == P
-    assert len(t.uploads()) == len(t.downloads()) == P * T
-    assert {m.kind for m in t.uploads()} == {"local_B"}
-    assert {m.kind for m in t.downloads()} == {"global_W"}
+    assert len(t.uploads()) == len(t.downloads()) == P * (T + 1)
+    assert t.n_samples() == tuple(X.shape[0] for X in data.participants)
+    assert {m.kind for m in t.uploads()} == {"data_shape", "local_B"}
+    assert {m.kind for m in t.learning().downloads()} == {"global_W"}
     # the last broadcast is the returned raw estimate
     np.testing.assert_array_equal(
         t.filter(round=T - 1, participant=0, direction="down")[0].to_dense(), r.W_raw
@@ -236,7 +238,7 @@ def test_fed_bnsl_local_normalisation_differs_only_in_scaling(data):
     Xc = X - X.mean(axis=0)
     S = Xc.T @ Xc / X.shape[0]
     np.testing.assert_allclose(
-        r.transcript[0].to_dense(), np.linalg.solve(S + 1e-3 * np.eye(D), S), rtol=1e-9, atol=1e-12
+        r.transcript.learning()[0].to_dense(), np.linalg.solve(S + 1e-3 * np.eye(D), S), rtol=1e-9, atol=1e-12
     )
 
 
@@ -359,7 +361,7 @@ def test_baseline_refuses_arguments_it_would_ignore(data):
 
 def test_fed_sparse_bnsl_messages_are_sparse_and_counted(data):
     r = fed_sparse_bnsl(data.participants, rounds=15, local_iters=5)
-    t = r.transcript
+    t = r.transcript.learning()
     assert t.n_rounds == 15 and len(t) == 2 * P * 15
     total = 0
     for m in t:

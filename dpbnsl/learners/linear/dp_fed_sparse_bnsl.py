@@ -11,7 +11,7 @@ refused up front. The messages, W, β and α are post-processing.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -25,13 +25,12 @@ from ...accounting import (
     PrivacyLedger,
     summarize_privacy,
 )
-from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
+from ...graphs import threshold as threshold_weights
+from ...graphs import threshold_to_dag
+from ...protocol import run_protocol
 from ..result import LearnResult
-from .fed_sparse_bnsl import run_sparse_admm
-from .pgcd import PGCDNoise
-from .scale_checks import check_declared_centre, check_feature_bound
+from .hosted_sparse import DPFedSparseParticipant, SparseServer
 from .sparse_plan import MAX_STEPS, MIN_STEPS, SNR_KAPPA, SparsePlan, default_schedule, plan
-from .warm_start import covariance_warm_start
 
 __all__ = [
     "dp_fed_sparse_bnsl",
@@ -207,38 +206,45 @@ def dp_fed_sparse_bnsl(
     public_m, bound, m_centre, m_smooth = pl.smoothness, pl.feature_bound, pl.m_centre, pl.m_smooth
     s_share, c_share = pl.shares
 
-    # --- per participant: private pre-processing, then the protocol ----------------------------
+    # --- the hosted protocol, in process: each participant prepares (private centring and
+    # smoothness, the warm start's release) on its own stream, then the rounds run ------------
     start = time.perf_counter()
     streams = as_generator(rng).spawn(P)
-    ledgers = tuple(PrivacyLedger() for _ in range(P))
-    ready, ms = [], []
-    for k, (X, g, ledger) in enumerate(zip(arrays, streams, ledgers)):
-        # local warnings to the data owner (nothing is released): bounds or centre off-scale
-        if bound is not None and (centre == "private" or public_m is None):
-            check_feature_bound(X, bound=bound, participant=k, columns=columns)
-        if centre == "declared":
-            check_declared_centre(X, participant=k, columns=columns)
-        if centre == "private":
-            assert m_centre is not None  # plan() calibrates it whenever centre="private"
-            X = X - private_mean(X, bound=bound, multiplier=m_centre, rng=g, ledger=ledger)
-        if public_m is not None:
-            m = public_m
-        elif smoothness == "bounds":
-            m = public_smoothness(bound, d)
-        else:  # smoothness="private" without public constants: plan() calibrated m_smooth
-            assert m_smooth is not None
-            m = private_smoothness(X, bound=bound, multiplier=m_smooth, rng=g, ledger=ledger)
-        ready.append(X)
-        ms.append(m)
-    W0 = warm_transcript = None
-    if pl.m_warm is not None:  # one covariance release each; W₀ is post-processing
-        W0, warm_transcript = covariance_warm_start(
-            ready, clip_norm=pl.warm_clip_norm, multiplier=pl.m_warm, rngs=streams, ledgers=ledgers
-        )
-    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier, pl.clip_scheme)
-    W, server, transcript = run_sparse_admm(
-        ready, ms, **hyper, noises=[pgcd_noise] * P, rngs=streams, ledgers=ledgers, init=W0
+    settings = dict(
+        epsilon=epsilon,
+        delta=delta,
+        rounds=rounds,
+        local_iters=local_iters,
+        clip=clip,
+        clip_scheme=clip_scheme,
+        calibration=calibration,
+        smoothness=smoothness,
+        feature_bound=feature_bound,
+        centre=centre,
+        shares=shares,
+        warm_start=warm_start,
+        warm_share=warm_share,
+        warm_clip_norm=warm_clip_norm,
+        lambda1=lambda1,
+        rho1=rho1,
+        rho2=rho2,
+        threshold=threshold,
+        server_solver=server_solver,
+        eta=eta,
+        server_steps=server_steps,
+        neighbouring=neighbouring,
     )
+    clients = [
+        DPFedSparseParticipant(X, settings=settings, participant=k, rng=g, columns=columns, plan=pl)
+        for k, (X, g) in enumerate(zip(arrays, streams))
+    ]
+    server = SparseServer(settings=settings, n_participants=P, private=True, plan=pl)
+    transcripts = run_protocol(server, clients)
+    transcript, warm_transcript = transcripts["rounds"], transcripts.get("warm")
+    ledgers = tuple(cast(PrivacyLedger, c.ledger) for c in clients)
+    assert server.core is not None  # round 0 always runs (rounds >= 1)
+    W0 = server.W0
+    W = threshold_to_dag(threshold_weights(server.core.W, threshold=hyper["threshold"]))
     public = dict(
         d=d,
         n_k=tuple(X.shape[0] for X in arrays),
@@ -300,8 +306,8 @@ def dp_fed_sparse_bnsl(
     return LearnResult(
         "dp-fed-sparse-bnsl",
         W,
-        server.W,
-        pd.DataFrame(server.rows),
+        server.core.W,
+        pd.DataFrame(server.core.rows),
         columns,
         transcript,
         ledgers,

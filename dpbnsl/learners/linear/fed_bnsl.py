@@ -10,6 +10,11 @@ Round t, with penalties (ρ₁, ρ₂) of the schedule:
 ``S_k = X_kᵀX_k / n`` of participant k's centred data (``n`` = total samples, so the local losses sum
 to the global loss; ``normalize="local"`` uses n_k). Each participant eigendecomposes ``S_k = QΛQᵀ``
 once, so step 1 is ``Q diag(1/(Λ + ρ₂)) Qᵀ M``: two matrix products per round, no inverse or solve.
+
+The participant and server steps are the hosted objects of
+:mod:`~dpbnsl.learners.linear.hosted_fed_bnsl` (:func:`fed_bnsl` drives them in process;
+``dpbnsl.flower`` runs them on separate machines); the run starts with the setup exchange of the
+row counts (:mod:`dpbnsl.protocol`).
 """
 
 from __future__ import annotations
@@ -20,16 +25,21 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_participants, check_bool, check_choice
-from ...federation import Dense, Payload, run_rounds
+from ..._validation import as_participants
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...scores import centre as centre_data
-from ...scores import gram
-from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters
+from ...protocol import run_protocol
 from ..result import LearnResult
+from .hosted_fed_bnsl import (
+    CovarianceParticipant,
+    FedBNSLParticipant,
+    FedBNSLServer,
+    fed_bnsl_settings,
+    local_statistic,
+    make_server,
+)
 
-__all__ = ["fed_bnsl", "local_statistics"]
+__all__ = ["fed_bnsl", "local_statistics", "CovarianceParticipant", "make_server"]
 
 
 def local_statistics(
@@ -37,45 +47,7 @@ def local_statistics(
 ) -> list[np.ndarray]:
     """Each participant's Gram matrix ``X_kᵀX_k / n`` (``n`` total, or ``n_k`` when local)."""
     n_total = sum(X.shape[0] for X in arrays)
-    out = []
-    for X in arrays:
-        Xc = centre_data(X) if centre else X
-        out.append(gram(Xc, n_total if normalize == "global" else X.shape[0]))
-    return out
-
-
-class CovarianceParticipant:
-    """Participant k's side: keeps S_k's eigendecomposition, its dual β_k and its last B_k."""
-
-    def __init__(self, S: np.ndarray, schedule: PenaltySchedule) -> None:
-        self.S = S
-        self.evals, self.Q = np.linalg.eigh(S)
-        self.schedule = schedule
-        self.beta = np.zeros_like(S)
-        self.B = np.zeros_like(S)
-
-    def __call__(self, t: int, inbox: Payload | None) -> tuple[str, Payload]:
-        W = np.zeros_like(self.S) if inbox is None else inbox.to_dense()
-        if t > 0:  # dual update of round t-1, with the penalty in force then
-            self.beta += self.schedule.rho(t - 1)[1] * (self.B - W)
-        rho2 = self.schedule.rho(t)[1]
-        M = rho2 * W - self.beta + self.S
-        self.B = self.Q @ ((self.Q.T @ M) / (self.evals + rho2)[:, None])
-        return "local_B", Dense(self.B)
-
-
-def make_server(
-    P: int, d: int, schedule: PenaltySchedule, *, lambda1: float, h_tol: float, gap_tol: float
-) -> ConsensusServer:
-    """Fed-BNSL's server: ℓ1 W-step, dense replies, stop when both ρ saturate or once
-    h(W) ≤ h_tol and the consensus gap ≤ gap_tol."""
-    return ConsensusServer(
-        P,
-        d,
-        schedule,
-        lambda1=lambda1,
-        stop=lambda t, h, gap: schedule.saturated(t) or (h <= h_tol and gap <= gap_tol),
-    )
+    return [local_statistic(X, n_total=n_total, normalize=normalize, centre=centre) for X in arrays]
 
 
 def fed_bnsl(
@@ -122,18 +94,20 @@ def fed_bnsl(
     -------
     LearnResult
         ``history``: one row per round (h, consensus gap, ρ₁, ρ₂, α, nnz, seconds);
-        ``transcript``: every B_k upload and W broadcast, dense d×d (``2·P·T·d²·8`` bytes).
+        ``transcript``: the setup exchange (round −1: each (n_k, d) up, the P row counts down) and
+        every B_k upload and W broadcast, dense d×d (``2·P·T·d²·8`` bytes for T rounds).
 
     Examples
     --------
     >>> from dpbnsl.simulation import simulate
     >>> data = simulate(10, 300, participants=3, rng=0)
     >>> result = fed_bnsl(data.participants)
-    >>> result.transcript.total_bytes == 2 * 3 * len(result.history) * 10 * 10 * 8
+    >>> setup = 3 * 16 + 3 * (3 * 8)    # (n_k, d) up, the 3 row counts down to each participant
+    >>> result.transcript.total_bytes == setup + 2 * 3 * len(result.history) * 10 * 10 * 8
     True
     """
     arrays, columns = as_participants(participants)
-    params = check_hyperparameters(
+    params = fed_bnsl_settings(
         lambda1=lambda1,
         rho1=rho1,
         rho2=rho2,
@@ -144,32 +118,20 @@ def fed_bnsl(
         h_tol=h_tol,
         gap_tol=gap_tol,
         threshold=threshold,
+        normalize=normalize,
+        centre=centre,
     )
-    params.update(
-        normalize=check_choice(normalize, "normalize", ("global", "local")),
-        centre=check_bool(centre, "centre"),
-    )
-    schedule = PenaltySchedule(
-        params["rho1"], params["rho2"], params["gamma1"], params["gamma2"], params["rho_max"]
-    )
-    stats = local_statistics(arrays, normalize=params["normalize"], centre=params["centre"])
     start = time.perf_counter()
-    clients = [CovarianceParticipant(S, schedule) for S in stats]
-    server = make_server(
-        len(arrays),
-        arrays[0].shape[1],
-        schedule,
-        lambda1=params["lambda1"],
-        h_tol=params["h_tol"],
-        gap_tol=params["gap_tol"],
-    )
-    _, transcript = run_rounds(clients, server, rounds=params["max_rounds"])
-    W = threshold_to_dag(threshold_weights(server.W, threshold=params["threshold"]))
+    clients = [FedBNSLParticipant(X, settings=params, participant=k) for k, X in enumerate(arrays)]
+    server = FedBNSLServer(settings=params, n_participants=len(arrays))
+    transcript = run_protocol(server, clients)["rounds"]
+    assert server.core is not None  # round 0 always runs (max_rounds >= 1)
+    W = threshold_to_dag(threshold_weights(server.core.W, threshold=params["threshold"]))
     return LearnResult(
         method="fed-bnsl",
         W=W,
-        W_raw=server.W,
-        history=pd.DataFrame(server.rows),
+        W_raw=server.core.W,
+        history=pd.DataFrame(server.core.rows),
         columns=columns,
         transcript=transcript,
         params=params,

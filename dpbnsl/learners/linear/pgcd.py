@@ -25,8 +25,9 @@ B_ab changes only column b of the residual, hence only column b of the gradient 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -128,6 +129,38 @@ class PGCDState:
         self.S = np.sqrt(M) * np.abs(step - self.B)
         np.fill_diagonal(self.S, -np.inf)  # the diagonal is not a coordinate
         self.col_max = self.S.max(axis=0)
+
+    #: The arrays and numbers :meth:`arrays` saves (X, B, W and β are the caller's).
+    SAVED = ("M", "C_a", "R", "Gd", "G", "S", "col_max")
+
+    def arrays(self) -> dict[str, np.ndarray | float | int | None]:
+        """The state's own arrays and counters, to rebuild it exactly with :meth:`restore`."""
+        out: dict[str, np.ndarray | float | int | None] = {k: getattr(self, k) for k in self.SAVED}
+        out.update(lam=self.lam, rho2=self.rho2, changes=self.changes)
+        return out
+
+    @classmethod
+    def restore(
+        cls,
+        X: np.ndarray,
+        B: np.ndarray,
+        W: np.ndarray,
+        beta: np.ndarray,
+        saved: Mapping[str, Any],
+    ) -> PGCDState:
+        """The state :meth:`arrays` saved, on the same X (B, W and β are kept by reference, as
+        the constructor and :meth:`reset` do); bitwise the state that was saved."""
+        self = cls.__new__(cls)
+        self.X, self.B, self.W, self.beta = X, B, W, beta
+        self.n, self.d = X.shape
+        for k in cls.SAVED:
+            v = saved[k]
+            setattr(self, k, None if v is None else np.array(v, dtype=float))
+        self.lam, self.rho2, self.changes = float(saved["lam"]), float(saved["rho2"]), int(saved["changes"])
+        self._x_finite = bool(np.isfinite(X).all())
+        self._buf = np.empty_like(X)
+        self._ones = np.ones(self.n)
+        return self
 
     def data_gradient(self, b: int) -> np.ndarray:
         """(1/n) Σ_i g_i,ab for every parent a (clipped per sample when private): O(n d)."""

@@ -24,8 +24,8 @@ from ...accounting import (
 )
 from ...mechanisms import CLIP_RANGE, check_neighbouring
 from ...mechanisms.moments import as_bounds
-from .fed_sparse_bnsl import sparse_hyperparameters
 from .pgcd import CLIP_SCHEMES
+from .sparse_admm import sparse_hyperparameters
 from .warm_start import LABEL as WARM_LABEL
 from .warm_start import default_warm_share, warm_start_applies
 

@@ -27,7 +27,13 @@ from .dp_fed_bnsl import dp_fed_bnsl, fit_covariances, release_covariance
 if TYPE_CHECKING:
     from ...accounting.ledger import PrivacyLedger
 
-__all__ = ["covariance_warm_start", "default_warm_share", "warm_start_applies", "WARM_START_MAX_D"]
+__all__ = [
+    "covariance_warm_start",
+    "fed_bnsl_hyper",
+    "default_warm_share",
+    "warm_start_applies",
+    "WARM_START_MAX_D",
+]
 
 #: ``warm_start="auto"`` warm-starts when d is at most this: on the tuning seeds of the clipping
 #: study the warm start was better at d = 20, level at d = 30 and worse at d = 50 (ε = 5).
@@ -50,7 +56,7 @@ def warm_start_applies(mode: str, d: int) -> bool:
     return mode == "covariance" or (mode == "auto" and d <= WARM_START_MAX_D)
 
 
-def _fed_bnsl_hyper() -> dict:
+def fed_bnsl_hyper() -> dict:
     """DP-Fed-BNSL's protocol defaults (the server that turns released covariances into W₀)."""
     sig = inspect.signature(dp_fed_bnsl).parameters
     names = (
@@ -85,5 +91,5 @@ def covariance_warm_start(
         S, release = release_covariance(X, clip_norm=clip_norm, multiplier=multiplier, psd_floor=0.0, rng=g)
         ledger.record(LABEL, release.event)
         released.append(S)
-    W0, _, transcript = fit_covariances(released, _fed_bnsl_hyper())
+    W0, _, transcript = fit_covariances(released, fed_bnsl_hyper())
     return W0, transcript

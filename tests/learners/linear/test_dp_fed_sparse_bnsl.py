@@ -16,7 +16,10 @@ from dpbnsl.simulation import simulate
 
 # the modules (their names are shadowed by the functions that dpbnsl.learners re-exports)
 fsb = importlib.import_module("dpbnsl.learners.linear.fed_sparse_bnsl")
-dpm = importlib.import_module("dpbnsl.learners.linear.dp_fed_sparse_bnsl")
+# where the participant's local step and private pre-processing live (the spies patch them there)
+admm = importlib.import_module("dpbnsl.learners.linear.sparse_admm")
+dpm = importlib.import_module("dpbnsl.learners.linear.hosted_sparse")
+sparse_plan = importlib.import_module("dpbnsl.learners.linear.sparse_plan")
 
 D, P = 6, 3
 
@@ -45,13 +48,13 @@ def test_budget_kept_under_the_claimed_accountant(data, calibration, accountant,
 
 def test_smoothness_constants_never_come_from_raw_data(data, monkeypatch):
     seen = []
-    real = fsb.new_state
+    real = admm.new_state
 
     def spy(X, B, W, beta, **kw):  # the smoothness constants the solver is started with
         seen.append(np.array(kw["M"]) - kw["rho2"])
         return real(X, B, W, beta, **kw)
 
-    monkeypatch.setattr(fsb, "new_state", spy)
+    monkeypatch.setattr(admm, "new_state", spy)
     raw = [(X**2).mean(axis=0) for X in data.participants]
     # declared public bounds: m_a is the bound itself
     dp_fed_sparse_bnsl(data.participants, smoothness="bounds", rng=0, **KW)
@@ -91,7 +94,7 @@ def test_messages_are_sparse_and_grow_by_at_most_k(data):
     r = dp_fed_sparse_bnsl(data.participants, rng=3, **KW)
     start = r.info["warm_start"]["edges"]  # d = 6: the default warm-starts every B_k at W₀
     for k in range(P):
-        nnz = [m.payload.nnz for m in r.transcript.filter(participant=k, direction="up")]
+        nnz = [m.payload.nnz for m in r.transcript.learning().filter(participant=k, direction="up")]
         assert nnz[0] <= start + 5 and all(b - a <= 5 for a, b in zip(nnz, nnz[1:]))
 
 
@@ -193,16 +196,16 @@ def test_state_kept_across_rounds_equals_rebuilding_it(data, monkeypatch, privat
         return fsb.fed_sparse_bnsl(data.participants, rounds=6, local_iters=5)
 
     kept = run()
-    original = fsb.SparseParticipant.__call__
+    original = admm.SparseParticipant.__call__
 
     def rebuilding(self, t, inbox):
         self.state = None
         return original(self, t, inbox)
 
-    monkeypatch.setattr(fsb.SparseParticipant, "__call__", rebuilding)
+    monkeypatch.setattr(admm.SparseParticipant, "__call__", rebuilding)
     rebuilt = run()
     np.testing.assert_allclose(kept.W_raw, rebuilt.W_raw, rtol=0, atol=1e-9)
-    for a, b in zip(kept.transcript, rebuilt.transcript):
+    for a, b in zip(kept.transcript.learning(), rebuilt.transcript.learning()):
         np.testing.assert_array_equal(a.payload.index, b.payload.index)
 
 
@@ -240,4 +243,4 @@ def test_infinite_epsilon_is_the_same_pipeline_without_noise(data):
     assert a.info["noise"].gumbel_multiplier == 0.0 and a.info["warm_start"]["multiplier"] == 0.0
     assert a.info["smoothness_multiplier"] == 0.0
     pl = plan(D, epsilon=math.inf, delta=1e-5, n_k=200, feature_bound=50.0)
-    assert pl.hyper["rounds"] * pl.hyper["local_iters"] <= dpm.MAX_STEPS  # the no-noise schedule
+    assert pl.hyper["rounds"] * pl.hyper["local_iters"] <= sparse_plan.MAX_STEPS  # the no-noise schedule

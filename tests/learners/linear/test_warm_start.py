@@ -99,7 +99,7 @@ def test_rounds_start_from_w0(data):
     W0 = r.info["warm_start"]["W0"]
     assert np.count_nonzero(W0) > 0
     for k in range(3):
-        first = r.transcript.filter(participant=k, direction="up")[0].to_dense()
+        first = r.transcript.learning().filter(participant=k, direction="up")[0].to_dense()
         assert np.count_nonzero(first != W0) <= 2
 
 

@@ -1,0 +1,89 @@
+"""The hosted protocols by learner name: how to build one participant from its own data and the
+public settings, how to build the server, and how to read the learned graph off the server at the
+end. ``dpbnsl.flower`` runs any of them; the in-process learners drive the same objects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..protocol import HostedParticipant, HostedServer
+from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer
+from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer
+
+__all__ = ["HostedProtocol", "HOSTED", "hosted"]
+
+
+@dataclass(frozen=True)
+class HostedProtocol:
+    """One learner's hosted protocol. ``participant(X, settings=, participant=, rng=, budget=,
+    columns=)`` and ``server(settings=, n_participants=)`` build the two sides; ``private`` says
+    whether participants need a random generator and keep a ledger."""
+
+    name: str
+    private: bool
+    participant: Callable[..., HostedParticipant]
+    server: Callable[..., HostedServer]
+
+    def learned(self, server: HostedServer) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+        """(thresholded DAG W, raw W, history) from the server at the end of a run."""
+        return server.learned()
+
+
+def _public(factory: Callable[..., HostedParticipant]) -> Callable[..., HostedParticipant]:
+    """A non-private participant factory that accepts (and ignores) ``rng`` and ``budget``."""
+
+    def build(
+        X: Any,
+        *,
+        settings: Mapping[str, Any],
+        participant: int,
+        rng: Any = None,
+        budget: Any = None,
+        columns: tuple[str, ...] | None = None,
+    ) -> HostedParticipant:
+        if budget is not None:
+            raise ValueError("`budget` applies to private protocols only")
+        return factory(X, settings=settings, participant=participant, columns=columns)
+
+    return build
+
+
+def _dp_fed_bnsl_server(*, settings: Mapping[str, Any], n_participants: int) -> HostedServer:
+    from .linear.covariance_plan import plan
+
+    return FedBNSLServer(settings=dict(plan(**settings).hyper), n_participants=n_participants)
+
+
+HOSTED: dict[str, HostedProtocol] = {
+    "fed-bnsl": HostedProtocol("fed-bnsl", False, _public(FedBNSLParticipant), FedBNSLServer),
+    "dp-fed-bnsl": HostedProtocol("dp-fed-bnsl", True, DPFedBNSLParticipant, _dp_fed_bnsl_server),
+    "fed-sparse-bnsl": HostedProtocol(
+        "fed-sparse-bnsl",
+        False,
+        _public(FedSparseParticipant),
+        lambda *, settings, n_participants: SparseServer(
+            settings=settings, n_participants=n_participants, private=False
+        ),
+    ),
+    "dp-fed-sparse-bnsl": HostedProtocol(
+        "dp-fed-sparse-bnsl",
+        True,
+        DPFedSparseParticipant,
+        lambda *, settings, n_participants: SparseServer(
+            settings=settings, n_participants=n_participants, private=True
+        ),
+    ),
+}
+
+
+def hosted(name: str) -> HostedProtocol:
+    """The hosted protocol of learner ``name``; a clear error names the ones there are."""
+    try:
+        return HOSTED[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"no hosted protocol for {name!r}; hosted: {', '.join(sorted(HOSTED))}") from None

@@ -1,0 +1,375 @@
+"""Fed-Sparse-BNSL and DP-Fed-Sparse-BNSL as hosted protocols: the participant and server objects that
+:func:`fed_sparse_bnsl` and :func:`dp_fed_sparse_bnsl` drive in process and ``dpbnsl.flower`` runs on
+separate machines (see :mod:`dpbnsl.protocol`).
+
+Exchanges: the setup ((n_k, d) up, all n_k down); for the private learner with a warm start, the warm
+phase (Fed-BNSL on each participant's released covariance, B_k up and W down, dense); then the
+rounds (B_k up and W down, sparse). A private participant computes the plan (the schedule and the
+noise, :func:`~dpbnsl.learners.linear.sparse_plan.plan`) itself from the public settings and the row
+counts, refuses a plan that would spend more than its own ``budget``, and records every release in
+its ledger.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import as_float_matrix, check_bool, check_int
+from ...accounting import BudgetExceededError, PrivacyLedger
+from ...federation import Payload
+from ...graphs import threshold as threshold_weights
+from ...graphs import threshold_to_dag
+from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
+from ...protocol import (
+    SETUP_ROUND,
+    HostedParticipant,
+    HostedServer,
+    ProtocolError,
+    Reply,
+    StateValue,
+    generator_state,
+    n_samples_reply,
+    read_n_vector,
+    read_shapes,
+    restore_generator,
+    shape_upload,
+)
+from ...scores import centre as centre_data
+from ..admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
+from .dp_fed_bnsl import release_covariance
+from .hosted_fed_bnsl import (
+    CovarianceParticipant,
+    consensus_reply,
+    covariance_state,
+    learned,
+    make_server,
+    restore_covariance,
+    schedule_of,
+)
+from .pgcd import PGCDNoise, PGCDState
+from .scale_checks import check_declared_centre, check_feature_bound
+from .sparse_admm import SparseParticipant, sparse_hyperparameters
+from .sparse_plan import SparsePlan, plan
+from .warm_start import LABEL as WARM_LABEL
+from .warm_start import fed_bnsl_hyper
+
+__all__ = [
+    "fed_sparse_settings",
+    "FedSparseParticipant",
+    "DPFedSparseParticipant",
+    "SparseServer",
+]
+
+FED_SPARSE_DEFAULTS: dict[str, Any] = dict(
+    lambda1=0.1,
+    rho1=1.0,
+    rho2=1.0,
+    gamma1=1.0,
+    gamma2=1.0,
+    rho_max=np.inf,
+    rounds=100,
+    local_iters=20,
+    threshold=0.3,
+    server_solver="lbfgs",
+    eta=1e-2,
+    server_steps=10,
+    centre=True,
+)
+
+
+def fed_sparse_settings(**settings: Any) -> dict[str, Any]:
+    """Fed-Sparse-BNSL's public settings (the keywords of :func:`fed_sparse_bnsl`), validated."""
+    unknown = sorted(set(settings) - set(FED_SPARSE_DEFAULTS))
+    if unknown:
+        raise TypeError(f"unknown Fed-Sparse-BNSL setting(s) {unknown}; known: {sorted(FED_SPARSE_DEFAULTS)}")
+    merged = {**FED_SPARSE_DEFAULTS, **settings}
+    out = sparse_hyperparameters(*(merged[k] for k in list(FED_SPARSE_DEFAULTS)[:-1]))
+    out["centre"] = check_bool(merged["centre"], "centre")
+    return out
+
+
+def _core_state(core: SparseParticipant | None) -> dict[str, StateValue]:
+    if core is None:
+        return {}
+    out: dict[str, StateValue] = {"B": core.B, "beta": core.beta, "W0": core.W0}
+    if core.state is not None:
+        out["pgcd.W"] = core.state.W
+        out.update({"pgcd." + k: v for k, v in core.state.arrays().items()})
+    return out
+
+
+class _SparseParticipant(HostedParticipant):
+    """What the two sparse participants share: the setup, the rounds and their saved state."""
+
+    def __init__(self, X: Any, *, participant: int, columns: tuple[str, ...] | None = None) -> None:
+        self.X = as_float_matrix(X, "X")
+        if self.X.shape[0] < 2 or self.X.shape[1] < 2:
+            raise ValueError(f"`X` must have at least 2 rows and 2 columns; got shape {self.X.shape}")
+        self.k = check_int(participant, "participant", low=0)
+        self.columns = columns
+        self.prepared = False
+        self.Xr = self.X  # the data the rounds use (centred when asked)
+        self.m = np.zeros(self.X.shape[1])
+        self.hyper: dict[str, Any] = {}
+        self.noise: PGCDNoise | None = None
+        self.rng: np.random.Generator | None = None
+        self.ledger: PrivacyLedger | None = None
+        self.warm: Any = None
+        self.core: SparseParticipant | None = None
+
+    def prepare(self, n: tuple[int, ...]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def warm_start(self, inbox: Payload | None) -> np.ndarray | None:
+        return None
+
+    def respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Payload]:
+        if t == SETUP_ROUND:
+            return shape_upload(self.X)
+        if not self.prepared:  # the first request after the setup: inbox holds everybody's n_k
+            n = read_n_vector(inbox, self.k)
+            if not (0 <= self.k < len(n) and n[self.k] == self.X.shape[0]):
+                raise ProtocolError(f"participant {self.k}: the setup reply does not hold its row count")
+            self.prepare(n)
+            self.prepared, inbox = True, None
+        if phase == "warm":
+            if self.warm is None:
+                raise ProtocolError(f"participant {self.k}: a warm-start round it did not plan")
+            return self.warm(t, inbox)
+        if self.core is None:
+            h = self.hyper
+            self.core = SparseParticipant(
+                self.Xr,
+                self.m,
+                self.schedule(),
+                lambda1=h["lambda1"],
+                local_iters=h["local_iters"],
+                noise=self.noise,
+                rng=self.rng,
+                ledger=self.ledger,
+                init=self.warm_start(inbox),
+            )
+            inbox = None
+        return self.core(t, inbox)
+
+    def schedule(self) -> PenaltySchedule:
+        return schedule_of(self.hyper)
+
+    def state_dict(self) -> dict[str, StateValue]:
+        if not self.prepared:
+            return {}
+        out: dict[str, StateValue] = {"Xr": self.Xr, "m": self.m, "hyper": json.dumps(self.hyper)}
+        out.update({"core." + k: v for k, v in _core_state(self.core).items()})
+        return out
+
+    def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
+        if "Xr" not in state:  # saved before the setup reply: nothing prepared yet
+            return
+        self.prepared = True
+        self.Xr = np.array(state["Xr"], dtype=float)
+        self.m = np.array(state["m"], dtype=float)
+        self.hyper = json.loads(str(state["hyper"]))
+        self.core = None
+        if "core.B" in state:
+            h = self.hyper
+            core = SparseParticipant.__new__(SparseParticipant)
+            core.X, core.m, core.schedule = self.Xr, self.m, self.schedule()
+            core.lambda1, core.local_iters = h["lambda1"], h["local_iters"]
+            core.noise, core.rng, core.ledger = self.noise, self.rng, self.ledger
+            core.W0 = np.array(state["core.W0"], dtype=float)
+            core.B = np.array(state["core.B"], dtype=float)
+            core.beta = np.array(state["core.beta"], dtype=float)
+            core.state = None
+            if "core.pgcd.W" in state:
+                saved = {k[len("core.pgcd.") :]: v for k, v in state.items() if k.startswith("core.pgcd.")}
+                W = np.array(saved.pop("W"), dtype=float)
+                core.state = PGCDState.restore(core.X, core.B, W, core.beta, saved)
+            self.core = core
+
+
+class FedSparseParticipant(_SparseParticipant):
+    """Participant ``participant`` of Fed-Sparse-BNSL (non-private), holding its data ``X``."""
+
+    def __init__(
+        self, X: Any, *, settings: Mapping[str, Any], participant: int, columns: tuple[str, ...] | None = None
+    ) -> None:
+        super().__init__(X, participant=participant, columns=columns)
+        self.params = fed_sparse_settings(**settings)
+        self.hyper = {k: v for k, v in self.params.items() if k != "centre"}
+
+    def prepare(self, n: tuple[int, ...]) -> None:
+        self.Xr = centre_data(self.X) if self.params["centre"] else self.X
+        self.m = (self.Xr**2).mean(axis=0)
+
+
+class DPFedSparseParticipant(_SparseParticipant):
+    """Participant ``participant`` of DP-Fed-Sparse-BNSL, holding its data ``X``.
+
+    ``settings`` are the public keywords of :func:`dp_fed_sparse_bnsl` (ε and δ included); ``rng``
+    is its own source of noise (**fresh entropy unless testing on simulated data**); ``budget``
+    (ε, δ) is what this participant agreed to spend: it refuses a plan beyond it. ``plan`` (the
+    in-process driver's, computed from the same settings and row counts) saves recomputing it.
+    """
+
+    def __init__(
+        self,
+        X: Any,
+        *,
+        settings: Mapping[str, Any],
+        participant: int,
+        rng: np.random.Generator,
+        budget: tuple[float, float] | None = None,
+        columns: tuple[str, ...] | None = None,
+        plan: SparsePlan | None = None,
+    ) -> None:
+        super().__init__(X, participant=participant, columns=columns)
+        self.settings = dict(settings)
+        self.budget = None if budget is None else PrivacyLedger(budget=budget).budget
+        self.rng = rng
+        self.ledger = PrivacyLedger()
+        self.plan = plan
+        self.W0: np.ndarray | None = None
+
+    def prepare(self, n: tuple[int, ...]) -> None:
+        X, k, cols = self.X, self.k, self.columns
+        pl = self.plan if self.plan is not None else plan(X.shape[1], n_k=n, **self.settings)
+        if self.budget is not None and (pl.epsilon > self.budget[0] or pl.delta > self.budget[1]):
+            raise BudgetExceededError(
+                f"participant {k}: the study asks for (ε, δ) = ({pl.epsilon:g}, {pl.delta:g}), beyond "
+                f"this participant's budget ({self.budget[0]:g}, {self.budget[1]:g}); nothing was released"
+            )
+        centre = str(self.settings.get("centre", "declared"))  # dp_fed_sparse_bnsl's default
+        bound, public_m, rng, ledger = pl.feature_bound, pl.smoothness, self.rng, self.ledger
+        assert rng is not None and ledger is not None
+        # local warnings to the data owner (nothing is released): bounds or centre off-scale
+        if bound is not None and (centre == "private" or public_m is None):
+            check_feature_bound(X, bound=bound, participant=k, columns=cols)
+        if centre == "declared":
+            check_declared_centre(X, participant=k, columns=cols)
+        if centre == "private":
+            assert pl.m_centre is not None  # plan() calibrates it whenever centre="private"
+            X = X - private_mean(X, bound=bound, multiplier=pl.m_centre, rng=rng, ledger=ledger)
+        if public_m is not None:
+            m = public_m
+        elif self.settings.get("smoothness", "private") == "bounds":
+            m = public_smoothness(bound, X.shape[1])
+        else:  # smoothness="private" without public constants: plan() calibrated m_smooth
+            assert pl.m_smooth is not None
+            m = private_smoothness(X, bound=bound, multiplier=pl.m_smooth, rng=rng, ledger=ledger)
+        self.Xr, self.m = X, np.asarray(m, dtype=float)
+        self.hyper = dict(pl.hyper)
+        self.hyper["warm_threshold"] = fed_bnsl_hyper()["threshold"]
+        self.noise = PGCDNoise(pl.clip, pl.noise.gumbel_multiplier, pl.clip_scheme)
+        if pl.m_warm is not None:  # one covariance release; the warm phase fits the releases
+            S, release = release_covariance(
+                X, clip_norm=pl.warm_clip_norm, multiplier=pl.m_warm, psd_floor=0.0, rng=rng
+            )
+            ledger.record(WARM_LABEL, release.event)
+            self.warm = CovarianceParticipant(S, schedule_of(fed_bnsl_hyper()))
+
+    def warm_start(self, inbox: Payload | None) -> np.ndarray | None:
+        if self.warm is None:
+            return None
+        if inbox is None:
+            raise ProtocolError(f"participant {self.k}: the rounds began without the warm start's W")
+        self.W0 = threshold_to_dag(
+            threshold_weights(inbox.to_dense(), threshold=self.hyper["warm_threshold"])
+        )
+        return self.W0
+
+    def state_dict(self) -> dict[str, StateValue]:
+        out = super().state_dict()
+        out["rng"] = generator_state(self.rng)
+        out["ledger"] = self.ledger.to_json() if self.ledger is not None else None
+        if self.noise is not None:
+            out.update(
+                noise_clip=self.noise.clip,
+                noise_multiplier=self.noise.multiplier,
+                noise_scheme=self.noise.scheme,
+            )
+        out.update(covariance_state(self.warm, prefix="warm."))
+        return out
+
+    def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
+        restore_generator(self.rng, state.get("rng"))  # type: ignore[arg-type]
+        if state.get("ledger") is not None:
+            self.ledger = PrivacyLedger.from_json(str(state["ledger"]))
+        if "noise_clip" in state:
+            clip, multiplier = cast(float, state["noise_clip"]), cast(float, state["noise_multiplier"])
+            self.noise = PGCDNoise(float(clip), float(multiplier), str(state["noise_scheme"]))
+        super().load_state_dict(state)
+        if self.prepared:
+            self.warm = restore_covariance(state, schedule_of(fed_bnsl_hyper()), prefix="warm.")
+
+    def report(self) -> dict[str, Any]:
+        """The privacy this participant spent (ε at the study's δ, by the ledger's accountant)."""
+        assert self.ledger is not None
+        delta = self.plan.delta if self.plan is not None else float(self.settings["delta"])
+        return {"epsilon": self.ledger.epsilon(delta), "delta": delta, "ledger": self.ledger.to_json()}
+
+
+class SparseServer(HostedServer):
+    """The server of Fed-Sparse-BNSL (``private=False``) or DP-Fed-Sparse-BNSL (``private=True``,
+    with the warm phase when the plan has one)."""
+
+    def __init__(
+        self,
+        *,
+        settings: Mapping[str, Any],
+        n_participants: int,
+        private: bool,
+        plan: SparsePlan | None = None,
+    ) -> None:
+        self.settings, self.private, self.plan = dict(settings), private, plan
+        self.n_participants = check_int(n_participants, "n_participants", low=1)
+        self.hyper: dict[str, Any] = {} if private else fed_sparse_settings(**settings)
+        self.d = 0
+        self.warm: ConsensusServer | None = None
+        self.W0: np.ndarray | None = None
+        self.core: ConsensusServer | None = None
+
+    def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
+        ordered = self.check_uploads(phase, t, uploads)
+        if t == SETUP_ROUND:
+            n, self.d = read_shapes(ordered)
+            warm = False
+            if self.private:
+                if self.plan is None:
+                    self.plan = plan(self.d, n_k=n, **self.settings)
+                self.hyper = dict(self.plan.hyper)
+                warm = self.plan.m_warm is not None
+            return n_samples_reply(n, ("warm", 0) if warm else ("rounds", 0))
+        if phase == "warm":
+            wh = fed_bnsl_hyper()
+            if self.warm is None:
+                self.warm = make_server(
+                    self.n_participants,
+                    self.d,
+                    schedule_of(wh),
+                    lambda1=wh["lambda1"],
+                    h_tol=wh["h_tol"],
+                    gap_tol=wh["gap_tol"],
+                )
+            reply = consensus_reply(self.warm, phase, t, ordered, limit=wh["max_rounds"], after=("rounds", 0))
+            if reply.next == ("rounds", 0):
+                self.W0 = threshold_to_dag(threshold_weights(self.warm.W, threshold=wh["threshold"]))
+            return reply
+        if self.core is None:
+            h = self.hyper
+            solver = (
+                solve_server if h["server_solver"] == "lbfgs" else gradient_steps(h["eta"], h["server_steps"])
+            )
+            self.core = ConsensusServer(
+                self.n_participants, self.d, schedule_of(h), sparse=True, solver=solver
+            )
+            if self.W0 is not None:
+                self.core.W = np.array(self.W0, float)
+        return consensus_reply(self.core, phase, t, ordered, limit=self.hyper["rounds"], after=None)
+
+    def learned(self) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+        return learned(self.core, self.hyper["threshold"])

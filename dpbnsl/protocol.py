@@ -1,0 +1,203 @@
+"""Hostable protocols: participant and server objects that run in one process or on separate machines.
+
+A hosted protocol is a conversation driven by the server. Each *request* names a phase and a round
+and carries what the server sent last (``None`` in the first request); every participant answers it
+with one upload ``(kind, payload)``; the server reads the uploads, keyed by participant id, and
+returns a :class:`Reply`: the payload to send back (one for everybody or one per participant) and
+the next ``(phase, round)``, or ``None`` when the protocol is over.
+
+Every protocol starts with the *setup exchange* (phase ``"rounds"``, round :data:`SETUP_ROUND`):
+each participant uploads its data's shape (n_k, d) and the server broadcasts all the n_k, so that
+what a real server learns is part of the protocol and of the transcript (n_k and d are public
+under the replace-one relation). Participant ids are 0, …, P − 1, chosen by the people running the study.
+
+A participant object is rebuilt from its own data, the public settings and its
+:meth:`HostedParticipant.state_dict` (arrays, numbers and strings only, the random generator and
+the privacy ledger included), so it can live in a process that is started anew for every message,
+as a Flower ClientApp is. :func:`run_protocol` runs a protocol in process; ``dpbnsl.flower`` runs
+the same objects on Flower.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from .federation import SERVER, SETUP_ROUND, Dense, Message, Payload, Sparse, Transcript
+
+__all__ = [
+    "SETUP_ROUND",
+    "Reply",
+    "HostedParticipant",
+    "HostedServer",
+    "ProtocolError",
+    "run_protocol",
+    "generator_state",
+    "restore_generator",
+    "shape_upload",
+    "read_shapes",
+    "n_samples_reply",
+    "read_n_vector",
+]
+
+StateValue = Union[np.ndarray, int, float, str, None]  # noqa: UP007 (a runtime alias)
+
+
+class ProtocolError(RuntimeError):
+    """A hosted protocol cannot go on: a participant is missing, answered out of turn or refused."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a server step returns: ``payload`` for everybody (or a mapping participant id →
+    payload) of message ``kind``, and the ``(phase, round)`` of the next request (None: the end)."""
+
+    kind: str
+    payload: Payload | Mapping[int, Payload]
+    next: tuple[str, int] | None
+
+    def for_participant(self, k: int) -> Payload:
+        if isinstance(self.payload, (Dense, Sparse)):
+            return self.payload
+        return self.payload[k]
+
+
+class HostedParticipant(ABC):
+    """One participant's side of a hosted protocol (built from its own data and public settings)."""
+
+    @abstractmethod
+    def respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Payload]:
+        """Answer the request of ``(phase, t)``; ``inbox`` is what the server sent last."""
+
+    @abstractmethod
+    def state_dict(self) -> dict[str, StateValue]:
+        """Everything the participant must remember between requests (arrays, numbers, strings)."""
+
+    @abstractmethod
+    def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
+        """Restore what :meth:`state_dict` returned (on an object built from the same data)."""
+
+    def report(self) -> dict[str, Any]:
+        """What the participant tells its operator at the end (e.g. the privacy it spent)."""
+        return {}
+
+
+class HostedServer(ABC):
+    """The server's side of a hosted protocol (built from the public settings and P)."""
+
+    n_participants: int
+
+    @abstractmethod
+    def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
+        """Read the uploads of ``(phase, t)`` (keyed by participant id) and reply."""
+
+    def learned(self) -> tuple[np.ndarray, np.ndarray, Any]:
+        """(thresholded DAG W, raw W, history DataFrame) at the end of a run."""
+        raise NotImplementedError(f"{type(self).__name__} does not say what it learned")
+
+    def transcript_of(self, phase: str) -> str:
+        """The transcript a phase's messages go to (the setup exchange goes to ``"rounds"``)."""
+        return phase
+
+    def check_uploads(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> list[Payload]:
+        """The uploads in participant order; a missing or unknown participant is a ProtocolError."""
+        expected = set(range(self.n_participants))
+        missing = sorted(expected - set(uploads))
+        extra = sorted(set(uploads) - expected, key=repr)
+        if missing or extra:
+            raise ProtocolError(
+                f"{phase} round {t}: "
+                + (f"no upload from participant(s) {missing}" if missing else "")
+                + ("; " if missing and extra else "")
+                + (f"uploads from unknown participant(s) {extra}" if extra else "")
+            )
+        return [uploads[k] for k in range(self.n_participants)]
+
+
+def run_protocol(
+    server: HostedServer,
+    participants: Sequence[HostedParticipant],
+    *,
+    first: tuple[str, int] = ("rounds", SETUP_ROUND),
+) -> dict[str, Transcript]:
+    """Run a hosted protocol in process; returns one transcript per phase (see
+    :meth:`HostedServer.transcript_of`). Participant k is ``participants[k]``."""
+    if len(participants) != server.n_participants:
+        raise ValueError(f"the server expects {server.n_participants} participants; got {len(participants)}")
+    transcripts: dict[str, Transcript] = {}
+    inbox: dict[int, Payload | None] = {k: None for k in range(len(participants))}
+    step: tuple[str, int] | None = first
+    while step is not None:
+        phase, t = step
+        record = transcripts.setdefault(server.transcript_of(phase), Transcript())
+        uploads = {}
+        for k, p in enumerate(participants):
+            kind, payload = p.respond(phase, t, inbox[k])
+            record.append(Message(t, k, SERVER, kind, payload))
+            uploads[k] = payload
+        reply = server.receive(phase, t, uploads)
+        for k in range(len(participants)):
+            inbox[k] = reply.for_participant(k)
+            record.append(Message(t, SERVER, k, reply.kind, inbox[k]))  # type: ignore[arg-type]
+        step = reply.next
+    return transcripts
+
+
+def shape_upload(X: np.ndarray) -> tuple[str, Payload]:
+    """The setup upload: the participant's row and column counts (n_k, d)."""
+    return "data_shape", Dense(np.array(X.shape, dtype=float))
+
+
+def _counts(v: np.ndarray, what: str) -> tuple[int, ...]:
+    if not (np.isfinite(v).all() and (v == np.round(v)).all() and (v >= 1).all()):
+        raise ProtocolError(f"{what}: invalid counts {v.tolist()}")
+    return tuple(int(x) for x in v)
+
+
+def read_shapes(uploads: Sequence[Payload]) -> tuple[tuple[int, ...], int]:
+    """The setup uploads (in participant order) as (n_1, …, n_P) and d; the participants must
+    agree on d."""
+    shapes = []
+    for k, u in enumerate(uploads):
+        v = u.to_dense().ravel()
+        if v.size != 2:
+            raise ProtocolError(f"participant {k} sent a data shape of {v.size} numbers, not (n_k, d)")
+        shapes.append(_counts(v, f"participant {k}'s data shape"))
+    ds = {s[1] for s in shapes}
+    if len(ds) != 1:
+        detail = ", ".join(f"participant {k}: {s[1]}" for k, s in enumerate(shapes))
+        raise ProtocolError(f"the participants' data have different numbers of columns ({detail})")
+    return tuple(s[0] for s in shapes), ds.pop()
+
+
+def n_samples_reply(n: Sequence[int], after: tuple[str, int]) -> Reply:
+    """The setup reply: everybody's row count, to every participant."""
+    return Reply("n_samples", Dense(np.array(n, dtype=float)), after)
+
+
+def read_n_vector(payload: Payload | None, participant: int) -> tuple[int, ...]:
+    """The row counts of the setup reply (everybody's n_k), validated."""
+    if payload is None:
+        raise ProtocolError(f"participant {participant}: a round was requested before the setup exchange")
+    return _counts(payload.to_dense().ravel(), "the setup reply's row counts")
+
+
+def generator_state(rng: np.random.Generator | None) -> str | None:
+    """A numpy Generator's complete state as a JSON string (its 128-bit integers included)."""
+    if rng is None:
+        return None
+    return json.dumps(rng.bit_generator.state, default=int)
+
+
+def restore_generator(rng: np.random.Generator | None, state: str | None) -> None:
+    """Put ``rng`` back in the state :func:`generator_state` recorded (nothing saved: unchanged)."""
+    if state is None:
+        return
+    if rng is None:
+        raise ValueError("the saved state holds a random generator's state, but the participant has none")
+    rng.bit_generator.state = json.loads(state)

@@ -1,0 +1,174 @@
+"""Hosted protocols: rebuilt from their saved state before every request (as a Flower ClientApp is),
+every participant gives bitwise the in-process learner's W and transcript; bad conversations fail
+with errors naming the participant."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpbnsl.accounting import BudgetExceededError
+from dpbnsl.federation import SETUP_ROUND, Dense
+from dpbnsl.learners.hosted import HOSTED, hosted
+from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
+from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
+from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
+from dpbnsl.protocol import HostedParticipant, ProtocolError, run_protocol
+from dpbnsl.simulation import simulate
+
+P = 3
+DATA = simulate(6, 3 * 300, participants=P, rng=2)  # 300 rows each
+CASES = {
+    "fed-bnsl": (fed_bnsl, dict(max_rounds=40)),
+    "fed-sparse-bnsl": (fed_sparse_bnsl, dict(rounds=6, local_iters=4)),
+    "dp-fed-bnsl": (
+        dp_fed_bnsl,
+        dict(epsilon=2.0, delta=1e-5, clip_norm=5.0, centre="private", max_rounds=30),
+    ),
+    "dp-fed-sparse-bnsl": (
+        dp_fed_sparse_bnsl,
+        dict(epsilon=4.0, delta=1e-5, feature_bound=25.0, rounds=4, local_iters=3, warm_start="covariance"),
+    ),
+}
+SEED = 17
+
+
+def _through_records(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What a record store gives back: fresh copies of arrays, numbers and strings (a JSON
+    round trip for the non-arrays, as a config record would)."""
+    out: dict[str, Any] = {}
+    for k, v in state.items():
+        out[k] = np.array(v, copy=True) if isinstance(v, np.ndarray) else json.loads(json.dumps(v))
+    return out
+
+
+class Rebuilt(HostedParticipant):
+    """A participant that exists only between requests: built anew from its data and settings,
+    loaded with the saved state, asked, saved again."""
+
+    def __init__(self, build: Any) -> None:
+        self.build, self.saved = build, {}
+
+    def respond(self, phase, t, inbox):  # type: ignore[no-untyped-def]
+        p = self.build()
+        p.load_state_dict(_through_records(self.saved))
+        out = p.respond(phase, t, inbox)
+        self.saved = p.state_dict()
+        self.last = p
+        return out
+
+    def state_dict(self):  # type: ignore[no-untyped-def]
+        return self.saved
+
+    def load_state_dict(self, state):  # type: ignore[no-untyped-def]
+        self.saved = state
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rebuilt_participants_reproduce_the_learner_bitwise(name):
+    learner, settings = CASES[name]
+    kw = dict(settings, rng=SEED) if HOSTED[name].private else settings
+    ref = learner(DATA.participants, **kw)
+    proto = hosted(name)
+
+    def builder(k):
+        extra = (
+            {"rng": np.random.default_rng(np.random.SeedSequence(SEED, spawn_key=(k,)))}
+            if proto.private
+            else {}
+        )
+        return lambda: proto.participant(DATA.participants[k], settings=settings, participant=k, **extra)
+
+    parts = [Rebuilt(builder(k)) for k in range(P)]
+    server = proto.server(settings=settings, n_participants=P)
+    transcripts = run_protocol(server, parts)
+    W, W_raw, history = server.learned()
+    np.testing.assert_array_equal(W_raw, ref.W_raw)
+    np.testing.assert_array_equal(W, ref.W)
+    assert len(history) == len(ref.history)
+    got = transcripts["rounds"]
+    assert len(got) == len(ref.transcript)
+    for a, b in zip(got, ref.transcript):
+        assert (a.round, a.sender, a.receiver, a.kind) == (b.round, b.sender, b.receiver, b.kind)
+        np.testing.assert_array_equal(a.to_dense(), b.to_dense())
+    assert got.n_samples() == (300,) * P
+    if proto.private:  # the ledger survives the round trips: the same spend as the learner's
+        for k, p in enumerate(parts):
+            assert p.last.ledger.entries == ref.ledger[k].entries
+            rep = p.last.report()
+            assert rep["epsilon"] <= settings["epsilon"]
+
+
+def test_seed_sequence_children_are_the_learners_streams():
+    """A participant seeded with SeedSequence(seed, spawn_key=(k,)) draws what the in-process
+    learner's stream k (``default_rng(seed).spawn(P)[k]``) draws."""
+    ours = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(2,))).random(4)
+    theirs = np.random.default_rng(5).spawn(3)[2].random(4)
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_setup_is_in_the_transcript_and_the_attacks_skip_it():
+    r = fed_bnsl(DATA.participants, max_rounds=3)
+    setup = r.transcript.setup()
+    assert [m.kind for m in setup] == ["data_shape"] * P + ["n_samples"] * P
+    assert all(m.round == SETUP_ROUND for m in setup)
+    np.testing.assert_array_equal(setup[P].to_dense(), [300.0] * P)
+    assert len(r.transcript.learning()) == len(r.transcript) - 2 * P
+
+
+def test_missing_and_unknown_participants_are_named():
+    server = hosted("fed-bnsl").server(settings={}, n_participants=3)
+    up = Dense(np.array([10.0, 4.0]))
+    with pytest.raises(ProtocolError, match=r"rounds round -1: no upload from participant\(s\) \[2\]"):
+        server.receive("rounds", SETUP_ROUND, {0: up, 1: up})
+    with pytest.raises(ProtocolError, match=r"unknown participant\(s\) \[7\]"):
+        server.receive("rounds", SETUP_ROUND, {0: up, 1: up, 2: up, 7: up})
+
+
+def test_participants_disagreeing_on_d_are_refused():
+    server = hosted("fed-sparse-bnsl").server(settings={}, n_participants=2)
+    with pytest.raises(
+        ProtocolError, match=r"different numbers of columns \(participant 0: 4, participant 1: 5\)"
+    ):
+        server.receive(
+            "rounds", SETUP_ROUND, {0: Dense(np.array([10.0, 4.0])), 1: Dense(np.array([10.0, 5.0]))}
+        )
+
+
+def test_a_round_before_the_setup_is_refused():
+    p = hosted("fed-bnsl").participant(DATA.participants[0], settings={}, participant=0)
+    with pytest.raises(ProtocolError, match="participant 0: a round was requested before the setup"):
+        p.respond("rounds", 0, None)
+
+
+@pytest.mark.parametrize("name", ["dp-fed-bnsl", "dp-fed-sparse-bnsl"])
+def test_a_participant_refuses_a_study_beyond_its_budget(name):
+    _, settings = CASES[name]
+    p = hosted(name).participant(
+        DATA.participants[0],
+        settings=settings,
+        participant=0,
+        rng=np.random.default_rng(),
+        budget=(1.0, 1e-5),
+    )
+    p.respond("rounds", SETUP_ROUND, None)
+    first = ("warm", 0) if name == "dp-fed-sparse-bnsl" else ("rounds", 0)
+    with pytest.raises(
+        BudgetExceededError, match=r"participant 0: the study asks for .*beyond this participant's budget"
+    ):
+        p.respond(*first, Dense(np.array([300.0] * P)))
+    assert len(p.ledger) == 0  # nothing released
+
+
+def test_unknown_protocol_and_settings_are_named():
+    with pytest.raises(ValueError, match="no hosted protocol for 'notears'; hosted: dp-fed-bnsl"):
+        hosted("notears")
+    with pytest.raises(TypeError, match=r"unknown Fed-BNSL setting\(s\) \['rounds'\]"):
+        hosted("fed-bnsl").server(settings={"rounds": 3}, n_participants=2)
+    with pytest.raises(ValueError, match="`budget` applies to private protocols only"):
+        hosted("fed-bnsl").participant(DATA.participants[0], settings={}, participant=0, budget=(1.0, 1e-5))
