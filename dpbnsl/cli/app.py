@@ -43,6 +43,7 @@ from .common import formatter as _formatter
 from .curve import add_curve_command
 from .demo import add_demo_command
 from .files import check_output_file, distinct_files, read_csv, same_columns, write_files
+from .flower_app import add_flower_app_command
 from .learn_options import add_extra_options
 from .simulate import add_simulate_command
 
@@ -213,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit_command(sub, _formatter)
     add_curve_command(sub, _formatter)
     add_demo_command(sub, _formatter)
+    add_flower_app_command(sub, _formatter)
     return parser
 
 

@@ -1,0 +1,243 @@
+"""A Flower ClientApp and ServerApp (Message API) that run any hosted protocol of this package.
+
+The ServerApp sends each request as a ``query`` message to every participant's node (the config
+record names the protocol, its public settings, the phase and the round; the array record holds what
+the server sent last) and waits for one upload per participant; the ClientApp rebuilds the
+participant from its own data, the public settings and its saved state (``context.state``), answers,
+and saves the state again. Participants are known by the id their operator gives them (node config
+``participant-id``, or the simulation's ``partition-id``), never by Flower's random node ids. At the
+end the server sends the last reply with phase ``"done"`` and each participant reports what it spent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from flwr.app import ConfigRecord, Context, Message, RecordDict
+from flwr.clientapp import ClientApp
+from flwr.serverapp import Grid, ServerApp
+
+from ..cli.files import read_csv
+from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
+from ..federation import Message as WireMessage
+from ..learners.hosted import hosted
+from ..protocol import ProtocolError
+from .records import get_payload, get_state, put_payload, put_state
+
+__all__ = ["FlowerRun", "make_client_app", "make_server_app", "run_on_grid", "participant_id"]
+
+DataLoader = Callable[[int, Mapping[str, Any]], Any]
+
+
+def participant_id(node_config: Mapping[str, Any]) -> int:
+    """The participant id of a node: ``participant-id`` from its node config (a deployment) or the
+    simulation engine's ``partition-id``."""
+    for key in ("participant-id", "partition-id"):
+        if key in node_config:
+            return int(node_config[key])
+    raise ProtocolError(
+        "the node config names no participant: start the node with --node-config 'participant-id=K ...'"
+    )
+
+
+def load_csv(k: int, node_config: Mapping[str, Any]) -> pd.DataFrame:
+    """The default data loader: the CSV file (numbers, one header row) at ``data-path``."""
+    path = node_config.get("data-path")
+    if not path:
+        raise ProtocolError(f"participant {k}: the node config has no data-path")
+    return read_csv(Path(str(path)), "data", participant=k)
+
+
+def _generator(k: int, node_config: Mapping[str, Any], default: int | None) -> np.random.Generator:
+    """Participant k's noise: fresh entropy, unless the node config (or the app) has a ``seed``
+    (for tests on simulated data only: it gives the in-process learner's stream k of ``rng=seed``)."""
+    seed = node_config.get("seed", default)
+    if seed is None or seed == "":
+        return np.random.default_rng()
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(k,)))
+
+
+def _budget(node_config: Mapping[str, Any]) -> tuple[float, float] | None:
+    if "epsilon-budget" not in node_config:
+        return None
+    return float(node_config["epsilon-budget"]), float(node_config.get("delta-budget", 1.0 - 1e-12))
+
+
+def make_client_app(load: DataLoader = load_csv, *, seed: int | None = None) -> ClientApp:
+    """The participant's ClientApp; ``load(participant_id, node_config)`` returns its data (default:
+    the file at node config ``data-path``). The data and the noise never leave this process: only
+    the protocol's uploads are sent. ``seed`` (or a node config ``seed``) fixes the noise: **for
+    tests on simulated data only** (a fixed seed voids the guarantee)."""
+    app = ClientApp()
+
+    @app.query()
+    def handle(msg: Message, ctx: Context) -> Message:
+        cfg = msg.content["config"]
+        k = participant_id(ctx.node_config)
+        proto = hosted(str(cfg["protocol"]))
+        settings = json.loads(str(cfg["settings"]))
+        extra: dict[str, Any] = {}
+        if proto.private:
+            extra = {"rng": _generator(k, ctx.node_config, seed), "budget": _budget(ctx.node_config)}
+        p = proto.participant(load(k, ctx.node_config), settings=settings, participant=k, **extra)
+        p.load_state_dict(get_state(ctx.state))
+        phase, t = str(cfg["phase"]), int(cfg["round"])
+        if phase == "done":
+            report = ConfigRecord({"participant": k, "report": json.dumps(p.report())})
+            return Message(RecordDict({"config": report}), reply_to=msg)
+        kind, payload = p.respond(phase, t, get_payload(msg.content["inbox"]))
+        put_state(ctx.state, p.state_dict())
+        out = RecordDict(
+            {"config": ConfigRecord({"participant": k, "kind": kind}), "upload": put_payload(payload)}
+        )
+        return Message(out, reply_to=msg)
+
+    return app
+
+
+@dataclass
+class FlowerRun:
+    """What the server of a Flower run learned: the graph, the per-round history, the transcripts
+    (the same :class:`~dpbnsl.federation.Transcript` the in-process learner returns, so the attacks
+    run on them unchanged) and each participant's report."""
+
+    protocol: str
+    W: np.ndarray | None = None
+    W_raw: np.ndarray | None = None
+    history: pd.DataFrame | None = None
+    transcripts: dict[str, Transcript] = field(default_factory=dict)
+    reports: dict[int, dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.transcripts["rounds"]
+
+
+def _wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while len(nodes := sorted(grid.get_node_ids())) < n:
+        if time.monotonic() > deadline:
+            raise ProtocolError(
+                f"only {len(nodes)} of {n} participants' nodes connected within {timeout:g} s"
+            )
+        time.sleep(0.05)
+    return nodes
+
+
+def _exchange(
+    grid: Grid, sent: list[tuple[int | None, Message]], where: str, timeout: float | None
+) -> list[tuple[int | None, Message]]:
+    """Send, and pair each sent message with its reply; a missing reply or an error reply names
+    the participant (or the node, before the ids are known) and the round."""
+    replies = {
+        r.metadata.reply_to_message_id: r
+        for r in grid.send_and_receive([m for _, m in sent], timeout=timeout)
+    }
+    bad = []
+    for k, m in sent:
+        r = replies.get(m.metadata.message_id)
+        who = f"participant {k}" if k is not None else f"node {m.metadata.dst_node_id}"
+        if r is None:
+            bad.append(f"{who}: no reply" + (f" within {timeout:g} s" if timeout else ""))
+        elif r.has_error():
+            bad.append(
+                f"{who}: {r.error.reason.strip().splitlines()[-1] if r.error.reason else r.error.code}"
+            )
+    if bad:
+        raise ProtocolError(f"{where}: " + "; ".join(bad))
+    return [(k, replies[m.metadata.message_id]) for k, m in sent]
+
+
+def run_on_grid(
+    grid: Grid,
+    protocol: str,
+    settings: Mapping[str, Any],
+    n_participants: int,
+    *,
+    round_timeout: float | None = None,
+    node_timeout: float = 120.0,
+) -> FlowerRun:
+    """Run hosted protocol ``protocol`` with ``n_participants`` nodes on a Flower grid (the body of
+    the ServerApp); the server's messages and the uploads are recorded as in process."""
+    start = time.perf_counter()
+    proto = hosted(protocol)
+    server = proto.server(settings=settings, n_participants=n_participants)
+    nodes = _wait_for_nodes(grid, n_participants, node_timeout)
+    base = {"protocol": protocol, "settings": json.dumps(dict(settings))}
+    node_of: dict[int, int] = {}
+    run = FlowerRun(protocol)
+    step: tuple[str, int] | None = ("rounds", SETUP_ROUND)
+    inbox: dict[int, Payload] = {}
+    targets: list[tuple[int | None, int]] = [(None, n) for n in nodes[:n_participants]]
+
+    def send(phase: str, t: int) -> list[tuple[int | None, Message]]:
+        out = []
+        for k, node in targets:
+            content = RecordDict(
+                {
+                    "config": ConfigRecord({**base, "phase": phase, "round": t}),
+                    "inbox": put_payload(None if k is None else inbox.get(k)),
+                }
+            )
+            out.append((k, Message(content, dst_node_id=node, message_type="query", group_id=f"{phase}:{t}")))
+        return out
+
+    while step is not None:
+        phase, t = step
+        where = f"{phase} round {t}" if t != SETUP_ROUND else "the setup exchange"
+        replies = _exchange(grid, send(phase, t), where, round_timeout)
+        uploads: dict[int, Payload] = {}
+        kinds: dict[int, str] = {}
+        for _, r in replies:
+            k = int(r.content["config"]["participant"])
+            if k in uploads:
+                raise ProtocolError(f"{where}: two nodes claim to be participant {k}")
+            uploads[k] = get_payload(r.content["upload"])  # type: ignore[assignment]
+            kinds[k] = str(r.content["config"]["kind"])
+            if targets[0][0] is None:  # the setup: learn which node is which participant
+                node_of[k] = r.metadata.src_node_id
+        record = run.transcripts.setdefault(server.transcript_of(phase), Transcript())
+        for k in sorted(uploads):
+            record.append(WireMessage(t, k, SERVER, kinds[k], uploads[k]))
+        reply = server.receive(phase, t, uploads)  # names missing or unknown participant ids
+        if targets[0][0] is None:
+            targets = [(k, node_of[k]) for k in sorted(node_of)]
+        for k in range(n_participants):
+            inbox[k] = reply.for_participant(k)
+            record.append(WireMessage(t, SERVER, k, reply.kind, inbox[k]))
+        step = reply.next
+    for _, r in _exchange(grid, send("done", 0), "the final report", round_timeout):
+        run.reports[int(r.content["config"]["participant"])] = json.loads(str(r.content["config"]["report"]))
+    run.W, run.W_raw, run.history = server.learned()
+    run.seconds = time.perf_counter() - start
+    return run
+
+
+def make_server_app(
+    protocol: str,
+    settings: Mapping[str, Any],
+    n_participants: int,
+    *,
+    results: dict[str, FlowerRun] | None = None,
+    round_timeout: float | None = None,
+) -> ServerApp:
+    """A ServerApp running ``protocol``; the outcome is put in ``results["run"]`` (the simulation
+    engine runs the ServerApp in the caller's process)."""
+    hosted(protocol)  # a clear error before Flower starts anything
+    app = ServerApp()
+
+    @app.main()
+    def main(grid: Grid, context: Context) -> None:
+        run = run_on_grid(grid, protocol, settings, n_participants, round_timeout=round_timeout)
+        if results is not None:
+            results["run"] = run
+
+    return app

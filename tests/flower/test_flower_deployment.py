@@ -1,0 +1,239 @@
+"""A study on loopback processes, as on separate machines: a SuperLink, one SuperNode per participant
+(each with its own CSV file), the Flower App written by `dpbnsl flower-app` and submitted with
+`flwr run`. The learned W and transcript equal the in-process learner's; a participant killed
+mid-run ends the run with an error naming it and its round, and no result directory is written.
+Every process is started here in its own session and ended here. Marked ``flower``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flwr")
+
+from dpbnsl.cli.app import main as cli
+from dpbnsl.cli.files import read_csv
+from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
+from dpbnsl.simulation import simulate
+
+pytestmark = pytest.mark.flower
+BIN = Path(sys.executable).parent
+P = 3
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rfind(")") + 2 :].split()[1]), []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+class Federation:
+    """A SuperLink and P SuperNodes on 127.0.0.1, with a private FLWR_HOME."""
+
+    def __init__(self, work: Path, data_paths: list[Path]) -> None:
+        self.work, self.port = work, _port()
+        home = work / "flwr_home"
+        home.mkdir()
+        (home / "config.toml").write_text(
+            f'[superlink]\ndefault = "local"\n\n[superlink.local]\naddress = "127.0.0.1:{self.port}"\ninsecure = true\n'
+        )
+        self.env = dict(
+            os.environ,
+            FLWR_HOME=str(home),
+            FLWR_TELEMETRY_ENABLED="0",
+            PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        )
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.seen: set[int] = set()
+        self._start(
+            "superlink",
+            "flower-superlink",
+            "--insecure",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--disable-runtime-dependency-installation",
+        )
+        self._wait(lambda: self._listening(self.port), 60, "the SuperLink to listen")
+        for k, path in enumerate(data_paths):
+            self._start(
+                f"node{k}",
+                "flower-supernode",
+                "--insecure",
+                "--superlink",
+                f"127.0.0.1:{self.port}",
+                "--port",
+                str(_port()),
+                "--max-retries",
+                "3",
+                "--node-config",
+                f'participant-id={k} data-path="{path}"',
+            )
+        log = work / "superlink.log"
+        self._wait(lambda: log.read_text().count("Activated node_id") >= len(data_paths), 90, "the nodes")
+
+    @staticmethod
+    def _listening(port: int) -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    @staticmethod
+    def _wait(ready, timeout: float, what: str) -> None:
+        end = time.monotonic() + timeout
+        while not ready():
+            if time.monotonic() > end:
+                raise TimeoutError(f"waited {timeout} s for {what}")
+            time.sleep(0.1)
+
+    def _start(self, name: str, *cmd: str) -> None:
+        log = open(self.work / f"{name}.log", "w")
+        self.procs[name] = subprocess.Popen(
+            [str(BIN / cmd[0]), *cmd[1:]],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=self.env,
+            start_new_session=True,
+        )
+
+    def flwr(self, *args: str) -> dict:
+        self._note()
+        r = subprocess.run(
+            [str(BIN / "flwr"), *args, "--format", "json"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return json.loads(r.stdout)
+
+    def submit(self, app: Path, run_config: str) -> int:
+        res = self.flwr("run", str(app), "local", "--run-config", run_config)
+        assert res.get("success"), res  # `flwr run` exits 0 even when it fails
+        return int(res["run-id"])
+
+    def wait(self, run_id: int, timeout: float) -> dict:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            info = self.flwr("ls", "local", "--run-id", str(run_id))["runs"][0]
+            if str(info["status"]).startswith("finished"):
+                return info
+            time.sleep(0.5)
+        raise TimeoutError(f"run {run_id} did not finish within {timeout} s")
+
+    def _note(self) -> None:
+        for p in self.procs.values():
+            self.seen.update([p.pid, *_descendants(p.pid)])
+
+    def close(self) -> list[int]:
+        """End every process this federation started (and their children); returns those that
+        had to be killed."""
+        self._note()
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs.values():
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        end = time.monotonic() + 10
+        while time.monotonic() < end and any(_running(pid) for pid in self.seen):
+            time.sleep(0.1)
+        left = [pid for pid in self.seen if _running(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        return left
+
+
+@pytest.fixture
+def study(tmp_path):
+    data = simulate(5, P * 100, participants=P, rng=4)
+    paths = []
+    for k, X in enumerate(data.participants):
+        paths.append(tmp_path / f"participant{k}.csv")
+        np.savetxt(
+            paths[-1], X, delimiter=",", header=",".join(f"x{j}" for j in range(5)), comments="", fmt="%.17g"
+        )
+    app = tmp_path / "app"
+    assert cli(["flower-app", str(app), "--protocol", "fed-bnsl", "--participants", str(P)]) == 0
+    fed = Federation(tmp_path, paths)
+    try:
+        yield fed, app, paths
+    finally:
+        fed.close()
+        assert not any(_running(pid) for pid in fed.seen)  # every process started here has ended
+
+
+def test_a_deployment_on_loopback_equals_the_learner(study, tmp_path):
+    from dpbnsl.flower.deployment import load_run
+
+    fed, app, paths = study
+    out = tmp_path / "result"
+    rid = fed.submit(
+        app, f'participants={P} out-dir="{out}" settings=\'{{"max_rounds": 3}}\' round-timeout=120.0'
+    )
+    info = fed.wait(rid, 600)
+    assert info["status"] == "finished:completed", info.get("status-details")
+    run = load_run(out)
+    ref = fed_bnsl([read_csv(p, "data") for p in paths], max_rounds=3)
+    np.testing.assert_array_equal(run.W_raw, ref.W_raw)
+    assert len(run.transcript) == len(ref.transcript) == 2 * P + 3 * 2 * P
+    for a, b in zip(run.transcript, ref.transcript):
+        assert (a.round, a.sender, a.receiver, a.kind) == (b.round, b.sender, b.receiver, b.kind)
+        np.testing.assert_array_equal(a.to_dense(), b.to_dense())
+
+
+def test_a_participant_killed_mid_run_is_named_and_nothing_is_written(study, tmp_path):
+    fed, app, _ = study
+    out = tmp_path / "result"
+    rid = fed.submit(
+        app, f'participants={P} out-dir="{out}" settings=\'{{"max_rounds": 200}}\' round-timeout=20.0'
+    )
+    log = tmp_path / "node1.log"
+    # participant 1 has answered the setup and round 0 (its node logs each reply it sends)
+    Federation._wait(
+        lambda: log.read_text().count("Sent successfully") >= 2, 120, "participant 1's first replies"
+    )
+    fed.procs["node1"].send_signal(signal.SIGKILL)
+    info = fed.wait(rid, 240)
+    assert info["status"] == "finished:failed", info
+    assert "participant 1" in info["status-details"] and "no reply within 20 s" in info["status-details"], (
+        info
+    )
+    assert not out.exists()
