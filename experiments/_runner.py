@@ -3,20 +3,22 @@
 Importing it limits BLAS to one thread (:func:`dpbnsl.blas.single_thread`, in the worker processes
 too). Each task is a tuple of keyword arguments; a task whose
 key is already in the CSV is skipped, so a long sweep can be stopped and resumed. Tasks run in
-``jobs`` processes.
+``jobs`` processes, by the package's task engine (:func:`dpbnsl.tasks.run_all`, which the sweeps use
+too).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from dpbnsl.blas import single_thread
+from dpbnsl.tasks import run_all
 
 # the learners make many small BLAS calls, which multithreaded BLAS only slows down: one thread
 # here and in every worker process (threadpoolctl: effective whenever it is called)
@@ -35,15 +37,16 @@ def run_tasks(
     if todo:
         csv.parent.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        with ProcessPoolExecutor(max_workers=jobs, initializer=single_thread) as pool:
-            for task, rows in zip(todo, pool.map(_call, [(run_one, t) for t in todo])):
-                pd.DataFrame(rows).to_csv(csv, mode="a", index=False, header=not csv.is_file())
-                print(f"# {task} done after {time.perf_counter() - start:.0f} s", flush=True)
+
+        def record(task: dict, rows: list[dict]) -> None:
+            pd.DataFrame(rows).to_csv(csv, mode="a", index=False, header=not csv.is_file())
+            print(f"# {task} done after {time.perf_counter() - start:.0f} s", flush=True)
+
+        run_all(functools.partial(_call, run_one), todo, record, jobs=jobs)
     return pd.read_csv(csv)
 
 
-def _call(args):
-    fn, task = args
+def _call(fn: Callable[..., list[dict]], task: dict) -> list[dict]:
     return fn(**task)
 
 

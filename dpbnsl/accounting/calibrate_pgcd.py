@@ -177,10 +177,13 @@ def calibrate_dp_pgcd_laplace(
     K = check_int(local_iters, "local_iters", low=1)
     k = 2 * T * K
     total = lambda e0: e0 * math.sqrt(2 * k * -math.log(dl)) + k * e0 * math.expm1(e0)
+    # a target a few ulps below ε, so that the total stays ≤ ε however it is rounded (e.g. with
+    # exp(ε₀) − 1 in place of expm1: one ulp above ε was found that way)
+    budget = e * (1.0 - 1e-12)
     lo, hi = 0.0, e / k + 1.0
-    while total(hi) <= e:
+    while total(hi) <= budget:
         hi *= 2.0
     while hi - lo > 1e-15 + 1e-12 * lo:
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if total(mid) <= e else (lo, mid)
+        lo, hi = (mid, hi) if total(mid) <= budget else (lo, mid)
     return LaplaceScales(T, K, lo, 2.0 / lo, 1.0 / lo, e, dl)

@@ -17,14 +17,13 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import multiprocessing
 import os
 import sys
 import time
 import zlib
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,11 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_epsilon, check_int, check_real
-from ..blas import single_thread
 from ..learners import notears
 from ..learners.registry import LEARNERS, Learner, names
 from ..metrics import count_accuracy
 from ..simulation import simulate
+from ..tasks import run_all
 
 __all__ = ["COLUMNS", "KEY", "METRICS", "METHODS", "SweepResult", "summarize", "sweep"]
 
@@ -224,27 +223,6 @@ def _run_task(task: _Task) -> dict:
         comm_mb=comm,
         seconds=seconds,
     )
-
-
-def _run_task_in_pool(task: _Task, caller: int) -> dict:
-    """:func:`_run_task` on a pool: one BLAS thread in a worker process; the caller's own process
-    (a thread pool) is left with its settings."""
-    if os.getpid() != caller:
-        single_thread()
-    return _run_task(task)
-
-
-def _drain(pool: Executor, todo: list[_Task], record: Callable[[dict], None]) -> None:
-    """Submit every task to ``pool`` and record the rows as they finish; on any error (or an
-    interrupt) the tasks not yet started are cancelled before it propagates."""
-    futures = [pool.submit(_run_task_in_pool, t, os.getpid()) for t in todo]
-    try:
-        for future in as_completed(futures):
-            record(future.result())
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
 
 
 def _read_csv(path: Path) -> pd.DataFrame | None:
@@ -437,15 +415,7 @@ def sweep(
             _append(path, row)
         step()
 
-    if executor is not None and todo:
-        _drain(executor, todo, record)
-    elif jobs == 1 or len(todo) <= 1:
-        for task in todo:
-            record(_run_task(task))
-    elif todo:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
-            _drain(pool, todo, record)
+    run_all(_run_task, todo, lambda _task, row: record(row), jobs=jobs, executor=executor)
 
     if path is not None:  # the returned rows are exactly what a later resume would read
         stored = _read_csv(path)

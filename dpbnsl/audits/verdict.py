@@ -8,14 +8,16 @@ A correct mechanism must *pass* (ε_lb ≤ claimed ε); a broken variant must be
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import as_generator, check_real
 from .bounds import EpsilonEstimate, EpsilonLowerBound, clopper_pearson_bound, gdp_estimate
-from .games import GAMES, run_game
+from .games import GAMES
+from .parallel import play
 
 __all__ = ["Audit", "audit", "MIN_TRIALS"]
 
@@ -56,6 +58,8 @@ def audit(
     broken: str | None = None,
     alpha: float = 0.05,
     rng: np.random.Generator | int | None = None,
+    block: int | None = None,
+    executor: Executor | None = None,
     **game_options: Any,
 ) -> Audit:
     """Run the game ``mechanism`` (a key of :data:`~dpbnsl.audits.games.GAMES`) and bound ε.
@@ -66,6 +70,10 @@ def audit(
     thresholds fall on ties, which loosens that rule a lot (0.27 against 0.92 at ε = 1 on the
     selection game), so they use the split rule; two values use the fixed threshold between them.
 
+    ``block`` and ``executor`` run the trials in independently seeded blocks, in parallel on any
+    ``concurrent.futures`` executor (a process pool, a Dask cluster's); the result depends on
+    ``rng`` and ``block`` only, not on the executor (:mod:`dpbnsl.audits.parallel`).
+
     Examples
     --------
     >>> a = audit("gaussian-step", epsilon=1.0, trials=20_000, rng=0)
@@ -75,8 +83,17 @@ def audit(
     if not isinstance(mechanism, str) or mechanism not in GAMES:
         raise ValueError(f"`mechanism` must be one of {', '.join(map(repr, GAMES))}; got {mechanism!r}")
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
-    game = run_game(
-        mechanism, epsilon=epsilon, delta=delta, trials=trials, broken=broken, rng=rng, **game_options
+    rng = as_generator(rng)
+    game = play(
+        mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        trials=trials,
+        broken=broken,
+        rng=rng,
+        block=block,
+        executor=executor,
+        **game_options,
     )
     s0, s1 = np.asarray(game.scores0, float), np.asarray(game.scores1, float)
     values = np.unique(np.concatenate([s0, s1]))

@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterable
 
 from ..audits.game_base import MAX_TRIALS
 from ..audits.games import BROKEN, GAMES
+from ..audits.parallel import DEFAULT_BLOCK
 from ..audits.verdict import MIN_TRIALS, Audit, audit
 from .common import MAX_SEED, count, table
+from .executors import add_executor_options, executor
 
 __all__ = ["add_audit_command", "print_audit"]
 
@@ -48,6 +50,15 @@ def add_audit_command(
         help="random seed of the game (default: fresh entropy; give one to reproduce "
         "an audit: the worlds are synthetic, so a seed exposes no one's data)",
     )
+    p.add_argument(
+        "--block",
+        type=count(1, MAX_TRIALS),
+        default=None,
+        help="run the trials in independently seeded blocks of this size (the result depends on "
+        "--seed and --block, not on --jobs or --scheduler; default with --jobs/--scheduler: "
+        f"{DEFAULT_BLOCK})",
+    )
+    add_executor_options(p, jobs_help="parallel processes (blocks of trials)")
     p.set_defaults(handler=_audit)
 
 
@@ -70,15 +81,18 @@ def print_audit(results: Iterable[Audit]) -> None:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    result = audit(
-        args.mechanism,
-        epsilon=args.epsilon,
-        delta=args.delta,
-        trials=args.trials,
-        broken=args.broken,
-        alpha=args.alpha,
-        rng=args.seed,
-    )
+    with executor(args) as pool:
+        result = audit(
+            args.mechanism,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            trials=args.trials,
+            broken=args.broken,
+            alpha=args.alpha,
+            rng=args.seed,
+            block=args.block,
+            executor=pool,
+        )
     print_audit([result])
     print(
         f"ε_lb: Clopper-Pearson lower bound, wrong with probability ≤ {args.alpha:g} "

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 
-from ..audits.tradeoff import METHODS, summarize, sweep
+from ..audits.tradeoff import METHODS, SweepResult, summarize, sweep
 from .common import CLIError, count
+from .executors import add_executor_options, executor
 from .files import check_output_file, write_files
 
 __all__ = ["add_curve_command"]
@@ -66,7 +68,7 @@ def add_curve_command(
     p.add_argument("--d", default="20", help="dimension(s), comma-separated")
     p.add_argument("--participants", default="10", help="participant count(s), comma-separated")
     p.add_argument("--n-per-participant", type=count(2, 10**6), default=200, help="rows per participant")
-    p.add_argument("--jobs", type=count(1, 256), default=1, help="parallel processes")
+    add_executor_options(p)
     p.add_argument(
         "--out",
         type=Path,
@@ -109,17 +111,8 @@ def _curve(args: argparse.Namespace) -> int:
             raise CLIError("--plot needs matplotlib: pip install 'dpbnsl[plot]'") from None
         if x == "epsilon" and not any(m.startswith("dp-") for m in methods):
             raise CLIError("--plot against ε needs a private method (dp-...) in --methods")
-    result = sweep(
-        methods=methods,
-        epsilons=_floats(args.epsilons, "--epsilons"),
-        seeds=list(range(args.seeds)),
-        d=ds if len(ds) > 1 else ds[0],
-        participants=ps if len(ps) > 1 else ps[0],
-        n_per_participant=args.n_per_participant,
-        delta=args.delta,
-        csv=args.out,
-        jobs=args.jobs,
-    )
+    with executor(args) as pool:
+        result = _sweep(args, methods, ds, ps, pool)
     print(f"{result.computed} runs computed, {result.skipped} already in {args.out}")
     by = ["method", "epsilon"] + (["d"] if len(ds) > 1 else ["P"] if len(ps) > 1 else [])
     print(summarize(result.frame, by=tuple(by)).round(3).to_string(index=False))
@@ -134,3 +127,19 @@ def _curve(args: argparse.Namespace) -> int:
         write_files([(args.plot, lambda tmp: plot_tradeoff(frame, path=tmp, x=x, log_x=x == "epsilon"))])
         print(f"plot written to {args.plot}")
     return 0
+
+
+def _sweep(
+    args: argparse.Namespace, methods: list[str], ds: list[int], ps: list[int], pool: Executor | None
+) -> SweepResult:
+    return sweep(
+        methods=methods,
+        epsilons=_floats(args.epsilons, "--epsilons"),
+        seeds=list(range(args.seeds)),
+        d=ds if len(ds) > 1 else ds[0],
+        participants=ps if len(ps) > 1 else ps[0],
+        n_per_participant=args.n_per_participant,
+        delta=args.delta,
+        csv=args.out,
+        executor=pool,  # local processes (--jobs) or a Dask cluster (--scheduler)
+    )
