@@ -5,6 +5,7 @@
 - :mod:`~dpbnsl.audits.games`: distinguishing games on worst-case neighbours, with broken variants
   (negative controls);
 - :mod:`~dpbnsl.audits.verdict`: game → bound → verdict in one call;
+- :mod:`~dpbnsl.audits.parallel`: games in independently seeded blocks of trials on any executor;
 - :mod:`~dpbnsl.audits.sensitivity`: grey-box checks that every pre-noise quantity moves by at most
   its declared sensitivity on neighbouring datasets, with identical control flow;
 - :mod:`~dpbnsl.audits.samplers`: the selection and Gaussian samplers against their exact laws;
@@ -22,6 +23,7 @@ from .bounds import (
     one_run_bound,
 )
 from .games import BROKEN, GAMES, GameResult, run_game
+from .parallel import play
 from .samplers import check_gaussian_sampler, check_selection_sampler
 from .sensitivity import CHECKS, SensitivityCheck, check_sensitivity
 from .tradeoff import SweepResult, summarize, sweep
@@ -41,6 +43,7 @@ __all__ = [
     "GAMES",
     "GameResult",
     "run_game",
+    "play",
     "SweepResult",
     "summarize",
     "sweep",
