@@ -14,6 +14,7 @@ import pandas as pd
 from ..protocol import HostedParticipant, HostedServer
 from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer
 from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer
+from .temporal.hosted_fed_dbn import FedDBNParticipant, HostedFedDBNServer
 
 __all__ = ["HostedProtocol", "HOSTED", "hosted"]
 
@@ -78,6 +79,7 @@ HOSTED: dict[str, HostedProtocol] = {
             settings=settings, n_participants=n_participants, private=True
         ),
     ),
+    "fed-dbn": HostedProtocol("fed-dbn", False, _public(FedDBNParticipant), HostedFedDBNServer),
 }
 
 

@@ -17,51 +17,16 @@ Participant k holds time series; its lagged design is ``X_t^k`` (n_k × d) and
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-import numpy as np
-import pandas as pd
-
-from ..._validation import check_bool, check_choice, check_int, check_real, readonly_copy
-from ...federation import Dense, Payload, run_rounds
-from ...graphs import threshold as threshold_weights
-from ...graphs import threshold_to_dag
-from ..admm import PenaltySchedule
+from ..._validation import readonly_copy
+from ...protocol import run_protocol
 from ..result import LearnResult
 from ._fed_dbn_server import FedDBNServer
-from ._temporal import as_temporal_participants, design_gram, lag_index, lag_threshold
+from ._temporal import as_temporal_participants, lag_index, lag_threshold
+from .hosted_fed_dbn import FedDBNParticipant, HostedFedDBNServer, fed_dbn_settings, local_step
 
 __all__ = ["fed_dbn", "local_step"]
-
-
-def local_step(
-    U: np.ndarray, evals: np.ndarray, C: np.ndarray, duals: np.ndarray, Theta: np.ndarray, rho2: float
-) -> np.ndarray:
-    """``(G + ρ₂I)⁻¹ (C − duals + ρ₂Θ)`` with ``G = U diag(evals) Uᵀ``: the minimiser of
-    ``ℓ_k(Θ_k) + ⟨duals, Θ_k − Θ⟩ + ρ₂/2 ‖Θ_k − Θ‖²`` (``C = G[:, :d]``)."""
-    M = C - duals + rho2 * Theta
-    return U @ ((U.T @ M) / (evals + rho2)[:, None])
-
-
-class _Participant:
-    """Participant k: its Gram matrix's eigendecomposition, its duals [β_k; γ_k] and last Θ_k."""
-
-    def __init__(self, G: np.ndarray, d: int, schedule: PenaltySchedule, dual_update: str) -> None:
-        self.C = G[:, :d].copy()
-        self.evals, self.U = np.linalg.eigh(G)
-        self.schedule, self.dual_update = schedule, dual_update
-        self.duals = np.zeros_like(self.C)
-        self.Theta = np.zeros_like(self.C)
-        self.used = np.zeros_like(self.C)  # the global [W; A] of the last local step
-
-    def __call__(self, t: int, inbox: Payload | None) -> tuple[str, Payload]:
-        glob = np.zeros_like(self.C) if inbox is None else inbox.to_dense()
-        if t > 0:  # dual update of round t-1, with the penalty in force then
-            ref = glob if self.dual_update == "paper" else self.used
-            self.duals += self.schedule.rho(t - 1)[1] * (self.Theta - ref)
-        self.Theta = local_step(self.U, self.evals, self.C, self.duals, glob, self.schedule.rho(t)[1])
-        self.used = glob
-        return "local_B_D", Dense(self.Theta)
 
 
 def fed_dbn(
@@ -132,82 +97,62 @@ def fed_dbn(
         thresholded and raw global lag weights (lag·d × d, lag 1 on top, read-only);
         ``info["A_index"]`` their row labels; ``info["converged"]``, ``info["n_samples"]``.
         ``history``: one row per round (h, gap, ρ₁, ρ₂, α, nnz_W, nnz_A, seconds).
-        ``transcript``: every ``"local_B_D"`` upload and ``"global_W_A"`` broadcast, dense
-        ((p+1)d × d) float64: ``2·K·T·(p+1)·d²·8`` bytes in T rounds.
+        ``transcript``: the setup exchange (round −1: each participant's design rows and d up,
+        the K row counts down), then every ``"local_B_D"`` upload and ``"global_W_A"`` broadcast,
+        dense ((p+1)d × d) float64: ``2·K·T·(p+1)·d²·8`` bytes in T rounds.
 
     Examples
     --------
     >>> from dpbnsl.simulation.temporal import simulate_temporal
     >>> data = simulate_temporal(5, 400, participants=4, rng=0)
     >>> result = fed_dbn(data.series, lag=1)
-    >>> result.transcript.total_bytes == 2 * 4 * len(result.history) * 2 * 5 * 5 * 8
+    >>> result.transcript.learning().total_bytes == 2 * 4 * len(result.history) * 2 * 5 * 5 * 8
     True
     """
-    lag = check_int(lag, "lag", low=1)
-    parts, columns = as_temporal_participants(participants, lag)
-    params: dict[str, Any] = dict(
+    params = fed_dbn_settings(
         lag=lag,
-        lambda_w=check_real(lambda_w, "lambda_w", low=0.0),
-        lambda_a=check_real(lambda_a, "lambda_a", low=0.0),
+        lambda_w=lambda_w,
+        lambda_a=lambda_a,
+        rho1=rho1,
+        rho2=rho2,
+        phi1=phi1,
+        phi2=phi2,
+        rho_max=rho_max,
+        max_rounds=max_rounds,
+        h_tol=h_tol,
+        gap_tol=gap_tol,
+        threshold_w=threshold_w,
+        threshold_a=threshold_a,
+        normalize=normalize,
+        dual_update=dual_update,
+        stop_rule=stop_rule,
+        warm_start=warm_start,
+        centre=centre,
+        acyclic=acyclic,
     )
-    for name, value in (("rho1", rho1), ("rho2", rho2)):
-        params[name] = check_real(value, name, low=0.0, low_open=True)
-    for name, value in (("phi1", phi1), ("phi2", phi2)):
-        params[name] = check_real(value, name, low=1.0)
-    params.update(
-        rho_max=check_real(rho_max, "rho_max", low=0.0, low_open=True, allow_inf=True),
-        max_rounds=check_int(max_rounds, "max_rounds", low=1),
-        h_tol=check_real(h_tol, "h_tol", low=0.0),
-        gap_tol=check_real(gap_tol, "gap_tol", low=0.0),
-        threshold_w=check_real(threshold_w, "threshold_w", low=0.0),
-        threshold_a=check_real(threshold_a, "threshold_a", low=0.0),
-        normalize=check_choice(normalize, "normalize", ("local", "global")),
-        dual_update=check_choice(dual_update, "dual_update", ("paper", "code")),
-        stop_rule=check_choice(stop_rule, "stop_rule", ("h_and_gap", "h")),
-        warm_start=check_bool(warm_start, "warm_start"),
-        centre=check_bool(centre, "centre"),
-        acyclic=check_bool(acyclic, "acyclic"),
-    )
+    lag = params["lag"]
+    parts, columns = as_temporal_participants(participants, lag)
     start = time.perf_counter()
-    d = parts[0][0].shape[1]
-    n_k = [sum(X.shape[0] - lag for X in arrays) for arrays in parts]
-    scale = sum(n_k) if params["normalize"] == "global" else None
-    grams = [design_gram(arrays, lag, centre=params["centre"], scale=scale)[0] for arrays in parts]
-    schedule = PenaltySchedule(
-        params["rho1"], params["rho2"], params["phi1"], params["phi2"], params["rho_max"]
-    )
-    clients = [_Participant(G, d, schedule, params["dual_update"]) for G in grams]
-    server = FedDBNServer(
-        len(parts),
-        d,
-        lag,
-        schedule,
-        lambda_w=params["lambda_w"],
-        lambda_a=params["lambda_a"],
-        h_tol=params["h_tol"],
-        gap_tol=params["gap_tol"],
-        stop_rule=params["stop_rule"],
-        dual_update=params["dual_update"],
-        warm_start=params["warm_start"],
-    )
-    _, transcript = run_rounds(clients, server, rounds=params["max_rounds"])
-    W = threshold_weights(server.W, threshold=params["threshold_w"])
-    if params["acyclic"]:
-        W = threshold_to_dag(W)
+    clients = [FedDBNParticipant(arrays, settings=params, participant=k) for k, arrays in enumerate(parts)]
+    server = HostedFedDBNServer(settings=params, n_participants=len(parts))
+    transcript = run_protocol(server, clients)["rounds"]
+    W, _, history = server.learned()
+    core = cast(FedDBNServer, server.core)
+    n_k = [c.n for c in clients]
     return LearnResult(
         method="fed-dbn",
         W=W,
-        W_raw=server.W,
-        history=pd.DataFrame(server.rows),
+        W_raw=core.W,
+        history=history,
         columns=columns,
         transcript=transcript,
         params=params,
         info={
-            "A": readonly_copy(lag_threshold(server.A, params["threshold_a"])),
-            "A_raw": readonly_copy(server.A),
-            "A_index": lag_index(columns, d, lag),
+            "A": readonly_copy(lag_threshold(core.A, params["threshold_a"])),
+            "A_raw": readonly_copy(core.A),
+            "A_index": lag_index(columns, clients[0].d, lag),
             "lag": lag,
-            "converged": server.converged,
+            "converged": core.converged,
             "n_samples": tuple(n_k),
             "seconds": time.perf_counter() - start,
         },

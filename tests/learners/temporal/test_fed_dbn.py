@@ -19,7 +19,8 @@ from dpbnsl.learners.temporal.dynotears_baselines import (
     dynotears_best,
     dynotears_local,
 )
-from dpbnsl.learners.temporal.fed_dbn import _Participant, fed_dbn, local_step
+from dpbnsl.learners.temporal.fed_dbn import fed_dbn, local_step
+from dpbnsl.learners.temporal.hosted_fed_dbn import DBNParticipant
 from dpbnsl.metrics import lag_accuracy
 from dpbnsl.simulation.temporal import simulate_temporal
 from dpbnsl.timeseries import lagged_design
@@ -157,7 +158,7 @@ def test_server_mirrors_the_participants_duals():
     schedule = PenaltySchedule(1.0, 1.0, 1.6, 1.1, 1e16)
     for rule in ("paper", "code"):
         grams = [design_gram(list(s), 2, centre=True)[0] for s in data.series]
-        clients = [_Participant(G, 4, schedule, rule) for G in grams]
+        clients = [DBNParticipant(G, 4, schedule, rule) for G in grams]
         server = FedDBNServer(
             3, 4, 2, schedule, lambda_w=0.1, lambda_a=0.1, h_tol=0.0, gap_tol=0.0, dual_update=rule
         )
@@ -186,8 +187,11 @@ def test_fed_dbn_recovers_an_easy_dbn(easy, fed_easy):
 
 
 def test_fed_dbn_transcript_records_every_message(easy, fed_easy):
-    tr, T, K = fed_easy.transcript, len(fed_easy.history), 3
+    tr, T, K = fed_easy.transcript.learning(), len(fed_easy.history), 3
     assert len(tr) == 2 * K * T and tr.n_rounds == T
+    setup = fed_easy.transcript.setup()  # each participant's design rows and d, then all row counts
+    assert [m.kind for m in setup] == ["data_shape"] * K + ["n_samples"] * K
+    assert fed_easy.transcript.n_samples() == fed_easy.info["n_samples"]
     ups = tr.filter(direction="up")
     assert {m.kind for m in ups} == {"local_B_D"} and ups[0].payload.shape == (10, 5)
     assert {m.kind for m in tr.filter(direction="down")} == {"global_W_A"}
