@@ -18,6 +18,7 @@ from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
 from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
+from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
 from dpbnsl.learners.temporal.fed_dbn import fed_dbn
 from dpbnsl.protocol import HostedParticipant, ProtocolError, run_protocol
 from dpbnsl.simulation import simulate
@@ -41,6 +42,7 @@ SEED = 17
 SERIES = simulate_temporal(5, 3 * 200, participants=P, rng=0).series
 DATA_OF = {"fed-dbn": SERIES}
 CASES["fed-dbn"] = (fed_dbn, dict(lag=1, max_rounds=30))
+CASES["fed-bnsl-mlp"] = (fed_bnsl_mlp, dict(hidden=3, max_rounds=6))
 
 
 def _through_records(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,7 +79,7 @@ class Rebuilt(HostedParticipant):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rebuilt_participants_reproduce_the_learner_bitwise(name):
     learner, settings = CASES[name]
-    kw = dict(settings, rng=SEED) if HOSTED[name].private else settings
+    kw = dict(settings, rng=SEED) if HOSTED[name].private or name == "fed-bnsl-mlp" else settings
     data = DATA_OF.get(name, DATA.participants)
     ref = learner(data, **kw)
     proto = hosted(name)
@@ -91,7 +93,8 @@ def test_rebuilt_participants_reproduce_the_learner_bitwise(name):
         return lambda: proto.participant(data[k], settings=settings, participant=k, **extra)
 
     parts = [Rebuilt(builder(k)) for k in range(P)]
-    server = proto.server(settings=settings, n_participants=P)
+    extra = {"rng": SEED} if name == "fed-bnsl-mlp" else {}  # its server draws the initial θ
+    server = proto.server(settings=settings, n_participants=P, **extra)
     transcripts = run_protocol(server, parts)
     W, W_raw, history = server.learned()
     np.testing.assert_array_equal(W_raw, ref.W_raw)

@@ -14,6 +14,7 @@ import pandas as pd
 from ..protocol import HostedParticipant, HostedServer
 from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer
 from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer
+from .nonlinear.hosted_mlp import MLPADMMParticipant, MLPADMMServer
 from .temporal.hosted_fed_dbn import FedDBNParticipant, HostedFedDBNServer
 
 __all__ = ["HostedProtocol", "HOSTED", "hosted"]
@@ -80,6 +81,8 @@ HOSTED: dict[str, HostedProtocol] = {
         ),
     ),
     "fed-dbn": HostedProtocol("fed-dbn", False, _public(FedDBNParticipant), HostedFedDBNServer),
+    # the server draws the public initial parameters (its own `rng=`, fresh entropy by default)
+    "fed-bnsl-mlp": HostedProtocol("fed-bnsl-mlp", False, _public(MLPADMMParticipant), MLPADMMServer),
 }
 
 

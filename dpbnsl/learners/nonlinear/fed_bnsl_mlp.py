@@ -22,22 +22,39 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_generator, as_participants, check_choice
-from ...federation import Payload, ServerReply, run_rounds
-from ...graphs import threshold as threshold_weights
-from ...graphs import threshold_to_dag
-from ..admm import PenaltySchedule, check_hyperparameters
+from ..._validation import as_generator, as_participants
+from ...federation import Payload
+from ...protocol import Reply, run_protocol
 from ..result import LearnResult
-from ._fed_bnsl_mlp_server import MLPParticipant, MLPServer
-from ._mlp import MLPLayout, adjacency, init_params
-from .notears_mlp import check_mlp_params
+from ._fed_bnsl_mlp_server import MLPServer
+from ._mlp import MLPLayout
+from .hosted_mlp import MLPADMMParticipant, MLPADMMServer, mlp_admm_settings
 
 __all__ = ["fed_bnsl_mlp"]
+
+
+class _InProcessServer(MLPADMMServer):
+    """The server with the participants' diagnostics (Σ_k local loss and seconds) beside its own
+    history: read from the participant objects, so in process only (a deployment's server never
+    sees the local losses)."""
+
+    def __init__(self, clients: list[MLPADMMParticipant], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.clients = clients
+        self.local_rows: list[dict[str, float]] = []
+
+    def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
+        if t >= 0:
+            cores = [c.core for c in self.clients if c.core is not None]
+            self.local_rows.append(
+                {"local_loss": sum(c.loss for c in cores), "local_seconds": sum(c.seconds for c in cores)}
+            )
+        return super().receive(phase, t, uploads)
 
 
 def fed_bnsl_mlp(
@@ -103,85 +120,45 @@ def fed_bnsl_mlp(
     -------
     LearnResult
         ``W_raw = √A(θ)`` of the server's final θ; ``history``: one row per round (h, gap, ρ₁, ρ₂,
-        α, nnz, local_loss = Σ_k local losses, seconds); ``transcript``: every θ_k upload and θ
-        broadcast (``2·P·T·n_params·8`` bytes); ``info["theta"]``: the final θ.
+        α, nnz, local_loss = Σ_k local losses, seconds); ``transcript``: the setup exchange
+        (round −1: (n_k, d) up; the row counts and the initial θ⁰ down), then every θ_k upload
+        and θ broadcast (``2·P·T·n_params·8`` bytes); ``info["theta"]``: the final θ.
 
     Examples
     --------
     >>> from dpbnsl.simulation.nonlinear import simulate_nonlinear
     >>> sim = simulate_nonlinear(4, 120, participants=2, rng=0)
     >>> result = fed_bnsl_mlp(sim.participants, max_rounds=5, rng=0)
-    >>> len(result.transcript) == 2 * 2 * len(result.history)
+    >>> len(result.transcript.learning()) == 2 * 2 * len(result.history)
     True
     """
     arrays, columns = as_participants(participants)
-    params = check_mlp_params(
+    params = mlp_admm_settings(
         hidden=hidden,
         lambda1=lambda1,
         lambda2=lambda2,
+        rho1=rho1,
+        rho2=rho2,
+        gamma1=gamma1,
+        gamma2=gamma2,
+        rho_max=rho_max,
+        max_rounds=max_rounds,
+        h_tol=h_tol,
+        gap_tol=gap_tol,
         threshold=threshold,
+        normalize=normalize,
         centre=centre,
         solver_options=solver_options,
     )
-    params.update(
-        check_hyperparameters(
-            rho1=rho1,
-            rho2=rho2,
-            gamma1=gamma1,
-            gamma2=gamma2,
-            rho_max=rho_max,
-            max_rounds=max_rounds,
-            h_tol=h_tol,
-            gap_tol=gap_tol,
-        )
-    )
-    params["normalize"] = check_choice(normalize, "normalize", ("global", "local"))
     rng = as_generator(rng)
     start = time.perf_counter()
-    d, P = arrays[0].shape[1], len(arrays)
-    layout = MLPLayout(d, params["hidden"])
-    theta0 = init_params(layout, rng)
-    schedule = PenaltySchedule(
-        params["rho1"], params["rho2"], params["gamma1"], params["gamma2"], params["rho_max"]
-    )
-    n_total = sum(X.shape[0] for X in arrays)
-    clients = [
-        MLPParticipant(
-            X - X.mean(axis=0) if params["centre"] else X,
-            layout,
-            schedule,
-            n_total=n_total if params["normalize"] == "global" else X.shape[0],
-            theta0=theta0,
-            solver_options=params["solver_options"],
-        )
-        for X in arrays
-    ]
-    h_tol, gap_tol = params["h_tol"], params["gap_tol"]
-    server = MLPServer(
-        P,
-        layout,
-        schedule,
-        theta0=theta0,
-        lambda1=params["lambda1"],
-        lambda2=params["lambda2"],
-        threshold=params["threshold"],
-        solver_options=params["solver_options"],
-        stop=lambda t, h, gap: schedule.saturated(t) or (h <= h_tol and gap <= gap_tol),
-    )
-
-    local_rows = []
-
-    def server_step(t: int, uploads: list[Payload]) -> ServerReply:
-        # record the participants' diagnostics next to the server's
-        local_rows.append(
-            {"local_loss": sum(c.loss for c in clients), "local_seconds": sum(c.seconds for c in clients)}
-        )
-        return server(t, uploads)
-
-    _, transcript = run_rounds(clients, server_step, rounds=params["max_rounds"])
-    history = pd.concat([pd.DataFrame(server.rows), pd.DataFrame(local_rows)], axis=1)
-    W_raw = np.sqrt(adjacency(server.theta, layout))
-    W = threshold_to_dag(threshold_weights(W_raw, threshold=params["threshold"]))
+    clients = [MLPADMMParticipant(X, settings=params, participant=k) for k, X in enumerate(arrays)]
+    server = _InProcessServer(clients, settings=params, n_participants=len(arrays), rng=rng)
+    transcript = run_protocol(server, clients)["rounds"]
+    W, W_raw, rows = server.learned()
+    core = cast(MLPServer, server.core)
+    layout = cast(MLPLayout, server.layout)
+    history = pd.concat([rows, pd.DataFrame(server.local_rows)], axis=1)
     return LearnResult(
         method="fed-bnsl-mlp",
         W=W,
@@ -192,7 +169,7 @@ def fed_bnsl_mlp(
         params=params,
         info={
             "seconds": time.perf_counter() - start,
-            "theta": server.theta.copy(),
+            "theta": core.theta.copy(),
             "n_samples": tuple(X.shape[0] for X in arrays),
             "n_params": layout.n_params,
         },

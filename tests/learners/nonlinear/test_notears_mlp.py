@@ -250,8 +250,10 @@ def test_admm_recovers_the_small_graph(small, admm):
 
 def test_admm_transcript_holds_only_parameter_vectors(small, admm):
     T, P, p = len(admm.history), 2, admm.info["n_params"]
-    t = admm.transcript
+    t = admm.transcript.learning()
     assert len(t) == 2 * P * T and t.n_rounds == T
+    setup = admm.transcript.setup().downloads()  # the row counts, then the initial θ⁰
+    assert {m.kind for m in setup} == {"n_samples_theta0"} and setup[0].payload.shape == (P + p,)
     assert all(isinstance(m.payload, Dense) and m.payload.shape == (p,) for m in t)
     assert {m.kind for m in t.uploads()} == {"local_theta"}
     assert {m.kind for m in t.downloads()} == {"global_theta"}

@@ -316,8 +316,8 @@ def test_admm_uploads_are_stationary_points_of_the_local_objective(shifted, norm
     rho2 = 0.1 * 1.25 ** np.arange(T)
     losses = np.zeros(T)
     for k, (X, n) in enumerate(_local_data(shifted, normalize, centre)):
-        ups = r.transcript.payloads(participant=k, direction="up")
-        downs = r.transcript.payloads(participant=k, direction="down")
+        ups = r.transcript.learning().payloads(participant=k, direction="up")
+        downs = r.transcript.learning().payloads(participant=k, direction="down")
         beta = np.zeros(layout.n_params)
         for t in range(T):
             glob = theta0 if t == 0 else downs[t - 1]
@@ -341,7 +341,7 @@ def test_admm_normalize_and_center_change_the_local_problem(shifted):
     base = _admm(shifted, 1)
     for kwargs in (dict(normalize="local"), dict(centre=True)):
         other = _admm(shifted, 1, **kwargs)
-        up_base, up_other = (r.transcript.payloads(direction="up") for r in (base, other))
+        up_base, up_other = (r.transcript.learning().payloads(direction="up") for r in (base, other))
         assert np.abs(up_base - up_other).max() > 1e-2
         assert abs(base.history["local_loss"][0] - other.history["local_loss"][0]) > 1e-2
 
