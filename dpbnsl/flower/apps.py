@@ -164,12 +164,15 @@ def run_on_grid(
     *,
     round_timeout: float | None = None,
     node_timeout: float = 120.0,
+    server_rng: np.random.Generator | int | None = None,
 ) -> FlowerRun:
     """Run hosted protocol ``protocol`` with ``n_participants`` nodes on a Flower grid (the body of
-    the ServerApp); the server's messages and the uploads are recorded as in process."""
+    the ServerApp); the server's messages and the uploads are recorded as in process.
+    ``server_rng`` is the server's own public randomness, for the protocols that draw some."""
     start = time.perf_counter()
     proto = hosted(protocol)
-    server = proto.server(settings=settings, n_participants=n_participants)
+    extra = {"rng": server_rng} if proto.server_random else {}
+    server = proto.server(settings=settings, n_participants=n_participants, **extra)
     nodes = _wait_for_nodes(grid, n_participants, node_timeout)
     base = {"protocol": protocol, "settings": json.dumps(dict(settings))}
     node_of: dict[int, int] = {}
@@ -228,6 +231,7 @@ def make_server_app(
     *,
     results: dict[str, FlowerRun] | None = None,
     round_timeout: float | None = None,
+    server_rng: np.random.Generator | int | None = None,
 ) -> ServerApp:
     """A ServerApp running ``protocol``; the outcome is put in ``results["run"]`` (the simulation
     engine runs the ServerApp in the caller's process)."""
@@ -236,7 +240,9 @@ def make_server_app(
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
-        run = run_on_grid(grid, protocol, settings, n_participants, round_timeout=round_timeout)
+        run = run_on_grid(
+            grid, protocol, settings, n_participants, round_timeout=round_timeout, server_rng=server_rng
+        )
         if results is not None:
             results["run"] = run
 

@@ -35,19 +35,25 @@ def simulate_on_flower(
     ``settings`` are the learner's public keywords (JSON-serialisable: lists for tuples and
     arrays). ``seed`` fixes the private protocols' noise to the in-process learner's ``rng=seed``
     (participant k draws from stream k), **for tests on simulated data only**; unset, every
-    participant draws fresh entropy. Needs the ``flower`` extra (it brings Ray, the engine's
-    backend).
+    participant draws fresh entropy. For a protocol whose server draws public randomness (the
+    initial parameters of ``"fed-bnsl-mlp"``), ``seed`` is the server's, as the learner's ``rng``.
+    Needs the ``flower`` extra (it brings Ray, the engine's backend).
     """
     from flwr.simulation import run_simulation
 
     proto = hosted(protocol)
     arrays, _ = as_participants(participants, min_rows=1)
     settings = dict(settings or {})
-    if not proto.private and seed is not None:
-        raise ValueError(f"`seed` applies to private protocols only; {protocol!r} draws no noise")
+    if not (proto.private or proto.server_random) and seed is not None:
+        raise ValueError(f"`seed` applies to protocols that draw random numbers; {protocol!r} draws none")
     results: dict[str, FlowerRun] = {}
     server_app = make_server_app(
-        protocol, settings, len(arrays), results=results, round_timeout=round_timeout
+        protocol,
+        settings,
+        len(arrays),
+        results=results,
+        round_timeout=round_timeout,
+        server_rng=seed if proto.server_random else None,
     )
     client_app = make_client_app(lambda k, _cfg: arrays[k], seed=seed)
     saved = os.environ.get("PYTHONPATH")  # the engine overwrites it for its workers

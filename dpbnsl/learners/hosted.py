@@ -24,12 +24,15 @@ __all__ = ["HostedProtocol", "HOSTED", "hosted"]
 class HostedProtocol:
     """One learner's hosted protocol. ``participant(X, settings=, participant=, rng=, budget=,
     columns=)`` and ``server(settings=, n_participants=)`` build the two sides; ``private`` says
-    whether participants need a random generator and keep a ledger."""
+    whether participants need a random generator and keep a ledger; ``server_random`` whether the
+    server draws public randomness (then ``server(..., rng=)``)."""
 
     name: str
     private: bool
     participant: Callable[..., HostedParticipant]
     server: Callable[..., HostedServer]
+    #: the server draws public randomness (its factory takes ``rng=``), e.g. initial parameters
+    server_random: bool = False
 
     def learned(self, server: HostedServer) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
         """(thresholded DAG W, raw W, history) from the server at the end of a run."""
@@ -82,7 +85,9 @@ HOSTED: dict[str, HostedProtocol] = {
     ),
     "fed-dbn": HostedProtocol("fed-dbn", False, _public(FedDBNParticipant), HostedFedDBNServer),
     # the server draws the public initial parameters (its own `rng=`, fresh entropy by default)
-    "fed-bnsl-mlp": HostedProtocol("fed-bnsl-mlp", False, _public(MLPADMMParticipant), MLPADMMServer),
+    "fed-bnsl-mlp": HostedProtocol(
+        "fed-bnsl-mlp", False, _public(MLPADMMParticipant), MLPADMMServer, server_random=True
+    ),
 }
 
 

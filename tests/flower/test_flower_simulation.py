@@ -100,3 +100,31 @@ def test_a_participant_failing_mid_run_is_named_with_its_round(tmp_path):
     finally:
         os.environ["PYTHONPATH"] = saved or ""
     assert results == {}
+
+
+def _other_cases():
+    from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
+    from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
+    from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+    from dpbnsl.learners.temporal.fed_dbn import fed_dbn
+    from dpbnsl.simulation.temporal import simulate_temporal
+
+    linear = simulate(5, 3 * 200, participants=3, rng=2).participants
+    series = [s[0] for s in simulate_temporal(4, 3 * 150, participants=3, rng=0).series]
+    return {
+        "fed-sparse-bnsl": (fed_sparse_bnsl, linear, dict(rounds=5, local_iters=3), None),
+        "dp-fed-bnsl": (dp_fed_bnsl, linear, dict(epsilon=2.0, delta=1e-5, clip_norm=5.0, max_rounds=10), 3),
+        "fed-dbn": (fed_dbn, series, dict(lag=1, max_rounds=10), None),
+        "fed-bnsl-mlp": (fed_bnsl_mlp, linear, dict(hidden=3, max_rounds=4), 5),
+    }
+
+
+@pytest.mark.parametrize("name", ["fed-sparse-bnsl", "dp-fed-bnsl", "fed-dbn", "fed-bnsl-mlp"])
+def test_every_other_hosted_protocol_on_flower_equals_its_learner(name):
+    from dpbnsl.flower import simulate_on_flower
+
+    learner, data, settings, seed = _other_cases()[name]
+    ref = learner(data, **settings, **({} if seed is None else {"rng": seed}))
+    run = simulate_on_flower(name, data, settings=settings, seed=seed)
+    np.testing.assert_array_equal(run.W_raw, ref.W_raw)
+    _same_transcript(run.transcript, ref.transcript)
