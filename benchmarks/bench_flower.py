@@ -22,11 +22,16 @@ and prints, for both:
                  Limits: CPU a descendant spends after its last sample (at most one interval's worth
                  per process) and processes living shorter than one interval are missed, so the
                  figure is a slight under-estimate; a process that leaves the tree by re-parenting to
-                 init before it is first sampled is missed too (none did in our runs).
+                 init before it is first sampled is missed too (none did in our runs). The sampling
+                 thread's own CPU time (``time.thread_time``, column ``sampler``) is left out of this
+                 process's figure. The in-process baseline runs without the thread (nothing to sample).
     ru_children  the same interval's ``resource.getrusage(RUSAGE_CHILDREN)`` (user + system), printed
                  for comparison: it only counts children that have been waited for, and grandchildren
                  only through a parent that waited for them, so it misses the Ray workers (children of
                  the raylet, killed at shut-down) and is not the tree's CPU time
+    procs        descendant processes seen during the call
+    others       CPU seconds the rest of the machine used meanwhile (busy ticks of ``/proc/stat`` minus
+                 cpu s): on a shared machine, how much of the cores other jobs took
     rounds       ``len(history)``
     server s     Flower only: ``run.seconds``, the ServerApp's own wall time from its first message to
                  the end
@@ -40,40 +45,42 @@ the same number of messages, the same kinds, rounds, senders and receivers in th
     msg/round         (run.seconds − in-process wall) / rounds: the per-round cost of the Flower
                       messaging inside the ServerApp, start-up excluded
 
-``--reference`` prints a previous prototype's measurement (45.6 s on Flower vs 4.8 s in process) as
-context only; it was not measured by this script.
+The script also prints a previous prototype's measurement (45.6 s on Flower vs 4.8 s in process) as
+context only (``--no-reference`` drops it); it was not measured by this script.
 
 Environment: before Flower loads the script sets ``FLWR_TELEMETRY_ENABLED=0``, ``FLWR_HOME`` to a fresh
 temporary directory and ``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0``, and one BLAS thread
 (``OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1``, inherited by the Ray workers) unless one of
-those is already set. Each Flower run takes about 25 s on 2 cores; the default (3 seeds) about 1.5 min.
+those is already set. Each Flower run takes about 23 s on 2 idle cores; the default (3 seeds) about 1.3 min.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 # Flower and Ray read these when they load; BLAS reads its thread count when numpy loads.
 os.environ["FLWR_TELEMETRY_ENABLED"] = "0"
 os.environ["FLWR_HOME"] = tempfile.mkdtemp(prefix="bench_flower_flwr_home_")
+atexit.register(shutil.rmtree, os.environ["FLWR_HOME"], ignore_errors=True)
 os.environ["RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO"] = "0"
 _BLAS_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 if not any(v in os.environ for v in _BLAS_VARS):
     for _v in _BLAS_VARS:
         os.environ[_v] = "1"
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import resource  # noqa: E402
-import shutil  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
+import argparse
+import platform
+import resource
+import threading
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from dpbnsl.learners.linear.fed_bnsl import fed_bnsl  # noqa: E402
-from dpbnsl.simulation import simulate  # noqa: E402
+from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
+from dpbnsl.simulation import simulate
 
 _TICK = os.sysconf("SC_CLK_TCK")
 PROTOTYPE = (45.6, 4.8)  # a previous prototype's Flower / in-process seconds (context only)
@@ -94,6 +101,13 @@ def _proc_table() -> dict[int, tuple[int, int, float]]:
         # rest[0] = state (field 3), so field k is rest[k - 3]
         table[int(name)] = (int(rest[1]), int(rest[19]), (int(rest[11]) + int(rest[12])) / _TICK)
     return table
+
+
+def _machine_busy() -> float:
+    """CPU seconds all processes on the machine have used since boot (/proc/stat: all but idle, iowait)."""
+    with open("/proc/stat") as fh:
+        ticks = [int(x) for x in fh.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    return (sum(ticks) - ticks[3] - ticks[4]) / _TICK
 
 
 def _comm(pid: int) -> str:
@@ -119,13 +133,15 @@ def _descendants(table: dict[int, tuple[int, int, float]], root: int) -> list[in
 class TreeCPU:
     """CPU seconds of this process and its descendants over a ``with`` block (see the docstring)."""
 
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
+    def __init__(self, interval: float | None) -> None:
+        self.interval = interval  # None: no sampling thread (only the reads at entry and exit)
         self.root = os.getpid()
         self.seen: dict[tuple[int, int], float] = {}  # (pid, start) -> last utime + stime
         self.base: dict[tuple[int, int], float] = {}  # descendants alive at entry: their CPU then
         self.peak = 0
+        self.sampler_cpu = 0.0  # the sampling's own CPU time (thread_time), left out of self_cpu
         self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def _sample(self) -> None:
         table = _proc_table()
@@ -136,27 +152,36 @@ class TreeCPU:
             self.seen[(pid, start)] = cpu
 
     def _loop(self) -> None:
+        t0 = time.thread_time()
         while not self._stop.wait(self.interval):
             self._sample()
+        self._loop_cpu = time.thread_time() - t0
 
     def __enter__(self) -> TreeCPU:
         table = _proc_table()
         self.base = {(p, table[p][1]): table[p][2] for p in _descendants(table, self.root)}
         self._self0 = time.process_time()
         self._ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
+        self._busy0 = _machine_busy()
+        if self.interval is not None:
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        t0 = time.thread_time()
         self._sample()  # whatever is still alive
+        self.sampler_cpu = time.thread_time() - t0
         self._stop.set()
-        self._thread.join()
-        self.self_cpu = time.process_time() - self._self0
+        if self._thread is not None:
+            self._thread.join()
+            self.sampler_cpu += self._loop_cpu
+        self.self_cpu = time.process_time() - self._self0 - self.sampler_cpu
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.ru_children = (ru.ru_utime - self._ru0.ru_utime) + (ru.ru_stime - self._ru0.ru_stime)
         self.children_cpu = sum(c - self.base.get(k, 0.0) for k, c in self.seen.items())
         self.n_children = len(self.seen)
+        self.others = _machine_busy() - self._busy0 - self.total - self.sampler_cpu
         self.alive_after = [_comm(p) for p in _descendants(_proc_table(), self.root)]
 
     @property
@@ -186,6 +211,16 @@ def compare(ref, run) -> dict[str, object]:
     }
 
 
+def _table(title: str, rows: list[dict], columns: list[tuple[str, str, str]]) -> None:
+    cells = [[fmt.format(r[key]) for _, key, fmt in columns] for r in rows]
+    widths = [max(len(head), *(len(c[i]) for c in cells)) for i, (head, _, _) in enumerate(columns)]
+    print(f"\n{title}")
+    print("  ".join(head.rjust(w) for (head, _, _), w in zip(columns, widths)))
+    print("  ".join("-" * w for w in widths))
+    for c in cells:
+        print("  ".join(x.rjust(w) for x, w in zip(c, widths)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, default=20, help="d, the number of variables")
@@ -196,10 +231,10 @@ def main() -> None:
     parser.add_argument("--no-reference", dest="reference", action="store_false")
     args = parser.parse_args()
 
-    from dpbnsl.flower import simulate_on_flower  # after the environment above is set
-
     import flwr
     import ray
+
+    from dpbnsl.flower import simulate_on_flower  # after the environment above is set
 
     d, P, m = args.dims, args.participants, args.rows
     print(
@@ -213,7 +248,7 @@ def main() -> None:
     for seed in range(args.seeds):
         data = simulate(d, P * m, participants=P, rng=seed)
 
-        with TreeCPU(args.interval) as cpu_ref:
+        with TreeCPU(None) as cpu_ref:  # in process: no descendants to sample
             t = time.perf_counter()
             ref = fed_bnsl(data.participants)
             wall_ref = time.perf_counter() - t
@@ -237,6 +272,9 @@ def main() -> None:
                 "cpu_fl_kids": cpu_fl.children_cpu,
                 "cpu_fl": cpu_fl.total,
                 "ru_kids": cpu_fl.ru_children,
+                "sampler": cpu_fl.sampler_cpu,
+                "others_ref": cpu_ref.others,
+                "others_fl": cpu_fl.others,
                 "n_kids": cpu_fl.n_children,
                 "peak_kids": cpu_fl.peak,
                 "ok": check["W_raw"] and check["kinds/rounds"] and check["payloads"],
@@ -244,36 +282,51 @@ def main() -> None:
         )
         print(f"seed {seed}: {check}  descendants alive after the run: {cpu_fl.alive_after}")
 
-    head = (
-        "seed  rounds  in-proc wall s  in-proc cpu s  flower wall s  server s  flower cpu s "
-        "(self + tree)  ru_children s  procs  wall ratio  cpu ratio  overhead/round s  start-up s  "
-        "msg/round s  bitwise"
-    )
-    print()
-    print(head)
-    for r in rows:
-        print(
-            f"{r['seed']:>4}  {r['rounds']:>6}  {r['wall_ref']:>14.2f}  {r['cpu_ref']:>13.2f}  "
-            f"{r['wall_fl']:>13.2f}  {r['server_fl']:>8.2f}  "
-            f"{r['cpu_fl']:>6.2f} ({r['cpu_fl_self']:>5.2f} + {r['cpu_fl_kids']:>5.2f})  "
-            f"{r['ru_kids']:>13.2f}  {r['n_kids']:>5}  {r['wall_fl'] / r['wall_ref']:>10.1f}  "
-            f"{r['cpu_fl'] / r['cpu_ref']:>9.1f}  {(r['wall_fl'] - r['wall_ref']) / r['rounds']:>16.3f}  "
-            f"{r['wall_fl'] - r['server_fl']:>10.2f}  "
-            f"{(r['server_fl'] - r['wall_ref']) / r['rounds']:>11.3f}  {'yes' if r['ok'] else 'NO'}"
-        )
-    if len(rows) > 1:
+    rounds_all = sum(r["rounds"] for r in rows)
+    if len(rows) > 1:  # means; the per-round figures of the mean row are totals over all rounds
         mean = {k: float(np.mean([r[k] for r in rows])) for k in rows[0] if k not in ("seed", "ok")}
-        rounds = sum(r["rounds"] for r in rows)
-        print(
-            f"mean  {mean['rounds']:>6.1f}  {mean['wall_ref']:>14.2f}  {mean['cpu_ref']:>13.2f}  "
-            f"{mean['wall_fl']:>13.2f}  {mean['server_fl']:>8.2f}  "
-            f"{mean['cpu_fl']:>6.2f} ({mean['cpu_fl_self']:>5.2f} + {mean['cpu_fl_kids']:>5.2f})  "
-            f"{mean['ru_kids']:>13.2f}  {mean['n_kids']:>5.0f}  "
-            f"{mean['wall_fl'] / mean['wall_ref']:>10.1f}  {mean['cpu_fl'] / mean['cpu_ref']:>9.1f}  "
-            f"{sum(r['wall_fl'] - r['wall_ref'] for r in rows) / rounds:>16.3f}  "
-            f"{mean['wall_fl'] - mean['server_fl']:>10.2f}  "
-            f"{sum(r['server_fl'] - r['wall_ref'] for r in rows) / rounds:>11.3f}"
-        )
+        mean.update(seed="mean", ok=all(r["ok"] for r in rows), rounds=rounds_all / len(rows))
+        rows.append(mean)
+    for r in rows:
+        r["wall_ratio"] = r["wall_fl"] / r["wall_ref"]
+        r["cpu_ratio"] = r["cpu_fl"] / r["cpu_ref"]
+        r["overhead"] = (r["wall_fl"] - r["wall_ref"]) / r["rounds"]
+        r["startup"] = r["wall_fl"] - r["server_fl"]
+        r["msg"] = (r["server_fl"] - r["wall_ref"]) / r["rounds"]
+        r["bitwise"] = "yes" if r["ok"] else "NO"
+    _table(
+        "Table 1 — seconds (cpu: this process + its descendants; others: the rest of the machine meanwhile)",
+        rows,
+        [
+            ("seed", "seed", "{}"),
+            ("rounds", "rounds", "{:.0f}"),
+            ("in-proc wall", "wall_ref", "{:.2f}"),
+            ("in-proc cpu", "cpu_ref", "{:.2f}"),
+            ("others", "others_ref", "{:.2f}"),
+            ("flower wall", "wall_fl", "{:.2f}"),
+            ("server", "server_fl", "{:.2f}"),
+            ("flower cpu", "cpu_fl", "{:.2f}"),
+            ("= self", "cpu_fl_self", "{:.2f}"),
+            ("+ tree", "cpu_fl_kids", "{:.2f}"),
+            ("ru_children", "ru_kids", "{:.2f}"),
+            ("procs", "n_kids", "{:.0f}"),
+            ("sampler", "sampler", "{:.2f}"),
+            ("others", "others_fl", "{:.2f}"),
+        ],
+    )
+    _table(
+        "Table 2 — Flower against in process",
+        rows,
+        [
+            ("seed", "seed", "{}"),
+            ("wall ratio", "wall_ratio", "{:.1f}×"),
+            ("cpu ratio", "cpu_ratio", "{:.1f}×"),
+            ("overhead/round s", "overhead", "{:.3f}"),
+            ("start-up s", "startup", "{:.2f}"),
+            ("msg/round s", "msg", "{:.3f}"),
+            ("bitwise equal", "bitwise", "{}"),
+        ],
+    )
     print()
     print(
         "bitwise equal (W_raw, every message's to_dense(), kinds, rounds, senders, receivers): "
@@ -288,7 +341,6 @@ def main() -> None:
         f"total benchmark time: {time.perf_counter() - t_all:.1f} s wall; load average "
         f"{os.getloadavg()[0]:.2f} at the end"
     )
-    shutil.rmtree(os.environ["FLWR_HOME"], ignore_errors=True)
 
 
 if __name__ == "__main__":

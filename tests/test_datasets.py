@@ -12,7 +12,7 @@ import pytest
 from dpbnsl.datasets import SachsNotFoundError, load_sachs
 from dpbnsl.graphs import is_dag
 
-# /work/main/tests/test_datasets.py -> /work/shared/data/sachs (the repo's sibling `shared/`).
+# tests/test_datasets.py -> <repository>/../shared/data/sachs (the repository's sibling `shared/`).
 SHARED_SACHS = Path(__file__).resolve().parents[2] / "shared" / "data" / "sachs"
 PROTEINS = ["praf", "pmek", "plcg", "PIP2", "PIP3", "p44/42", "pakts473", "PKA", "PKC", "P38", "pjnk"]
 

@@ -23,8 +23,9 @@ from .games import run_game
 
 __all__ = ["play", "DEFAULT_BLOCK"]
 
-#: Trials per block when an executor is given without ``block``: ~10 s per block for the
-#: whole-protocol games at their default sizes (55 ms per trial), milliseconds for the others.
+#: Trials per block when an executor is given without ``block``: about 2 s per block for the
+#: whole-protocol ``dp-fed-sparse-bnsl`` game at its default size (about 10 ms per trial,
+#: ``benchmarks/bench_audit_scaleout.py``), milliseconds for the vectorised games.
 DEFAULT_BLOCK = 200
 
 
