@@ -48,11 +48,24 @@ def participant_id(node_config: Mapping[str, Any]) -> int:
 
 
 def load_csv(k: int, node_config: Mapping[str, Any]) -> pd.DataFrame:
-    """The default data loader: the CSV file (numbers, one header row) at ``data-path``."""
+    """The default data loader: the file at ``data-path``, a CSV (numbers, one header row) or, by
+    its suffix ``.parquet``, a Parquet file (needs pyarrow)."""
     path = node_config.get("data-path")
     if not path:
         raise ProtocolError(f"participant {k}: the node config has no data-path")
-    return read_csv(Path(str(path)), "data", participant=k)
+    file = Path(str(path))
+    if file.suffix.lower() == ".parquet":
+        try:
+            frame = pd.read_parquet(file)
+        except ImportError:
+            raise ProtocolError(
+                f"participant {k}: reading {str(file)!r} needs pyarrow (pip install pyarrow)"
+            ) from None
+        bad = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+        if bad:
+            raise ProtocolError(f"participant {k}: data file {str(file)!r} has non-numeric column(s) {bad}")
+        return frame
+    return read_csv(file, "data", participant=k)
 
 
 def _generator(k: int, node_config: Mapping[str, Any], default: int | None) -> np.random.Generator:
