@@ -39,7 +39,6 @@ from ...protocol import (
     restore_generator,
     shape_upload,
 )
-from ...scores import centre as centre_data
 from ..admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
 from .dp_fed_bnsl import release_covariance
 from .hosted_fed_bnsl import (
@@ -113,7 +112,8 @@ class _SparseParticipant(HostedParticipant):
         self.k = check_int(participant, "participant", low=0)
         self.columns = columns
         self.prepared = False
-        self.Xr = self.X  # the data the rounds use (centred when asked)
+        self.Xr = self.X  # the data the rounds use: X − offset (centred when asked)
+        self.offset: np.ndarray | None = None  # the column means subtracted (None: none)
         self.m = np.zeros(self.X.shape[1])
         self.hyper: dict[str, Any] = {}
         self.noise: PGCDNoise | None = None
@@ -163,15 +163,19 @@ class _SparseParticipant(HostedParticipant):
     def state_dict(self) -> dict[str, StateValue]:
         if not self.prepared:
             return {}
-        out: dict[str, StateValue] = {"Xr": self.Xr, "m": self.m, "hyper": json.dumps(self.hyper)}
+        # the data are not saved (they are the participant's file): only the offset subtracted
+        out: dict[str, StateValue] = {"prepared": 1, "m": self.m, "hyper": json.dumps(self.hyper)}
+        out["offset"] = self.offset
         out.update({"core." + k: v for k, v in _core_state(self.core).items()})
         return out
 
     def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
-        if "Xr" not in state:  # saved before the setup reply: nothing prepared yet
+        if "prepared" not in state:  # saved before the setup reply: nothing prepared yet
             return
         self.prepared = True
-        self.Xr = np.array(state["Xr"], dtype=float)
+        offset = state.get("offset")
+        self.offset = None if offset is None else np.array(offset, dtype=float)
+        self.Xr = self.X if self.offset is None else self.X - self.offset
         self.m = np.array(state["m"], dtype=float)
         self.hyper = json.loads(str(state["hyper"]))
         self.core = None
@@ -203,7 +207,9 @@ class FedSparseParticipant(_SparseParticipant):
         self.hyper = {k: v for k, v in self.params.items() if k != "centre"}
 
     def prepare(self, n: tuple[int, ...]) -> None:
-        self.Xr = centre_data(self.X) if self.params["centre"] else self.X
+        if self.params["centre"]:  # as scores.centre does: X − its column means
+            self.offset = self.X.mean(axis=0, keepdims=True)
+            self.Xr = self.X - self.offset
         self.m = (self.Xr**2).mean(axis=0)
 
 
@@ -253,7 +259,8 @@ class DPFedSparseParticipant(_SparseParticipant):
             check_declared_centre(X, participant=k, columns=cols)
         if centre == "private":
             assert pl.m_centre is not None  # plan() calibrates it whenever centre="private"
-            X = X - private_mean(X, bound=bound, multiplier=pl.m_centre, rng=rng, ledger=ledger)
+            self.offset = private_mean(X, bound=bound, multiplier=pl.m_centre, rng=rng, ledger=ledger)
+            X = X - self.offset
         if public_m is not None:
             m = public_m
         elif self.settings.get("smoothness", "private") == "bounds":
