@@ -55,14 +55,19 @@ class ProtocolError(RuntimeError):
 @dataclass(frozen=True)
 class Reply:
     """What a server step returns: ``payload`` for everybody (or a mapping participant id →
-    payload) of message ``kind``, and the ``(phase, round)`` of the next request (None: the end)."""
+    payload) of message ``kind``, and the ``(phase, round)`` of the next request (None: the end).
+    A final reply may send nothing (``payload=None``)."""
 
     kind: str
-    payload: Payload | Mapping[int, Payload]
+    payload: Payload | Mapping[int, Payload] | None
     next: tuple[str, int] | None
 
-    def for_participant(self, k: int) -> Payload:
-        if isinstance(self.payload, (Dense, Sparse)):
+    def __post_init__(self) -> None:
+        if self.payload is None and self.next is not None:
+            raise ValueError("only the final reply may send nothing")
+
+    def for_participant(self, k: int) -> Payload | None:
+        if self.payload is None or isinstance(self.payload, (Dense, Sparse)):
             return self.payload
         return self.payload[k]
 
@@ -142,8 +147,9 @@ def run_protocol(
             uploads[k] = payload
         reply = server.receive(phase, t, uploads)
         for k in range(len(participants)):
-            inbox[k] = reply.for_participant(k)
-            record.append(Message(t, SERVER, k, reply.kind, inbox[k]))  # type: ignore[arg-type]
+            inbox[k] = sent = reply.for_participant(k)
+            if sent is not None:
+                record.append(Message(t, SERVER, k, reply.kind, sent))
         step = reply.next
     return transcripts
 

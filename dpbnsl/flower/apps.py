@@ -227,8 +227,10 @@ def run_on_grid(
         if targets[0][0] is None:
             targets = [(k, node_of[k]) for k in sorted(node_of)]
         for k in range(n_participants):
-            inbox[k] = reply.for_participant(k)
-            record.append(WireMessage(t, SERVER, k, reply.kind, inbox[k]))
+            sent = reply.for_participant(k)
+            if sent is not None:
+                inbox[k] = sent
+                record.append(WireMessage(t, SERVER, k, reply.kind, sent))
         step = reply.next
     for _, r in _exchange(grid, send("done", 0), "the final report", round_timeout):
         run.reports[int(r.content["config"]["participant"])] = json.loads(str(r.content["config"]["report"]))

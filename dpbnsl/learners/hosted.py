@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..protocol import HostedParticipant, HostedServer
+from .constraint.hosted_fed_pc import FedPCParticipant, FedPCServer
 from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer
 from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer
 from .nonlinear.hosted_mlp import MLPADMMParticipant, MLPADMMServer
@@ -84,6 +85,7 @@ HOSTED: dict[str, HostedProtocol] = {
         ),
     ),
     "fed-dbn": HostedProtocol("fed-dbn", False, _public(FedDBNParticipant), HostedFedDBNServer),
+    "fed-pc": HostedProtocol("fed-pc", False, _public(FedPCParticipant), FedPCServer),
     # the server draws the public initial parameters (its own `rng=`, fresh entropy by default)
     "fed-bnsl-mlp": HostedProtocol(
         "fed-bnsl-mlp", False, _public(MLPADMMParticipant), MLPADMMServer, server_random=True

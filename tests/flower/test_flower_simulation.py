@@ -103,6 +103,7 @@ def test_a_participant_failing_mid_run_is_named_with_its_round(tmp_path):
 
 
 def _other_cases():
+    from dpbnsl.learners.constraint.fed_pc import fed_pc
     from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
     from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
     from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
@@ -116,10 +117,11 @@ def _other_cases():
         "dp-fed-bnsl": (dp_fed_bnsl, linear, dict(epsilon=2.0, delta=1e-5, clip_norm=5.0, max_rounds=10), 3),
         "fed-dbn": (fed_dbn, series, dict(lag=1, max_rounds=10), None),
         "fed-bnsl-mlp": (fed_bnsl_mlp, linear, dict(hidden=3, max_rounds=4), 5),
+        "fed-pc": (fed_pc, linear, dict(alpha=0.05), None),
     }
 
 
-@pytest.mark.parametrize("name", ["fed-sparse-bnsl", "dp-fed-bnsl", "fed-dbn", "fed-bnsl-mlp"])
+@pytest.mark.parametrize("name", ["fed-sparse-bnsl", "dp-fed-bnsl", "fed-dbn", "fed-bnsl-mlp", "fed-pc"])
 def test_every_other_hosted_protocol_on_flower_equals_its_learner(name):
     from dpbnsl.flower import simulate_on_flower
 

@@ -4,8 +4,9 @@
    neighbour, the candidate set ``C = (ne(i) ∪ ne(j)) \\ {i, j}`` (``candidates="union"``, reference
    code) or the two endpoint sets ``ne(i) \\ {j}`` and ``ne(j) \\ {i}`` searched separately
    (``"endpoints"``, the paper's ``ne(S*, X_i)`` for both orderings of the triple). One query per
-   pair (the set does not depend on the middle node), sent to every participant as a dense
-   ``(q, 2 + d)`` table ``[i, j, candidate mask]`` (kind ``"sepset_queries"``).
+   pair (the set does not depend on the middle node). The queries are a public function of the
+   last skeleton broadcast, so each participant derives them itself (:func:`orientation_queries`)
+   and they need not travel; :func:`queries_payload` is their table ``[i, j, candidate mask]``.
 2. Participant: among ``Z ⊆ C`` with ``|Z| ≤ max_size`` and ``p > α`` on its data, the largest
    p-value (``criterion="max-p"``) or the smallest |partial correlation| (``"min-r"``, reference
    code for continuous data); ties go to the first visited (by size, then lexicographic). It uploads
@@ -17,11 +18,9 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ...federation import SERVER, Dense, Message, Transcript
+from ...federation import Dense
 from .citests import CITest
 from .pc import best_separating_set
 
@@ -31,7 +30,6 @@ __all__ = [
     "participant_answers",
     "answers_payload",
     "select_sepsets",
-    "run_orientation",
     "CANDIDATES",
     "CRITERIA",
 ]
@@ -117,41 +115,3 @@ def select_sepsets(queries: list, uploads: list, criterion: str) -> tuple[dict, 
         if best is not None:
             chosen[(i, j)] = (best[1], best[2])
     return sepsets, chosen
-
-
-def run_orientation(
-    cis: list,
-    S: np.ndarray,
-    transcript: Transcript,
-    round_: int,
-    *,
-    alpha: float,
-    candidates: str,
-    max_size: int | None,
-    criterion: str,
-) -> tuple[dict, dict, dict]:
-    """Phases 1–3 with every message recorded; returns sepsets, chosen and a history row."""
-    d = S.shape[0]
-    t0 = time.perf_counter()
-    queries = orientation_queries(S, candidates=candidates)
-    down = queries_payload(queries, d)
-    kind = "sepset_pvalues" if criterion == "max-p" else "sepset_abs_r"
-    uploads, tests = [], 0
-    for k, ci in enumerate(cis):
-        transcript.append(Message(round_, SERVER, k, "sepset_queries", down))
-        before = ci.n_computed
-        answers = participant_answers(ci, queries, alpha=alpha, max_size=max_size, criterion=criterion)
-        tests += ci.n_computed - before
-        up = answers_payload(queries, answers, d)
-        transcript.append(Message(round_, k, SERVER, kind, up))
-        uploads.append(up.values)
-    sepsets, chosen = select_sepsets(queries, uploads, criterion)
-    row = dict(
-        level=np.nan,
-        edges=int(S.sum() // 2),
-        local_edges_mean=np.nan,
-        ci_tests=tests,
-        queries=len(queries),
-        seconds=time.perf_counter() - t0,
-    )
-    return sepsets, chosen, row

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_participants, check_bool, check_choice, check_int
-from ...federation import Transcript, run_rounds
+from ...protocol import run_protocol
 from ..result import LearnResult
 from ._fed_pc_baselines import (
     LocalPC,
@@ -39,10 +39,11 @@ from ._fed_pc_baselines import (
     shared_levels,
 )
 from ._fed_pc_ids import align_by_name, alphabetical_ids
-from ._fed_pc_orient import CANDIDATES, CRITERIA, run_orientation
-from ._fed_pc_skeleton import TERMINATIONS, VOTE_RULES, SkeletonParticipant, SkeletonServer, min_votes
+from ._fed_pc_orient import CANDIDATES, CRITERIA
+from ._fed_pc_skeleton import TERMINATIONS, VOTE_RULES, SkeletonServer, min_votes
 from .citests import CITest, discrete_levels, make_ci_test
-from .pc import check_pc_options, cpdag_matrix, orient_pdag, pdag_to_dag
+from .hosted_fed_pc import FedPCParticipant, FedPCServer
+from .pc import check_pc_options
 
 __all__ = [
     "fed_pc",
@@ -165,8 +166,9 @@ def fed_pc(
     -------
     LearnResult
         ``W``: 0/1 DAG; ``W_raw`` and ``info["cpdag"]``: the CPDAG; ``history``: one row per
-        FedSkele layer then one for FedOrien; ``transcript``: every local skeleton, aggregated
-        skeleton, sepset query and (set, value) answer; ``info``: ``skeleton``, ``sepsets``,
+        FedSkele layer then one for FedOrien; ``transcript``: the setup exchange (round −1), every
+        local and aggregated skeleton, and the (set, value) answers (the queries are derived
+        from the last skeleton on both sides, so they do not travel); ``info``: ``skeleton``, ``sepsets``,
         ``chosen`` (pair → (participant, value)), ``v_structures``, ``conflicts``, ``forced``,
         ``min_votes``, ``layers``, ``ci_tests`` per participant, ``ids`` (name → ID, held by the
         participants).
@@ -202,16 +204,39 @@ def fed_pc(
     arrays, columns = as_participants(participants)
     P, d = len(arrays), arrays[0].shape[1]
     need = min_votes(P, ratio, vote_rule)
-    cis, test_name = _ci_tests(
+    # every CI-test setting is validated here, before any work (the participants build their own)
+    _, test_name = _ci_tests(
         arrays, test=test, levels=levels, min_samples_per_cell=min_samples_per_cell, dof=dof
     )
     if sepset_criterion == "min-r" and test_name != "fisher-z":
         raise ValueError(f"`sepset_criterion` = 'min-r' needs test 'fisher-z'; got {test_name!r}")
+    if test_name == "g2" and levels == "global":
+        shared_levels(arrays)  # the same check the server makes, before any work
     t_start = time.perf_counter()
-    clients = [SkeletonParticipant(ci, alpha=opts["alpha"], variant=opts["variant"]) for ci in cis]
-    server = SkeletonServer(d, need=need, max_cond_size=opts["max_cond_size"], termination=termination)
-    layers, transcript = run_rounds(clients, server, rounds=max(d, 1), transcript=Transcript())
-    S = server.S
+    settings = dict(
+        alpha=alpha,
+        test=test_name,
+        ratio=ratio,
+        vote_rule=vote_rule,
+        variant=variant,
+        max_cond_size=max_cond_size,
+        termination=termination,
+        sepset_candidates=sepset_candidates,
+        max_sepset_size=max_sepset_size,
+        sepset_criterion=sepset_criterion,
+        no_sepset=no_sepset,
+        conflict=conflict,
+        extension=extension,
+        levels=levels,
+        min_samples_per_cell=min_samples_per_cell,
+        dof=dof,
+        id_mapping=False,  # aligned above (the ID order maps back to participant 0's order below)
+    )
+    clients = [FedPCParticipant(X, settings=settings, participant=k) for k, X in enumerate(arrays)]
+    server = FedPCServer(settings=settings, n_participants=P)
+    transcript = run_protocol(server, clients)["rounds"]
+    core = cast(SkeletonServer, server.core)
+    S, layers = core.S, len(core.rows)
     rows = [
         dict(
             round=t,
@@ -220,27 +245,27 @@ def fed_pc(
             ci_tests=sum(c.tests[t] for c in clients),
             seconds=sum(c.seconds[t] for c in clients) + r["server_seconds"],
         )
-        for t, r in enumerate(server.rows)
+        for t, r in enumerate(core.rows)
     ]
-    sepsets, chosen, row = run_orientation(
-        cis,
-        S,
-        transcript,
-        layers,
-        alpha=opts["alpha"],
-        candidates=sepset_candidates,
-        max_size=max_sepset_size,
-        criterion=sepset_criterion,
-    )
     t0 = time.perf_counter()
-    directed, undirected, vs, conflicts = orient_pdag(
-        S, sepsets, conflict=opts["conflict"], no_sepset=opts["no_sepset"]
+    out = server.orient()
+    dag, directed_cpdag = out["dag"], out["cpdag"]
+    vs, conflicts, forced = out["v_structures"], out["conflicts"], out["forced"]
+    sepsets, chosen = server.sepsets, server.chosen
+    rows.append(
+        dict(
+            round=layers,
+            phase="orient",
+            level=np.nan,
+            edges=int(S.sum() // 2),
+            local_edges_mean=np.nan,
+            ci_tests=sum(c.tests[layers] for c in clients),
+            queries=server.queries,
+            seconds=sum(c.seconds[layers] for c in clients) + time.perf_counter() - t0,
+        )
     )
-    dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
-    row["seconds"] += time.perf_counter() - t0
-    rows.append(dict(round=layers, phase="orient", **row))
     history = pd.DataFrame(rows).drop(columns=["server_seconds"], errors="ignore")
-    cpdag = cpdag_matrix(directed, undirected)
+    cpdag = directed_cpdag
     skeleton = S.astype(int)
     if order is not None:  # back from ID order to participant 0's column order
         back = np.empty(d, dtype=int)
@@ -279,7 +304,7 @@ def fed_pc(
         forced=forced,
         min_votes=need,
         layers=layers,
-        ci_tests=tuple(ci.n_computed for ci in cis),
+        ci_tests=tuple(cast(CITest, c.ci).n_computed for c in clients),
         # with order, columns is participant 0's names (set above)
         ids=alphabetical_ids(cast("tuple[str, ...]", columns)) if order is not None else None,
         seconds=time.perf_counter() - t_start,

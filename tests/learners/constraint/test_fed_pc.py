@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from dpbnsl.federation import Dense
+from dpbnsl.learners.constraint._fed_pc_orient import orientation_queries
 from dpbnsl.learners.constraint._fed_pc_skeleton import SkeletonServer
 from dpbnsl.learners.constraint.citests import FisherZ
 from dpbnsl.learners.constraint.fed_pc import (
@@ -133,7 +134,8 @@ def test_transcript_skeleton_rounds(data, run):
     t, P, d = run.transcript, 4, 8
     layers = run.info["layers"]
     assert t.n_participants == P and t.n_rounds == layers + 1
-    assert {m.kind for m in t} == {"local_skeleton", "global_skeleton", "sepset_queries", "sepset_pvalues"}
+    assert {m.kind for m in t.learning()} == {"local_skeleton", "global_skeleton", "sepset_pvalues"}
+    assert [m.kind for m in t.setup()] == ["data_shape"] * P + ["n_samples_levels"] * P
     need = run.info["min_votes"]
     previous = ~np.eye(d, dtype=bool)
     for r in range(layers):
@@ -152,14 +154,19 @@ def test_transcript_orientation_messages(data, run):
     t, d, alpha = run.transcript, 8, 0.01
     last = t.n_rounds - 1
     S = run.info["skeleton"] != 0
-    queries = t.filter(round=last, kind="sepset_queries")
-    assert len(queries) == 4
-    table = queries[0].to_dense()
-    pairs = [(int(i), int(j)) for i, j in table[:, :2]]
+    # the queries are derived from the last skeleton broadcast on both sides (not sent): every
+    # non-adjacent pair with a common neighbour, candidates ne(i) ∪ ne(j) \ {i, j}
+    assert not t.filter(round=last, direction="down")  # the server orients alone
+    glob = t.filter(round=last - 1, participant=0, kind="global_skeleton")[0].to_dense() != 0
+    np.testing.assert_array_equal(glob, S)
+    queries = orientation_queries(S, candidates="union")
+    pairs = [(i, j) for i, j, _ in queries]
     expected = [(i, j) for i in range(d) for j in range(i + 1, d) if not S[i, j] and (S[i] & S[j]).any()]
     assert pairs == expected
-    for row, (i, j) in zip(table, pairs):  # candidate mask = ne(i) ∪ ne(j) \ {i, j}
-        np.testing.assert_array_equal(row[2:] != 0, (S[i] | S[j]) & ~np.isin(np.arange(d), [i, j]))
+    for i, j, C in queries:
+        np.testing.assert_array_equal(
+            np.isin(np.arange(d), C), (S[i] | S[j]) & ~np.isin(np.arange(d), [i, j])
+        )
     best = {}
     for k, X in enumerate(data.participants):
         ans = t.filter(round=last, participant=k, kind="sepset_pvalues")[0].to_dense()
@@ -243,7 +250,7 @@ def test_code_profile_options(data):
         termination="client-degree",
     )
     assert r.is_dag and r.info["layers"] <= 4
-    assert {m.kind for m in r.transcript.uploads()} == {"local_skeleton", "sepset_abs_r"}
+    assert {m.kind for m in r.transcript.learning().uploads()} == {"local_skeleton", "sepset_abs_r"}
 
 
 def test_discrete_levels_global_and_local():
