@@ -184,3 +184,23 @@ def test_unknown_protocol_and_settings_are_named():
         hosted("fed-bnsl").server(settings={"rounds": 3}, n_participants=2)
     with pytest.raises(ValueError, match="`budget` applies to private protocols only"):
         hosted("fed-bnsl").participant(DATA.participants[0], settings={}, participant=0, budget=(1.0, 1e-5))
+
+
+def test_fedpc_participants_must_agree_on_the_test():
+    """With test="auto" each participant resolves the test on its own data; the server refuses
+    participants whose data call for different tests, naming them, before any skeleton work."""
+    rng = np.random.default_rng(0)
+    continuous = rng.standard_normal((200, 4))
+    discrete = rng.integers(0, 3, size=(200, 4)).astype(float)
+    proto = hosted("fed-pc")
+    parts = [
+        proto.participant(X, settings={"test": "auto"}, participant=k)
+        for k, X in enumerate((continuous, discrete))
+    ]
+    server = proto.server(settings={"test": "auto"}, n_participants=2)
+    with pytest.raises(
+        ProtocolError, match=r"different CI tests \['fisher-z', 'g2'\]: set `test` explicitly"
+    ):
+        run_protocol(server, parts)
+    with pytest.raises(ProtocolError, match="participant 0: a round was requested before the setup exchange"):
+        proto.participant(continuous, settings={}, participant=0).respond("rounds", 2, None)

@@ -167,15 +167,13 @@ class FedPCParticipant(HostedParticipant):
 
     def _respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Payload]:
         p = self.params
-        if self.ci is None:
-            if t == 0:  # the setup reply: the row counts, then the shared category counts
-                v = inbox.to_dense().ravel() if inbox is not None else None
-                d = self.X.shape[1]
-                read_n_vector(None if v is None else Dense(v[: v.size - d]), self.k)
-                assert v is not None
-                self.levels = [int(x) for x in v[v.size - d :]]
-                inbox = None
-            self.ci = self._ci()
+        if self.ci is None:  # the first round: the inbox holds the row counts, then the category counts
+            if t != 0 or inbox is None:
+                raise ProtocolError(f"participant {self.k}: a round was requested before the setup exchange")
+            v, d = inbox.to_dense().ravel(), self.X.shape[1]
+            read_n_vector(Dense(v[: v.size - d]), self.k)
+            self.levels = [int(x) for x in v[v.size - d :]]
+            self.ci, inbox = self._ci(), None
         if phase == "orient":  # the last skeleton: derive the queries, answer them
             if inbox is None:
                 raise ProtocolError(f"participant {self.k}: orientation without a skeleton")
