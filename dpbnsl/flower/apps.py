@@ -77,17 +77,28 @@ def _generator(k: int, node_config: Mapping[str, Any], default: int | None) -> n
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(k,)))
 
 
-def _budget(node_config: Mapping[str, Any]) -> tuple[float, float] | None:
-    if "epsilon-budget" not in node_config:
-        return None
-    return float(node_config["epsilon-budget"]), float(node_config.get("delta-budget", 1.0 - 1e-12))
+def _budget(
+    k: int, node_config: Mapping[str, Any], budgets: Mapping[int, tuple[float, float]] | None
+) -> tuple[float, float] | None:
+    """Participant k's own (ε, δ) budget: its node config's ``epsilon-budget`` / ``delta-budget``,
+    else the app's ``budgets[k]``, else none (it accepts what the study asks)."""
+    if "epsilon-budget" in node_config:
+        return float(node_config["epsilon-budget"]), float(node_config.get("delta-budget", 1.0 - 1e-12))
+    return None if budgets is None else budgets.get(k)
 
 
-def make_client_app(load: DataLoader = load_csv, *, seed: int | None = None) -> ClientApp:
+def make_client_app(
+    load: DataLoader = load_csv,
+    *,
+    seed: int | None = None,
+    budgets: Mapping[int, tuple[float, float]] | None = None,
+) -> ClientApp:
     """The participant's ClientApp; ``load(participant_id, node_config)`` returns its data (default:
     the file at node config ``data-path``). The data and the noise never leave this process: only
     the protocol's uploads are sent. ``seed`` (or a node config ``seed``) fixes the noise: **for
-    tests on simulated data only** (a fixed seed voids the guarantee)."""
+    tests on simulated data only** (a fixed seed voids the guarantee). ``budgets`` maps a
+    participant id to its own (ε, δ) budget (a node config's ``epsilon-budget`` takes
+    precedence): a private participant refuses a study that asks for more."""
     app = ClientApp()
 
     @app.query()
@@ -98,7 +109,10 @@ def make_client_app(load: DataLoader = load_csv, *, seed: int | None = None) -> 
         settings = json.loads(str(cfg["settings"]))
         extra: dict[str, Any] = {}
         if proto.private:
-            extra = {"rng": _generator(k, ctx.node_config, seed), "budget": _budget(ctx.node_config)}
+            extra = {
+                "rng": _generator(k, ctx.node_config, seed),
+                "budget": _budget(k, ctx.node_config, budgets),
+            }
         p = proto.participant(load(k, ctx.node_config), settings=settings, participant=k, **extra)
         p.load_state_dict(get_state(ctx.state))
         phase, t = str(cfg["phase"]), int(cfg["round"])

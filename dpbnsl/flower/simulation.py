@@ -26,6 +26,7 @@ def simulate_on_flower(
     *,
     settings: Mapping[str, Any] | None = None,
     seed: int | None = None,
+    budgets: Mapping[int, tuple[float, float]] | None = None,
     round_timeout: float | None = None,
     backend_config: Mapping[str, Any] | None = None,
 ) -> FlowerRun:
@@ -37,7 +38,9 @@ def simulate_on_flower(
     (participant k draws from stream k), **for tests on simulated data only**; unset, every
     participant draws fresh entropy. For a protocol whose server draws public randomness (the
     initial parameters of ``"fed-bnsl-mlp"``), ``seed`` is the server's, as the learner's ``rng``.
-    Needs the ``flower`` extra (it brings Ray, the engine's backend).
+    ``budgets`` maps a participant id to its own (ε, δ) budget: a private participant refuses a
+    study that asks for more, and the run ends with an error naming it. Needs the ``flower`` extra
+    (it brings Ray, the engine's backend).
     """
     from flwr.simulation import run_simulation
 
@@ -55,7 +58,7 @@ def simulate_on_flower(
         round_timeout=round_timeout,
         server_rng=seed if proto.server_random else None,
     )
-    client_app = make_client_app(lambda k, _cfg: arrays[k], seed=seed)
+    client_app = make_client_app(lambda k, _cfg: arrays[k], seed=seed, budgets=budgets)
     saved = os.environ.get("PYTHONPATH")  # the engine overwrites it for its workers
     try:
         run_simulation(

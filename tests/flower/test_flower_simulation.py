@@ -130,3 +130,16 @@ def test_every_other_hosted_protocol_on_flower_equals_its_learner(name):
     run = simulate_on_flower(name, data, settings=settings, seed=seed)
     np.testing.assert_array_equal(run.W_raw, ref.W_raw)
     _same_transcript(run.transcript, ref.transcript)
+
+
+def test_a_participant_refuses_a_study_beyond_its_budget_and_the_run_names_it():
+    from dpbnsl.flower import simulate_on_flower
+
+    data = simulate(5, 3 * 300, participants=3, rng=3)
+    settings = dict(epsilon=4.0, delta=1e-5, feature_bound=25.0, rounds=2, local_iters=2)
+    with pytest.raises(
+        Exception, match=r"participant 1: .*the study asks for \(ε, δ\) = \(4, 1e-05\), beyond"
+    ):
+        simulate_on_flower(
+            "dp-fed-sparse-bnsl", data.participants, settings=settings, budgets={1: (1.0, 1e-5)}
+        )
