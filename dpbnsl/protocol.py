@@ -24,7 +24,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -37,6 +37,9 @@ __all__ = [
     "HostedServer",
     "ProtocolError",
     "run_protocol",
+    "record_reply",
+    "messages_of",
+    "Upload",
     "generator_state",
     "restore_generator",
     "shape_upload",
@@ -46,6 +49,9 @@ __all__ = [
 ]
 
 StateValue = Union[np.ndarray, int, float, str, None]  # noqa: UP007 (a runtime alias)
+#: A participant's answer: one ``(kind, payload)`` message, or a list of them (possibly empty: a
+#: participant with nothing to send this round, e.g. one not selected, sends nothing).
+Upload = Union[tuple[str, Payload], list[tuple[str, Payload]]]  # noqa: UP007
 
 
 class ProtocolError(RuntimeError):
@@ -56,28 +62,52 @@ class ProtocolError(RuntimeError):
 class Reply:
     """What a server step returns: ``payload`` for everybody (or a mapping participant id →
     payload) of message ``kind``, and the ``(phase, round)`` of the next request (None: the end).
-    A final reply may send nothing (``payload=None``)."""
+    A final reply may send nothing (``payload=None``). ``extra`` holds further messages sent with
+    it, as ``(kind, payload or mapping)`` pairs, which each participant receives through
+    :meth:`HostedParticipant.receive_extra` before it answers the next request."""
 
     kind: str
     payload: Payload | Mapping[int, Payload] | None
     next: tuple[str, int] | None
+    extra: tuple[tuple[str, Payload | Mapping[int, Payload]], ...] = ()
 
     def __post_init__(self) -> None:
         if self.payload is None and self.next is not None:
             raise ValueError("only the final reply may send nothing")
 
     def for_participant(self, k: int) -> Payload | None:
-        if self.payload is None or isinstance(self.payload, (Dense, Sparse)):
-            return self.payload
-        return self.payload[k]
+        return _pick(self.payload, k)
+
+    def extra_for(self, k: int) -> list[tuple[str, Payload]]:
+        """The extra messages participant k receives, in order."""
+        return [(kind, cast(Payload, _pick(p, k))) for kind, p in self.extra]
+
+
+def _pick(payload: Payload | Mapping[int, Payload] | None, k: int) -> Payload | None:
+    if payload is None or isinstance(payload, (Dense, Sparse)):
+        return payload
+    return payload[k]
+
+
+def messages_of(upload: Upload) -> list[tuple[str, Payload]]:
+    """An answer as a list of ``(kind, payload)`` messages."""
+    return list(upload) if isinstance(upload, list) else [upload]
 
 
 class HostedParticipant(ABC):
     """One participant's side of a hosted protocol (built from its own data and public settings)."""
 
     @abstractmethod
-    def respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Payload]:
+    def respond(self, phase: str, t: int, inbox: Payload | None) -> Upload:
         """Answer the request of ``(phase, t)``; ``inbox`` is what the server sent last."""
+
+    def receive_extra(self, messages: list[tuple[str, Payload]]) -> None:
+        """The extra messages of the server's last reply (see :class:`Reply`); a participant that
+        expects none refuses them."""
+        if messages:
+            raise ProtocolError(
+                f"unexpected message(s) {[kind for kind, _ in messages]} for this participant"
+            )
 
     @abstractmethod
     def state_dict(self) -> dict[str, StateValue]:
@@ -109,8 +139,10 @@ class HostedServer(ABC):
         """The transcript a phase's messages go to (the setup exchange goes to ``"rounds"``)."""
         return phase
 
-    def check_uploads(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> list[Payload]:
-        """The uploads in participant order; a missing or unknown participant is a ProtocolError."""
+    def check_uploads(self, phase: str, t: int, uploads: Mapping[int, Any]) -> list[Any]:
+        """The uploads in participant order (a payload, or the list of ``(kind, payload)`` of a
+        participant that answers with several messages); a missing or unknown participant is a
+        ProtocolError."""
         expected = set(range(self.n_participants))
         missing = sorted(expected - set(uploads))
         extra = sorted(set(uploads) - expected, key=repr)
@@ -136,22 +168,34 @@ def run_protocol(
         raise ValueError(f"the server expects {server.n_participants} participants; got {len(participants)}")
     transcripts: dict[str, Transcript] = {}
     inbox: dict[int, Payload | None] = {k: None for k in range(len(participants))}
+    extras: dict[int, list[tuple[str, Payload]]] = {k: [] for k in range(len(participants))}
     step: tuple[str, int] | None = first
     while step is not None:
         phase, t = step
         record = transcripts.setdefault(server.transcript_of(phase), Transcript())
-        uploads = {}
+        uploads: dict[int, Any] = {}
         for k, p in enumerate(participants):
-            kind, payload = p.respond(phase, t, inbox[k])
-            record.append(Message(t, k, SERVER, kind, payload))
-            uploads[k] = payload
+            p.receive_extra(extras[k])
+            out = p.respond(phase, t, inbox[k])
+            for kind, payload in messages_of(out):
+                record.append(Message(t, k, SERVER, kind, payload))
+            uploads[k] = out if isinstance(out, list) else out[1]
         reply = server.receive(phase, t, uploads)
+        record_reply(record, t, reply, len(participants))
         for k in range(len(participants)):
-            inbox[k] = sent = reply.for_participant(k)
-            if sent is not None:
-                record.append(Message(t, SERVER, k, reply.kind, sent))
+            inbox[k], extras[k] = reply.for_participant(k), reply.extra_for(k)
         step = reply.next
     return transcripts
+
+
+def record_reply(record: Transcript, t: int, reply: Reply, n_participants: int) -> None:
+    """Record a reply: its main message to every participant, then each extra message to every
+    participant."""
+    for kind, payload in [(reply.kind, reply.payload), *reply.extra]:
+        for k in range(n_participants):
+            sent = _pick(payload, k)
+            if sent is not None:
+                record.append(Message(t, SERVER, k, kind, sent))
 
 
 def shape_upload(X: np.ndarray) -> tuple[str, Payload]:

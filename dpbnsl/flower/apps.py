@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ from ..cli.files import read_csv
 from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
 from ..federation import Message as WireMessage
 from ..learners.hosted import hosted
-from ..protocol import ProtocolError
+from ..protocol import ProtocolError, messages_of, record_reply
 from .records import get_payload, get_state, put_payload, put_state
 
 __all__ = ["FlowerRun", "make_client_app", "make_server_app", "run_on_grid", "participant_id"]
@@ -119,14 +119,27 @@ def make_client_app(
         if phase == "done":
             report = ConfigRecord({"participant": k, "report": json.dumps(p.report())})
             return Message(RecordDict({"config": report}), reply_to=msg)
-        kind, payload = p.respond(phase, t, get_payload(msg.content["inbox"]))
+        p.receive_extra(_get_messages(msg.content, "extra"))
+        answer = p.respond(phase, t, get_payload(msg.content["inbox"]))
         put_state(ctx.state, p.state_dict())
-        out = RecordDict(
-            {"config": ConfigRecord({"participant": k, "kind": kind}), "upload": put_payload(payload)}
-        )
-        return Message(out, reply_to=msg)
+        config = ConfigRecord({"participant": k, "multi": isinstance(answer, list)})
+        return Message(_put_messages(messages_of(answer), "upload", config), reply_to=msg)
 
     return app
+
+
+def _put_messages(messages: list[tuple[str, Payload]], prefix: str, config: ConfigRecord) -> RecordDict:
+    """Messages as records: their kinds in ``config`` (JSON), payload i in ``{prefix}_{i}``."""
+    config[f"{prefix}_kinds"] = json.dumps([kind for kind, _ in messages])
+    content = RecordDict({"config": config})
+    for i, (_, payload) in enumerate(messages):
+        content[f"{prefix}_{i}"] = put_payload(payload)
+    return content
+
+
+def _get_messages(content: RecordDict, prefix: str) -> list[tuple[str, Payload]]:
+    kinds = json.loads(str(content["config"].get(f"{prefix}_kinds", "[]")))
+    return [(str(kind), cast(Payload, get_payload(content[f"{prefix}_{i}"]))) for i, kind in enumerate(kinds)]
 
 
 @dataclass
@@ -206,17 +219,15 @@ def run_on_grid(
     run = FlowerRun(protocol)
     step: tuple[str, int] | None = ("rounds", SETUP_ROUND)
     inbox: dict[int, Payload] = {}
+    extras: dict[int, list[tuple[str, Payload]]] = {}
     targets: list[tuple[int | None, int]] = [(None, n) for n in nodes[:n_participants]]
 
     def send(phase: str, t: int) -> list[tuple[int | None, Message]]:
         out = []
         for k, node in targets:
-            content = RecordDict(
-                {
-                    "config": ConfigRecord({**base, "phase": phase, "round": t}),
-                    "inbox": put_payload(None if k is None else inbox.get(k)),
-                }
-            )
+            config = ConfigRecord({**base, "phase": phase, "round": t})
+            content = _put_messages([] if k is None else extras.get(k, []), "extra", config)
+            content["inbox"] = put_payload(None if k is None else inbox.get(k))
             out.append((k, Message(content, dst_node_id=node, message_type="query", group_id=f"{phase}:{t}")))
         return out
 
@@ -224,27 +235,30 @@ def run_on_grid(
         phase, t = step
         where = f"{phase} round {t}" if t != SETUP_ROUND else "the setup exchange"
         replies = _exchange(grid, send(phase, t), where, round_timeout)
-        uploads: dict[int, Payload] = {}
-        kinds: dict[int, str] = {}
+        uploads: dict[int, Any] = {}
+        sent_up: dict[int, list[tuple[str, Payload]]] = {}
         for _, r in replies:
             k = int(r.content["config"]["participant"])
             if k in uploads:
                 raise ProtocolError(f"{where}: two nodes claim to be participant {k}")
-            uploads[k] = get_payload(r.content["upload"])  # type: ignore[assignment]
-            kinds[k] = str(r.content["config"]["kind"])
+            sent_up[k] = _get_messages(r.content, "upload")
+            multi = bool(r.content["config"]["multi"])
+            uploads[k] = sent_up[k] if multi else sent_up[k][0][1]
             if targets[0][0] is None:  # the setup: learn which node is which participant
                 node_of[k] = r.metadata.src_node_id
         record = run.transcripts.setdefault(server.transcript_of(phase), Transcript())
-        for k in sorted(uploads):
-            record.append(WireMessage(t, k, SERVER, kinds[k], uploads[k]))
+        for k in sorted(sent_up):
+            for kind, payload in sent_up[k]:
+                record.append(WireMessage(t, k, SERVER, kind, payload))
         reply = server.receive(phase, t, uploads)  # names missing or unknown participant ids
         if targets[0][0] is None:
             targets = [(k, node_of[k]) for k in sorted(node_of)]
+        record_reply(record, t, reply, n_participants)
         for k in range(n_participants):
             sent = reply.for_participant(k)
             if sent is not None:
                 inbox[k] = sent
-                record.append(WireMessage(t, SERVER, k, reply.kind, sent))
+            extras[k] = reply.extra_for(k)
         step = reply.next
     for _, r in _exchange(grid, send("done", 0), "the final report", round_timeout):
         run.reports[int(r.content["config"]["participant"])] = json.loads(str(r.content["config"]["report"]))
