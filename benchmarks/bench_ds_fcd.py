@@ -24,8 +24,9 @@ single_thread()
 
 import numpy as np
 
+from dpbnsl.federation import Dense
 from dpbnsl.learners.nonlinear._fcd_model import SLOPE, Model, acyclicity_value
-from dpbnsl.learners.nonlinear._fcd_protocol import FCDConfig, _Federation
+from dpbnsl.learners.nonlinear._fcd_protocol import FCDConfig, FCDParticipant, FCDServer
 from dpbnsl.learners.nonlinear.ds_fcd import fcd_defaults
 
 
@@ -55,6 +56,7 @@ def config(d: int, dtype: str = "float32") -> FCDConfig:
         h_samples=0,
         dtype=dtype,
         record_transcript=True,
+        threshold=dflt["threshold"],
     )
 
 
@@ -90,10 +92,45 @@ def naive_loss_grad(model: Model, theta, X, G, tau, lambda1, rho):
     return grad
 
 
+class Federation:
+    """The hosted DS-FCD objects driven step by step: ``local_step()`` is one Adam step of every
+    participant, ``aggregate()`` one server round (the selected participants' uploads averaged)."""
+
+    def __init__(self, arrays: list, cfg: FCDConfig, seed: int) -> None:
+        P = len(arrays)
+        streams = np.random.default_rng(seed).spawn(3 + P)
+        config = lambda d, P: cfg
+        self.parts = [
+            FCDParticipant(X, config=config, participant=k, rng=g)
+            for k, (X, g) in enumerate(zip(arrays, streams[3:]))
+        ]
+        self.server = FCDServer(config=config, n_participants=P, streams=streams[:3])
+        setup = {k: p.respond("rounds", -1, None)[1] for k, p in enumerate(self.parts)}
+        self.reply = self.server.receive("rounds", -1, setup)
+        self.t, self.uploads = 0, {}
+
+    def local_step(self) -> None:
+        for k, p in enumerate(self.parts):
+            inbox = self.reply.for_participant(k) if self.t == 0 else Dense(self.server.U)
+            p.receive_extra([("schedule", Dense(np.array([0.0, self.server.rho, 1.0, 1.0])))])
+            self.uploads[k] = p.respond("rounds", self.t, inbox)
+        self.t += 1
+
+    def aggregate(self) -> None:
+        self.server.receive("rounds", self.t, self.uploads)
+
+    @property
+    def model(self) -> Model:
+        return self.server.model
+
+    def theta(self, k: int) -> np.ndarray:
+        return np.array(self.parts[k].theta)
+
+
 def bench(d: int, steps: int, measure_round: bool) -> dict:
     rng = np.random.default_rng(0)
     arrays = [rng.normal(size=(600, d)) for _ in range(10)]
-    fed = _Federation(arrays, config(d), np.random.default_rng(1))
+    fed = Federation(arrays, config(d), 1)
     fed.local_step()  # warm-up (buffers, BLAS)
     t = time.perf_counter()
     for _ in range(steps):
@@ -101,14 +138,14 @@ def bench(d: int, steps: int, measure_round: bool) -> dict:
     step = (time.perf_counter() - t) / steps
     t = time.perf_counter()
     for _ in range(steps):
-        fed.aggregate(0)
+        fed.aggregate()
     agg = (time.perf_counter() - t) / steps
-    fed64 = _Federation(arrays, config(d, "float64"), np.random.default_rng(1))
+    fed64 = Federation(arrays, config(d, "float64"), 1)
     t = time.perf_counter()
     for _ in range(max(steps // 2, 1)):
         fed64.local_step()
     step64 = (time.perf_counter() - t) / max(steps // 2, 1)
-    m, theta = fed.model, fed.thetas[0].copy()
+    m, theta = fed.model, fed.theta(0)
     t = time.perf_counter()
     for X in arrays:
         naive_loss_grad(m, theta, X, rng.logistic(size=(d, d)), 0.2, 0.01, 6e-3)
@@ -118,7 +155,7 @@ def bench(d: int, steps: int, measure_round: bool) -> dict:
         t = time.perf_counter()
         for _ in range(200):
             fed.local_step()
-        fed.aggregate(200)
+        fed.aggregate()
         out["round_measured"] = time.perf_counter() - t
     return out
 

@@ -14,11 +14,12 @@ import pytest
 from dpbnsl.accounting import BudgetExceededError
 from dpbnsl.federation import SETUP_ROUND, Dense
 from dpbnsl.learners.constraint.fed_pc import fed_pc
-from dpbnsl.learners.hosted import HOSTED, hosted
+from dpbnsl.learners.hosted import hosted
 from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
 from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
+from dpbnsl.learners.nonlinear.ds_fcd import as_fcd, ds_fcd
 from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
 from dpbnsl.learners.temporal.fed_dbn import fed_dbn
 from dpbnsl.protocol import HostedParticipant, ProtocolError, run_protocol
@@ -45,6 +46,9 @@ DATA_OF = {"fed-dbn": SERIES}
 CASES["fed-dbn"] = (fed_dbn, dict(lag=1, max_rounds=30))
 CASES["fed-bnsl-mlp"] = (fed_bnsl_mlp, dict(hidden=3, max_rounds=6))
 CASES["fed-pc"] = (fed_pc, dict(alpha=0.05))
+FCD = dict(it_in=20, it_fl=10, it_max=2, hidden=3, layers=1)
+CASES["ds-fcd"] = (ds_fcd, FCD)
+CASES["as-fcd"] = (as_fcd, FCD)
 
 
 def _through_records(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,11 +65,15 @@ class Rebuilt(HostedParticipant):
     loaded with the saved state, asked, saved again."""
 
     def __init__(self, build: Any) -> None:
-        self.build, self.saved = build, {}
+        self.build, self.saved, self.extra = build, {}, []
+
+    def receive_extra(self, messages):  # type: ignore[no-untyped-def]
+        self.extra = messages  # handed to the participant rebuilt for the next request
 
     def respond(self, phase, t, inbox):  # type: ignore[no-untyped-def]
         p = self.build()
         p.load_state_dict(_through_records(self.saved))
+        p.receive_extra(self.extra)
         out = p.respond(phase, t, inbox)
         self.saved = p.state_dict()
         self.last = p
@@ -81,21 +89,19 @@ class Rebuilt(HostedParticipant):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_rebuilt_participants_reproduce_the_learner_bitwise(name):
     learner, settings = CASES[name]
-    kw = dict(settings, rng=SEED) if HOSTED[name].private or name == "fed-bnsl-mlp" else settings
+    proto = hosted(name)
+    random = proto.private or proto.server_random or proto.participant_random
+    kw = dict(settings, rng=SEED) if random else settings
     data = DATA_OF.get(name, DATA.participants)
     ref = learner(data, **kw)
-    proto = hosted(name)
 
-    def builder(k):
-        extra = (
-            {"rng": np.random.default_rng(np.random.SeedSequence(SEED, spawn_key=(k,)))}
-            if proto.private
-            else {}
-        )
+    def builder(k):  # participant k's stream: child stream_offset + k of the learner's seed
+        stream = np.random.default_rng(np.random.SeedSequence(SEED, spawn_key=(proto.stream_offset + k,)))
+        extra = {"rng": stream} if proto.private or proto.participant_random else {}
         return lambda: proto.participant(data[k], settings=settings, participant=k, **extra)
 
     parts = [Rebuilt(builder(k)) for k in range(P)]
-    extra = {"rng": SEED} if name == "fed-bnsl-mlp" else {}  # its server draws the initial θ
+    extra = {"rng": SEED} if proto.server_random else {}  # its server draws public randomness
     server = proto.server(settings=settings, n_participants=P, **extra)
     transcripts = run_protocol(server, parts)
     W, W_raw, history = server.learned()
@@ -178,7 +184,7 @@ def test_a_participant_refuses_a_study_beyond_its_budget(name):
 
 
 def test_unknown_protocol_and_settings_are_named():
-    with pytest.raises(ValueError, match="no hosted protocol for 'notears'; hosted: dp-fed-bnsl"):
+    with pytest.raises(ValueError, match="no hosted protocol for 'notears'; hosted: as-fcd, dp-fed-bnsl"):
         hosted("notears")
     with pytest.raises(TypeError, match=r"unknown Fed-BNSL setting\(s\) \['rounds'\]"):
         hosted("fed-bnsl").server(settings={"rounds": 3}, n_participants=2)

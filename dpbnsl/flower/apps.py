@@ -113,6 +113,8 @@ def make_client_app(
                 "rng": _generator(k, ctx.node_config, seed),
                 "budget": _budget(k, ctx.node_config, budgets),
             }
+        elif proto.participant_random:  # not private, but random (e.g. DS-FCD's Gumbel noise)
+            extra = {"rng": _generator(proto.stream_offset + k, ctx.node_config, seed)}
         p = proto.participant(load(k, ctx.node_config), settings=settings, participant=k, **extra)
         p.load_state_dict(get_state(ctx.state))
         phase, t = str(cfg["phase"]), int(cfg["round"])

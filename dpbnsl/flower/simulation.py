@@ -47,7 +47,7 @@ def simulate_on_flower(
     proto = hosted(protocol)
     arrays, _ = as_participants(participants, min_rows=1)
     settings = dict(settings or {})
-    if not (proto.private or proto.server_random) and seed is not None:
+    if not (proto.private or proto.server_random or proto.participant_random) and seed is not None:
         raise ValueError(f"`seed` applies to protocols that draw random numbers; {protocol!r} draws none")
     results: dict[str, FlowerRun] = {}
     server_app = make_server_app(

@@ -4,6 +4,7 @@ end. ``dpbnsl.flower`` runs any of them; the in-process learners drive the same 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ from ..protocol import HostedParticipant, HostedServer
 from .constraint.hosted_fed_pc import FedPCParticipant, FedPCServer
 from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer
 from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer
+from .nonlinear import ds_fcd as _fcd
 from .nonlinear.hosted_mlp import MLPADMMParticipant, MLPADMMServer
 from .temporal.hosted_fed_dbn import FedDBNParticipant, HostedFedDBNServer
 
@@ -34,6 +36,10 @@ class HostedProtocol:
     server: Callable[..., HostedServer]
     #: the server draws public randomness (its factory takes ``rng=``), e.g. initial parameters
     server_random: bool = False
+    #: participants draw random numbers though the protocol is not private (their factory takes
+    #: ``rng=``); participant k's stream is child ``stream_offset + k`` of the study's seed
+    participant_random: bool = False
+    stream_offset: int = 0
 
     def learned(self, server: HostedServer) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
         """(thresholded DAG W, raw W, history) from the server at the end of a run."""
@@ -90,6 +96,19 @@ HOSTED: dict[str, HostedProtocol] = {
     "fed-bnsl-mlp": HostedProtocol(
         "fed-bnsl-mlp", False, _public(MLPADMMParticipant), MLPADMMServer, server_random=True
     ),
+    # the server draws θ⁰, the selections and E h (children 0-2); participant k's stream is child 3 + k
+    **{
+        name: HostedProtocol(
+            name,
+            False,
+            functools.partial(_fcd.hosted_participant, share_phi=share),
+            functools.partial(_fcd.hosted_server, share_phi=share),
+            server_random=True,
+            participant_random=True,
+            stream_offset=3,
+        )
+        for name, share in (("ds-fcd", False), ("as-fcd", True))
+    },
 }
 
 

@@ -106,6 +106,7 @@ def _other_cases():
     from dpbnsl.learners.constraint.fed_pc import fed_pc
     from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
     from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
+    from dpbnsl.learners.nonlinear.ds_fcd import as_fcd, ds_fcd
     from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
     from dpbnsl.learners.temporal.fed_dbn import fed_dbn
     from dpbnsl.simulation.temporal import simulate_temporal
@@ -118,10 +119,14 @@ def _other_cases():
         "fed-dbn": (fed_dbn, series, dict(lag=1, max_rounds=10), None),
         "fed-bnsl-mlp": (fed_bnsl_mlp, linear, dict(hidden=3, max_rounds=4), 5),
         "fed-pc": (fed_pc, linear, dict(alpha=0.05), None),
+        "ds-fcd": (ds_fcd, linear, dict(it_in=20, it_fl=10, it_max=2, hidden=3, layers=1), 7),
+        "as-fcd": (as_fcd, linear, dict(it_in=20, it_fl=10, it_max=2, hidden=3, layers=1), 7),
     }
 
 
-@pytest.mark.parametrize("name", ["fed-sparse-bnsl", "dp-fed-bnsl", "fed-dbn", "fed-bnsl-mlp", "fed-pc"])
+@pytest.mark.parametrize(
+    "name", ["fed-sparse-bnsl", "dp-fed-bnsl", "fed-dbn", "fed-bnsl-mlp", "fed-pc", "ds-fcd", "as-fcd"]
+)
 def test_every_other_hosted_protocol_on_flower_equals_its_learner(name):
     from dpbnsl.flower import simulate_on_flower
 

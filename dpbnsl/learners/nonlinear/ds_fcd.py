@@ -16,8 +16,10 @@ the resolved values are in ``LearnResult.params``.
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -27,104 +29,20 @@ from ..._validation import (
     as_float_matrix,
     as_generator,
     as_participants,
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
 )
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
+from ...protocol import run_protocol
 from ..result import LearnResult
-from ._fcd_model import sigmoid
-from ._fcd_protocol import FCDConfig, run_fcd
+from ._fcd_config import fcd_defaults, resolve_config
+from ._fcd_model import Parts, sigmoid
+from ._fcd_protocol import FCDConfig, FCDParticipant, FCDServer
 
 __all__ = ["ds_fcd", "as_fcd", "fcd_centralized", "fcd_defaults"]
 
-MECHANISMS = ("mlp", "linear")
-SCHEDULES = ("mcsl", "printed")
-ACYCLICITY = ("exp-sq", "exp")
-DTYPES = ("float32", "float64")
 
-# Table 6 (nonlinear) and the authors' code (linear variant)
-_COMMON = {
-    "mlp": dict(
-        lambda1=0.01, h_tol=1e-10, rho_max=1e14, it_max=25, it_in=1000, it_fl=200, lr=3e-2, threshold=0.5
-    ),
-    "linear": dict(
-        lambda1=0.1,
-        h_tol=1e-8,
-        rho_max=1e16,
-        it_max=20,
-        it_in=1500,
-        it_fl=300,
-        lr=1e-3,
-        threshold=0.3,
-        rho_init=1.0,
-        beta=10.0,
-    ),
-}
-
-
-def fcd_defaults(d: int, mechanism: str = "mlp") -> dict:
-    """The default hyperparameters for ``d`` variables.
-
-    ``"mlp"``: Table 6, and ``(ρ_init, β)`` from Table 7 by scale: ``(6e-3, 10)`` for d < 15,
-    ``(6e-3, 20)`` for d < 30, ``(1e-11, 120)`` otherwise. ``"linear"``: the authors' linear settings
-    (λ = 0.1, Adam lr 1e-3, ``it_in = 1500``, ``it_fl = 300``, ``ρ_init = 1``, β = 10, threshold 0.3).
-    """
-    check_choice(mechanism, "mechanism", MECHANISMS)
-    out = dict(_COMMON[mechanism])
-    if mechanism == "mlp":
-        out["rho_init"], out["beta"] = (
-            (6e-3, 10.0) if d < 15 else ((6e-3, 20.0) if d < 30 else (1e-11, 120.0))
-        )
-    return out
-
-
-def _config(d: int, P: int, share_phi: bool, kw: dict) -> FCDConfig:
-    mech = check_choice(kw["mechanism"], "mechanism", MECHANISMS)
-    dflt = fcd_defaults(d, mech)
-    v = {k: (dflt[k] if kw.get(k) is None else kw[k]) for k in dflt}
-    pos: dict[str, Any] = dict(low=0.0, low_open=True)
-    per_round = kw["participants_per_round"]
-    per_round = P if per_round is None else check_int(per_round, "participants_per_round", low=1, high=P)
-    cfg = FCDConfig(
-        mechanism=mech,
-        share_phi=share_phi,
-        lambda1=check_real(v["lambda1"], "lambda1", low=0.0),
-        rho_init=check_real(v["rho_init"], "rho_init", **pos),
-        beta=check_real(v["beta"], "beta", low=1.0, low_open=True),
-        alpha_init=check_real(kw["alpha_init"], "alpha_init", low=0.0),
-        gamma=check_real(kw["gamma"], "gamma", low=0.0, high=1.0, low_open=True),
-        h_tol=check_real(v["h_tol"], "h_tol", low=0.0),
-        rho_max=check_real(v["rho_max"], "rho_max", **pos),
-        it_max=check_int(v["it_max"], "it_max", low=1),
-        it_in=check_int(v["it_in"], "it_in", low=1),
-        it_fl=check_int(v["it_fl"], "it_fl", low=1),
-        lr=check_real(v["lr"], "lr", **pos),
-        tau=check_real(kw["tau"], "tau", **pos),
-        hidden=check_int(kw["hidden"], "hidden", low=1),
-        layers=check_int(kw["layers"], "layers", low=1),
-        per_round=per_round,
-        schedule=check_choice(kw["schedule"], "schedule", SCHEDULES),
-        init_iter=check_int(kw["init_iter"], "init_iter", low=0),
-        acyclicity=check_choice(kw["acyclicity"], "acyclicity", ACYCLICITY),
-        h_samples=check_int(kw["h_samples"], "h_samples", low=0),
-        dtype=check_choice(kw["dtype"], "dtype", DTYPES),
-        record_transcript=check_bool(kw["record_transcript"], "record_transcript"),
-        threshold=check_real(v["threshold"], "threshold", low=0.0),
-    )
-    if mech == "mlp" and cfg.threshold >= 1.0:
-        raise ValueError(
-            f"`threshold` must be < 1 for mechanism='mlp' (σ(U/τ) lies in (0, 1)); got {v['threshold']!r}"
-        )
-    if mech == "linear" and cfg.acyclicity == "exp":
-        # tr e^W − d detects cycles only for W >= 0; signed cycles cancel and h can go negative
-        raise ValueError(
-            "`acyclicity` must be 'exp-sq' for mechanism='linear' (tr e^W − d does "
-            "not detect cycles of signed weights); got 'exp'"
-        )
-    return cfg
+def _resolve(d: int, P: int, *, share_phi: bool, kw: dict) -> FCDConfig:
+    return resolve_config(d, P, share_phi, kw)
 
 
 def _fcd(
@@ -134,15 +52,37 @@ def _fcd(
     d = arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
-    cfg = _config(d, len(arrays), share_phi, kw)
+    P = len(arrays)
+    cfg = resolve_config(d, P, share_phi, kw)  # every setting validated before any work
     rng = as_generator(rng)
     start = time.perf_counter()
-    run = run_fcd(arrays, cfg, rng)
-    if cfg.mechanism == "mlp":
-        W_raw = np.where(np.eye(d, dtype=bool), 0.0, sigmoid(run.U / cfg.tau))
-    else:
-        W_raw = np.where(np.eye(d, dtype=bool), 0.0, run.U)
-    W = threshold_to_dag(threshold_weights(W_raw, threshold=cfg.threshold))
+    config = functools.partial(_resolve, share_phi=share_phi, kw=kw)
+    init_rng, select_rng, h_rng, *streams = rng.spawn(3 + P)
+    clients = [
+        FCDParticipant(X, config=config, participant=k, rng=g)
+        for k, (X, g) in enumerate(zip(arrays, streams))
+    ]
+
+    def diagnostics() -> tuple[float, float, float]:  # the participants' last local losses
+        last = [cast(Parts, c.last) for c in clients]
+        return (
+            float(np.mean([p.total for p in last])),
+            float(np.mean([p.mse for p in last])),
+            float(np.mean([p.h for p in last])),
+        )
+
+    server = FCDServer(
+        config=config, n_participants=P, streams=(init_rng, select_rng, h_rng), diagnostics=diagnostics
+    )
+    recorded = run_protocol(server, clients)["rounds"]
+    transcript = recorded if cfg.record_transcript else None
+    run = server
+    if run.rows:
+        W, W_raw, _ = run.learned()
+    else:  # no aggregation at all (only a scripted solver does that): the initial U
+        scores = sigmoid(run.U / cfg.tau) if cfg.mechanism == "mlp" else run.U
+        W_raw = np.where(np.eye(d, dtype=bool), 0.0, scores)
+        W = threshold_to_dag(threshold_weights(W_raw, threshold=cfg.threshold))
     params = {f: getattr(cfg, f) for f in cfg.__dataclass_fields__}
     params.pop("share_phi")
     info = {
@@ -155,7 +95,7 @@ def _fcd(
         "n_samples": tuple(X.shape[0] for X in arrays),
         "participants": len(arrays),
     }
-    return LearnResult(method, W, W_raw, pd.DataFrame(run.rows), columns, run.transcript, None, params, info)
+    return LearnResult(method, W, W_raw, pd.DataFrame(run.rows), columns, transcript, None, params, info)
 
 
 def ds_fcd(
@@ -245,8 +185,8 @@ def ds_fcd(
     >>> from dpbnsl.simulation import simulate
     >>> data = simulate(4, 400, participants=2, rng=0)
     >>> res = ds_fcd(data.participants, it_in=40, it_fl=20, it_max=2, hidden=4, layers=1, rng=0)
-    >>> sorted(set(res.transcript.to_frame()["kind"]))
-    ['U']
+    >>> sorted(set(res.transcript.learning().to_frame()["kind"]))  # the means, and (α, ρ, steps, selected)
+    ['U', 'schedule']
     """
     kw = dict(locals())
     return _fcd(kw.pop("participants"), "ds-fcd", False, kw.pop("rng"), kw)
@@ -288,3 +228,34 @@ def _options(options: dict) -> dict:
     if unknown:
         raise TypeError(f"unknown option(s) {unknown}; allowed: {', '.join(names)}")
     return {p: options.get(p, sig.parameters[p].default) for p in names}
+
+
+def hosted_participant(
+    X: Any,
+    *,
+    settings: Mapping[str, Any],
+    participant: int,
+    rng: np.random.Generator | int | None = None,
+    budget: Any = None,
+    columns: tuple[str, ...] | None = None,
+    share_phi: bool = False,
+) -> FCDParticipant:
+    """A DS-FCD (``share_phi``: AS-FCD) participant from its data and the public keywords of
+    :func:`ds_fcd` (``rng``: its own Gumbel stream, child 3 + k of the study's seed)."""
+    if budget is not None:
+        raise ValueError("`budget` applies to private protocols only")
+    config = functools.partial(_resolve, share_phi=share_phi, kw=_options(dict(settings)))
+    return FCDParticipant(X, config=config, participant=participant, rng=as_generator(rng))
+
+
+def hosted_server(
+    *,
+    settings: Mapping[str, Any],
+    n_participants: int,
+    rng: np.random.Generator | int | None = None,
+    share_phi: bool = False,
+) -> FCDServer:
+    """The DS-FCD (AS-FCD) server; ``rng``'s children 0–2 draw θ⁰, the selections and ``E h``."""
+    config = functools.partial(_resolve, share_phi=share_phi, kw=_options(dict(settings)))
+    streams = as_generator(rng).spawn(3 + n_participants)[:3]
+    return FCDServer(config=config, n_participants=n_participants, streams=streams)

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from dpbnsl import count_accuracy, is_dag
+from dpbnsl.federation import Transcript
 from dpbnsl.learners.nonlinear._fcd_model import Adam, Model, Workspace, acyclicity_value
 from dpbnsl.learners.nonlinear.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
 from dpbnsl.simulation import simulate
@@ -164,23 +165,31 @@ def test_one_participant_is_the_centralised_run(parts):
     assert len(rare.history) * 2 == len(ds.history)
 
 
+def _model_messages(res):
+    """The model's messages: every round's but the setup and the schedule (α, ρ, steps, selected)."""
+    return Transcript([m for m in res.transcript.learning() if m.kind != "schedule"])
+
+
 def test_ds_transcript_holds_only_U_and_downloads_are_means(parts):
     res = ds_fcd(parts, rng=0, **FAST)
-    frame = res.transcript.to_frame()
-    assert set(frame["kind"]) == {"U"}
+    assert set(res.transcript.learning().to_frame()["kind"]) == {"U", "schedule"}
+    t = _model_messages(res)
+    assert set(t.to_frame()["kind"]) == {"U"}
     rounds = len(res.history)
-    assert rounds == res.info["solves"] * 2 == res.transcript.n_rounds
-    assert len(res.transcript.uploads()) == len(res.transcript.downloads()) == 3 * rounds
-    for t in (0, rounds - 1):
-        up = res.transcript.payloads(round=t, direction="up")
-        down = res.transcript.payloads(round=t, direction="down")
+    assert rounds == res.info["solves"] * 2 == t.n_rounds
+    assert len(t.uploads()) == len(t.downloads()) == 3 * rounds
+    for r in (0, rounds - 1):
+        up = t.payloads(round=r, direction="up")
+        down = t.payloads(round=r, direction="down")
         assert up.shape == (3, 5, 5)
         np.testing.assert_allclose(down, np.broadcast_to(up.mean(axis=0), down.shape))
-    assert res.transcript.total_bytes == res.info["bytes_up"] + res.info["bytes_down"]
+    assert t.total_bytes == res.info["bytes_up"] + res.info["bytes_down"]
     assert res.history["bytes_up"].sum() == 8 * 25 * 3 * rounds
-    np.testing.assert_array_equal(
-        res.info["U"], res.transcript.payloads(round=rounds - 1, direction="down")[0]
-    )
+    np.testing.assert_array_equal(res.info["U"], t.payloads(round=rounds - 1, direction="down")[0])
+    # the schedule sent with the setup reply and every reply but the last: (α, ρ, steps, selected)
+    schedule = res.transcript.payloads(kind="schedule", participant=0)
+    assert schedule.shape == (rounds, 4) and (schedule[:, 3] == 1).all()
+    np.testing.assert_array_equal(schedule[:, 0], res.history["alpha"].to_numpy())
 
 
 def test_as_fcd_differs_from_ds_only_by_phi_averaging(parts):
@@ -192,7 +201,7 @@ def test_as_fcd_differs_from_ds_only_by_phi_averaging(parts):
         as_.transcript.payloads(round=0, kind="U", direction="up"),
     )
     # ... where AS-FCD also uploads and averages Φ
-    assert set(as_.transcript.to_frame()["kind"]) == {"U", "phi"}
+    assert set(_model_messages(as_).to_frame()["kind"]) == {"U", "phi"}
     phi_up = as_.transcript.payloads(round=0, kind="phi", direction="up")
     phi_down = as_.transcript.payloads(round=0, kind="phi", direction="down")
     n_phi = Model(5, "mlp", hidden=4, layers=2).n_phi
@@ -208,12 +217,12 @@ def test_linear_variant_as_equals_ds(parts):
     ds = ds_fcd(parts, rng=0, **opts)
     as_ = as_fcd(parts, rng=0, **opts)
     np.testing.assert_array_equal(ds.W_raw, as_.W_raw)
-    assert set(ds.transcript.to_frame()["kind"]) == {"W"}
+    assert set(_model_messages(ds).to_frame()["kind"]) == {"W"}
 
 
 def test_partial_participation_uploads_r_and_broadcasts_to_all(parts):
     res = ds_fcd(parts, participants_per_round=2, rng=0, **FAST)
-    frame = res.transcript.to_frame()
+    frame = _model_messages(res).to_frame()
     up = frame[frame.direction == "up"].groupby("round")["sender"].apply(tuple)
     assert (up.map(len) == 2).all()
     assert len(set(up)) > 1  # a fresh draw each round
@@ -266,14 +275,15 @@ def _scripted(monkeypatch, hs, initial=np.inf):
 
     script, trace, last = iter(hs), [], [initial]
 
-    def solve(self):
+    def solve(self):  # a sub-problem with no aggregation: a generator that returns at once
         trace.append((self.rho, self.alpha))
         last[0] = next(script)
         return last[0]
+        yield  # pragma: no cover
 
-    monkeypatch.setattr(_fcd_protocol._Federation, "solve", solve)
-    monkeypatch.setattr(_fcd_protocol._Federation, "h_mean_graph", lambda self: last[0])
-    monkeypatch.setattr(_fcd_protocol._Federation, "h_expected", lambda self: last[0])
+    monkeypatch.setattr(_fcd_protocol.FCDServer, "solve", solve)
+    monkeypatch.setattr(_fcd_protocol.FCDServer, "h_mean_graph", lambda self: last[0])
+    monkeypatch.setattr(_fcd_protocol.FCDServer, "h_expected", lambda self: last[0])
     return trace
 
 
