@@ -3,14 +3,15 @@ processes, against the same blocks run one after the other in this process.
 
 Run from the repository root::
 
-    python benchmarks/bench_audit_scaleout.py                 # N = 2000 per world, B = 200, 1,2 workers
-    python benchmarks/bench_audit_scaleout.py --trials 400 --block 100 --workers 1,2,4
+    python benchmarks/bench_audit_scaleout.py                 # N = 2000 per world, 1,2 workers
+    python benchmarks/bench_audit_scaleout.py --trials 400 --chunk 2 --workers 1,2,4
     python benchmarks/bench_audit_scaleout.py --dask          # also on a dask LocalCluster
                                                               # (needs dask[distributed])
 
 Every configuration calls ``dpbnsl.audits.parallel.play("dp-fed-sparse-bnsl", epsilon, delta,
-trials=N, rng=seed, block=B, executor=...)``, which cuts the N trials per world into blocks of B, each
-drawing from its own child stream of the seed, so the scores must not depend on the executor:
+trials=N, rng=seed, executor=..., chunk=C)``, which cuts the N trials per world into the game's
+seeded blocks of B = 200 (``SEED_BLOCKS``), each drawing from its own child stream of the seed, and
+runs C blocks per task, so the scores must not depend on the executor or on C:
 
     serial       ``executor=None``: the same blocks in this process (the baseline)
     pool w       ``concurrent.futures.ProcessPoolExecutor(w)`` (start method ``--start-method``, default
@@ -59,7 +60,7 @@ single_thread()
 
 import numpy as np
 
-from dpbnsl.audits.parallel import play
+from dpbnsl.audits.parallel import SEED_BLOCKS, play
 
 GAME = "dp-fed-sparse-bnsl"
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -102,8 +103,8 @@ def _timed(args, executor, pids) -> dict:
         delta=args.delta,
         trials=args.trials,
         rng=args.seed,
-        block=args.block,
         executor=executor,
+        chunk=args.chunk,
     )
     wall = time.perf_counter() - t
     cpu = time.process_time() - cpu0 + _cpu_of(pids) - kids0
@@ -149,7 +150,7 @@ def run_dask(args, w: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=2000, help="N, trials per world")
-    parser.add_argument("--block", type=int, default=200, help="B, trials per block")
+    parser.add_argument("--chunk", type=int, default=1, help="C, seeded blocks per task")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-5)
@@ -162,7 +163,8 @@ def main() -> None:
         import distributed  # noqa: F401  (fail before the long runs if it is missing)
 
     print(
-        f"# audit game {GAME!r} in blocks: N = {args.trials} trials per world, B = {args.block}, "
+        f"# audit game {GAME!r} in blocks: N = {args.trials} trials per world, "
+        f"B = {SEED_BLOCKS[GAME]}, C = {args.chunk}, "
         f"ε = {args.epsilon}, δ = {args.delta:g}, seed {args.seed}; python {platform.python_version()}, "
         f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
     )

@@ -51,7 +51,7 @@ def test_a_sweep_on_the_cluster_gives_the_serial_rows(cluster):
 
 def test_an_audit_on_the_cluster_gives_the_serial_scores(cluster):
     _, client = cluster
-    kw = dict(epsilon=1.0, delta=1e-5, trials=120, rng=9, block=40)
+    kw = dict(epsilon=1.0, delta=1e-5, trials=450, rng=9)  # three seeded blocks
     serial = play("dp-fed-sparse-bnsl", **kw)
     remote = play("dp-fed-sparse-bnsl", executor=client.get_executor(), **kw)
     np.testing.assert_array_equal(remote.scores0, serial.scores0)
@@ -84,7 +84,7 @@ def test_the_cli_runs_on_a_scheduler(cluster, tmp_path, capsys):
     )
     pd.testing.assert_frame_equal(a, b)
     capsys.readouterr()  # the curves' output
-    audit = ["audit", "--mechanism", "dp-pgcd", "--trials", "600", "--seed", "1", "--block", "200"]
+    audit = ["audit", "--mechanism", "dp-pgcd", "--trials", "600", "--seed", "1"]
     assert cli([*audit, "--scheduler", c.scheduler_address]) == 0
     remote = capsys.readouterr().out
     assert cli(audit) == 0

@@ -1,11 +1,14 @@
 """Audit games in independently seeded blocks of trials, on any ``concurrent.futures`` executor (a
 process pool, or a Dask cluster's ``Client.get_executor()``).
 
-With ``block = B``, the trials are cut into blocks of B (the last one shorter) and block i draws from
-its own stream, child i of the audit's seed (:meth:`numpy.random.Generator.spawn`). Every game's
-worlds are fixed designs (the same in every block), so the blocks are runs of one game and their
-scores are concatenated in block order: the result depends on the seed and on B, never on the
-executor or on how many workers run the blocks.
+The whole-protocol games (:data:`SEED_BLOCKS`: ``dp-pgcd``, ``dp-fed-sparse-bnsl``, whose trials
+are runs of a protocol, milliseconds each) draw their trials in blocks of a fixed size: block i
+comes from its own stream, child i of the audit's seed (:meth:`numpy.random.Generator.spawn`).
+Every game's worlds are fixed designs (the same in every block), so the blocks are runs of one game
+and their scores are concatenated in block order. A task runs ``chunk`` consecutive blocks; the
+result depends on the seed only — never on the executor, the number of workers or ``chunk``.
+The other games are vectorised (all trials in one draw, well under a second for 10⁶): they run in
+one piece, in this process.
 """
 
 from __future__ import annotations
@@ -21,20 +24,26 @@ from ..tasks import run_all
 from .game_base import GameResult, check_trials
 from .games import run_game
 
-__all__ = ["play", "DEFAULT_BLOCK"]
+__all__ = ["play", "SEED_BLOCKS"]
 
-#: Trials per block when an executor is given without ``block``: about 2 s per block for the
-#: whole-protocol ``dp-fed-sparse-bnsl`` game at its default size (about 10 ms per trial,
-#: ``benchmarks/bench_audit_scaleout.py``), milliseconds for the vectorised games.
-DEFAULT_BLOCK = 200
+#: Trials per seeded block of the whole-protocol games: about 2 s per block for
+#: ``dp-fed-sparse-bnsl`` at its default size (about 10 ms per trial,
+#: ``benchmarks/bench_audit_scaleout.py``), so 10⁵ trials make 500 tasks to spread.
+SEED_BLOCKS: dict[str, int] = {"dp-pgcd": 200, "dp-fed-sparse-bnsl": 200}
 
 
-def _block(name: str, options: dict[str, Any], task: tuple[int, int, np.random.Generator]) -> tuple:
-    """Block ``task = (i, trials, stream)`` of game ``name`` (module level, so a process or cluster
-    worker can run it); a plain tuple comes back (the result's read-only mapping does not pickle)."""
-    _, trials, rng = task
-    g = run_game(name, trials=trials, rng=rng, **options)
-    return g.scores0.copy(), g.scores1.copy(), g.claimed_epsilon, g.delta, g.broken, dict(g.details)
+def _blocks(
+    name: str, options: dict[str, Any], task: tuple[int, list[tuple[int, np.random.Generator]]]
+) -> tuple:
+    """Task ``(i, [(trials, stream), ...])``: consecutive blocks of game ``name`` (module level,
+    so a process or cluster worker can run it); plain arrays and a dict come back (the result's
+    read-only mapping does not pickle)."""
+    _, blocks = task
+    games = [run_game(name, trials=n, rng=g, **options) for n, g in blocks]
+    s0 = np.concatenate([g.scores0 for g in games])
+    s1 = np.concatenate([g.scores1 for g in games])
+    g = games[0]
+    return s0, s1, g.claimed_epsilon, g.delta, g.broken, dict(g.details)
 
 
 def play(
@@ -42,29 +51,30 @@ def play(
     *,
     trials: int,
     rng: np.random.Generator | int | None = None,
-    block: int | None = None,
     executor: Executor | None = None,
+    chunk: int = 1,
     **options: Any,
 ) -> GameResult:
-    """Run game ``name`` with ``trials`` trials per world, in blocks of ``block`` trials (see the
-    module docstring) on ``executor`` (None: one after the other, in this process). With neither
-    ``block`` nor ``executor`` the game draws all its trials from one stream (``run_game``)."""
-    if block is None and executor is None:
-        return run_game(name, trials=trials, rng=rng, **options)
+    """Run game ``name`` with ``trials`` trials per world: a whole-protocol game in seeded blocks
+    (see the module docstring), ``chunk`` blocks per task, on ``executor`` (None: one after the
+    other, in this process); any other game in one piece, in this process."""
     if executor is not None and not isinstance(executor, Executor):
         raise TypeError(f"`executor` must be a concurrent.futures.Executor; got {type(executor).__name__}")
-    trials = check_trials(trials)
-    size = check_int(DEFAULT_BLOCK if block is None else block, "block", low=1)
+    chunk = check_int(chunk, "chunk", low=1)
+    if name not in SEED_BLOCKS:
+        return run_game(name, trials=trials, rng=rng, **options)
+    trials, size = check_trials(trials), SEED_BLOCKS[name]
     sizes = [size] * (trials // size) + ([trials % size] if trials % size else [])
-    streams = as_generator(rng).spawn(len(sizes))
+    blocks = list(zip(sizes, as_generator(rng).spawn(len(sizes))))
+    tasks = [(i, blocks[i : i + chunk]) for i in range(0, len(blocks), chunk)]
     done: dict[int, tuple] = {}
     run_all(
-        functools.partial(_block, name, dict(options)),
-        [(i, n, g) for i, (n, g) in enumerate(zip(sizes, streams))],
+        functools.partial(_blocks, name, dict(options)),
+        tasks,
         lambda task, out: done.__setitem__(task[0], out),
         executor=executor,
     )
-    parts = [done[i] for i in range(len(sizes))]
+    parts = [done[i] for i, _ in tasks]
     s0 = np.concatenate([p[0] for p in parts])
     s1 = np.concatenate([p[1] for p in parts])
     _, _, claimed, delta, broken, details = parts[0]

@@ -58,8 +58,8 @@ def audit(
     broken: str | None = None,
     alpha: float = 0.05,
     rng: np.random.Generator | int | None = None,
-    block: int | None = None,
     executor: Executor | None = None,
+    chunk: int = 1,
     **game_options: Any,
 ) -> Audit:
     """Run the game ``mechanism`` (a key of :data:`~dpbnsl.audits.games.GAMES`) and bound ε.
@@ -70,9 +70,10 @@ def audit(
     thresholds fall on ties, which loosens that rule a lot (0.27 against 0.92 at ε = 1 on the
     selection game), so they use the split rule; two values use the fixed threshold between them.
 
-    ``block`` and ``executor`` run the trials in independently seeded blocks, in parallel on any
-    ``concurrent.futures`` executor (a process pool, a Dask cluster's); the result depends on
-    ``rng`` and ``block`` only, not on the executor (:mod:`dpbnsl.audits.parallel`).
+    The whole-protocol games draw their trials in independently seeded blocks; ``executor`` runs
+    the blocks (``chunk`` per task) in parallel on any ``concurrent.futures`` executor (a process
+    pool, a Dask cluster's). The result depends on ``rng`` only, never on the executor or on
+    ``chunk`` (:mod:`dpbnsl.audits.parallel`).
 
     Examples
     --------
@@ -91,8 +92,8 @@ def audit(
         trials=trials,
         broken=broken,
         rng=rng,
-        block=block,
         executor=executor,
+        chunk=chunk,
         **game_options,
     )
     s0, s1 = np.asarray(game.scores0, float), np.asarray(game.scores1, float)

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 
 from ..audits.game_base import MAX_TRIALS
 from ..audits.games import BROKEN, GAMES
-from ..audits.parallel import DEFAULT_BLOCK
 from ..audits.verdict import MIN_TRIALS, Audit, audit
 from .common import MAX_SEED, count, table
 from .executors import add_executor_options, executor
@@ -50,15 +49,11 @@ def add_audit_command(
         help="random seed of the game (default: fresh entropy; give one to reproduce "
         "an audit: the worlds are synthetic, so a seed exposes no one's data)",
     )
-    p.add_argument(
-        "--block",
-        type=count(1, MAX_TRIALS),
-        default=None,
-        help="run the trials in independently seeded blocks of this size (the result depends on "
-        "--seed and --block, not on --jobs or --scheduler; default with --jobs/--scheduler: "
-        f"{DEFAULT_BLOCK})",
+    add_executor_options(
+        p,
+        jobs_help="parallel processes (for the whole-protocol games' seeded blocks "
+        "of trials; the result does not depend on it)",
     )
-    add_executor_options(p, jobs_help="parallel processes (blocks of trials)")
     p.set_defaults(handler=_audit)
 
 
@@ -90,7 +85,6 @@ def _audit(args: argparse.Namespace) -> int:
             broken=args.broken,
             alpha=args.alpha,
             rng=args.seed,
-            block=args.block,
             executor=pool,
         )
     print_audit([result])
