@@ -251,7 +251,8 @@ class FedPCServer(HostedServer):
         ordered = self.check_uploads(phase, t, uploads)
         if t == SETUP_ROUND:
             return self._setup(ordered)
-        assert self.core is not None  # the setup always comes first
+        if self.core is None:
+            raise ProtocolError(f"{phase} round {t} before the setup exchange")
         p = self.params
         if phase == "orient":
             S = self.core.S

@@ -143,7 +143,7 @@ def dp_fed_bnsl(
     """
     arrays, columns = as_participants(participants, min_rows=1)
     P, d = len(arrays), arrays[0].shape[1]
-    pl = plan(
+    settings: dict[str, Any] = dict(
         epsilon=epsilon,
         delta=delta,
         clip_norm=clip_norm,
@@ -163,30 +163,11 @@ def dp_fed_bnsl(
         threshold=threshold,
         neighbouring=neighbouring,
     )
+    pl = plan(**settings)
     e, dl, R, floor, share, params = pl.epsilon, pl.delta, pl.clip_norm, pl.psd, pl.share, dict(pl.hyper)
     z_cov, z_mean = pl.z_cov, pl.z_mean
 
     start = time.perf_counter()
-    settings = dict(
-        epsilon=epsilon,
-        delta=delta,
-        clip_norm=clip_norm,
-        calibration=calibration,
-        psd=psd,
-        centre=centre,
-        centre_share=centre_share,
-        lambda1=lambda1,
-        rho1=rho1,
-        rho2=rho2,
-        gamma1=gamma1,
-        gamma2=gamma2,
-        rho_max=rho_max,
-        max_rounds=max_rounds,
-        h_tol=h_tol,
-        gap_tol=gap_tol,
-        threshold=threshold,
-        neighbouring=neighbouring,
-    )
     clients = [
         DPFedBNSLParticipant(X, settings=settings, participant=k, rng=g, columns=columns, plan=pl)
         for k, (X, g) in enumerate(zip(arrays, as_generator(rng).spawn(P)))

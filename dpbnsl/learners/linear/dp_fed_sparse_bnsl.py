@@ -176,11 +176,9 @@ def dp_fed_sparse_bnsl(
     P, d = len(arrays), arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")
-    pl = plan(
-        d,
+    settings: dict[str, Any] = dict(
         epsilon=epsilon,
         delta=delta,
-        n_k=tuple(X.shape[0] for X in arrays),
         rounds=rounds,
         local_iters=local_iters,
         clip=clip,
@@ -202,6 +200,7 @@ def dp_fed_sparse_bnsl(
         server_steps=server_steps,
         neighbouring=neighbouring,
     )
+    pl = plan(d, n_k=tuple(X.shape[0] for X in arrays), **settings)
     e, dl, C, hyper, noise = pl.epsilon, pl.delta, pl.clip, pl.hyper, pl.noise
     public_m, bound, m_centre, m_smooth = pl.smoothness, pl.feature_bound, pl.m_centre, pl.m_smooth
     s_share, c_share = pl.shares
@@ -210,30 +209,6 @@ def dp_fed_sparse_bnsl(
     # smoothness, the warm start's release) on its own stream, then the rounds run ------------
     start = time.perf_counter()
     streams = as_generator(rng).spawn(P)
-    settings = dict(
-        epsilon=epsilon,
-        delta=delta,
-        rounds=rounds,
-        local_iters=local_iters,
-        clip=clip,
-        clip_scheme=clip_scheme,
-        calibration=calibration,
-        smoothness=smoothness,
-        feature_bound=feature_bound,
-        centre=centre,
-        shares=shares,
-        warm_start=warm_start,
-        warm_share=warm_share,
-        warm_clip_norm=warm_clip_norm,
-        lambda1=lambda1,
-        rho1=rho1,
-        rho2=rho2,
-        threshold=threshold,
-        server_solver=server_solver,
-        eta=eta,
-        server_steps=server_steps,
-        neighbouring=neighbouring,
-    )
     clients = [
         DPFedSparseParticipant(X, settings=settings, participant=k, rng=g, columns=columns, plan=pl)
         for k, (X, g) in enumerate(zip(arrays, streams))

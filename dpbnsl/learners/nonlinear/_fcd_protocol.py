@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -153,8 +153,7 @@ class FCDParticipant(HostedParticipant):
             self.theta[:g] = v
             if self.phi is not None:
                 self.theta[g : g + self.phi.size] = self.phi
-        cfg, m, opt = self.cfg, self.model, self.opt
-        assert cfg is not None and opt is not None
+        cfg, m, opt = cast(FCDConfig, self.cfg), self.model, cast(Adam, self.opt)  # set just above
         alpha, rho, steps, selected = self.schedule
         for _ in range(int(steps)):
             G = m.sample_noise(self.rng)
@@ -235,7 +234,10 @@ class FCDServer(HostedServer):
             if self._request is None:
                 return Reply("n_samples_theta0", reply, None)
             return Reply("n_samples_theta0", reply, ("rounds", 0), self._schedule())
-        assert self._program is not None and self._request is not None  # the setup came first
+        if self._program is None or self._request is None:
+            raise ProtocolError(
+                f"round {t}: no aggregation was requested (before the setup, or after the end)"
+            )
         means = self._aggregate(t, uploads)
         try:
             self._request = self._program.send(dict(uploads))
