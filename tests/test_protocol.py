@@ -210,3 +210,24 @@ def test_fedpc_participants_must_agree_on_the_test():
         run_protocol(server, parts)
     with pytest.raises(ProtocolError, match="participant 0: a round was requested before the setup exchange"):
         proto.participant(continuous, settings={}, participant=0).respond("rounds", 2, None)
+
+
+@pytest.mark.parametrize(
+    "module, defaults, learner",
+    [
+        ("dpbnsl.learners.linear.hosted_fed_bnsl", "DEFAULTS", fed_bnsl),
+        ("dpbnsl.learners.linear.hosted_sparse", "FED_SPARSE_DEFAULTS", fed_sparse_bnsl),
+        ("dpbnsl.learners.temporal.hosted_fed_dbn", "DEFAULTS", fed_dbn),
+        ("dpbnsl.learners.nonlinear.hosted_mlp", "DEFAULTS", fed_bnsl_mlp),
+        ("dpbnsl.learners.constraint.hosted_fed_pc", "DEFAULTS", fed_pc),
+    ],
+)
+def test_hosted_defaults_are_the_learners(module, defaults, learner):
+    """The hosted settings' defaults are written beside the protocol (the learner modules import
+    it); they must stay the learner's keyword defaults."""
+    import importlib
+    import inspect
+
+    table = getattr(importlib.import_module(module), defaults)
+    sig = {k: p.default for k, p in inspect.signature(learner).parameters.items() if k in table}
+    assert sig == table
