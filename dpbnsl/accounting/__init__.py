@@ -1,10 +1,12 @@
 """Privacy accounting: zCDP/RDP formulas, the ledger of privacy events, and noise calibration.
 
 Modules: ``zcdp`` (closed forms and conversions), ``bounded_range`` (the exact RDP curve of
-Gumbel-max), ``compose`` (events → ε(δ) under the zcdp / rdp / pld accountants), ``ledger`` (the
-stateful record and budget filter), ``calibrate`` (target ε → Gaussian noise, budget splits) and
-``calibrate_pgcd`` (DP-PGCD's T·K-step calibration) and ``summary`` (what a private run
-guarantees, as one object).
+Gumbel-max), ``gaussian`` (the exact Gaussian privacy profile and composition),
+``rdp_accountant`` (dp-accounting's RDP accountant, with bounded-range events), ``compose``
+(events → ε(δ) under the zcdp / rdp / pld accountants), ``ledger`` (the stateful record and budget
+filter), ``events_json`` (events to and from JSON), ``calibrate`` (target ε → Gaussian noise,
+budget splits), ``calibrate_pgcd`` (DP-PGCD's T·K-step calibration) and ``summary`` (what a
+private run guarantees, as one object).
 
 Deterministic: nothing here draws random numbers.
 """
@@ -27,7 +29,9 @@ from .compose import (
     event_rdp,
     event_rho,
 )
+from .gaussian import composed_mu, gaussian_delta, gaussian_epsilon
 from .ledger import BudgetExceededError, PrivacyLedger
+from .rdp_accountant import BoundedRangeRdpAccountant
 from .summary import PrivacySummary, format_up, summarize_privacy
 from .zcdp import (
     bounded_range_rho,
@@ -42,6 +46,7 @@ from .zcdp import (
 
 __all__ = [
     "BoundedRangeDpEvent",
+    "BoundedRangeRdpAccountant",
     "BudgetExceededError",
     "BudgetSplit",
     "LaplaceScales",
@@ -59,11 +64,14 @@ __all__ = [
     "calibrate_smoothness",
     "cks_epsilon_from_rdp",
     "compose_epsilon",
+    "composed_mu",
     "dp_pgcd_entries",
     "epsilon_to_rho",
     "event_rdp",
     "event_rho",
     "format_up",
+    "gaussian_delta",
+    "gaussian_epsilon",
     "gaussian_rho",
     "gumbel_max_epsilon0",
     "gumbel_max_rho",

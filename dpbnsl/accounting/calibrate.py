@@ -19,6 +19,7 @@ import dp_accounting
 import numpy as np
 
 from .._validation import check_choice, check_epsilon, check_int, check_real
+from .gaussian import certified
 from .zcdp import epsilon_to_rho, rho_to_epsilon
 
 __all__ = [
@@ -33,14 +34,6 @@ def check_target(epsilon: float, delta: float) -> tuple[float, float]:
     e = check_epsilon(epsilon)
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     return e, d
-
-
-def _gaussian_delta(sigma: float, epsilon: float) -> float:
-    """Exact δ(ε) of the Gaussian mechanism with sensitivity 1 and noise σ (Balle & Wang 2018)."""
-    from scipy.stats import norm
-
-    a, b = 0.5 / sigma, epsilon * sigma
-    return float(norm.cdf(a - b) - math.exp(epsilon) * norm.cdf(-a - b))
 
 
 def calibrate_gaussian(
@@ -77,11 +70,11 @@ def calibrate_gaussian(
     if method == "zcdp":
         z = 1.0 / math.sqrt(2.0 * epsilon_to_rho(e, dl, conversion="bun-steinke"))
         return s * round_up(z, lambda m: rho_to_epsilon(0.5 / (m * m), dl, conversion="bun-steinke") <= e)
-    # the double-precision δ(σ) below cancels to ~1e-12 relative, so start 1e-10 above the
-    # root found by dp-accounting and step up until the check passes
+    # start 1e-10 above the root found by dp-accounting and step up until the exact profile,
+    # with its rounding-error bound, certifies δ(ε) ≤ δ
     z = float(dp_accounting.get_sigma_gaussian(e, dl)) * (1.0 + 1e-10)
     step = 1e-10
-    while _gaussian_delta(z, e) > dl:
+    while not certified(1.0 / z, e, dl):
         z *= 1.0 + step
         step *= 2.0
     return s * z

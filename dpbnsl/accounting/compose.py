@@ -1,17 +1,27 @@
 """Privacy events, ledger entries, and ε(δ) of a composition under three accountants.
 
-Events are dp-accounting ``DpEvent`` objects: ``GaussianDpEvent(noise_multiplier)`` with the
-multiplier σ/Δ taken against the release's *own* ℓ2-sensitivity Δ under the neighbouring relation
-in force (so it is accounted as a sensitivity-1 Gaussian), ``ZCDpEvent(rho, xi)``, and
-:class:`~dpbnsl.mechanisms.BoundedRangeDpEvent` (an ε₀-bounded-range selection such as Gumbel-max).
+Events are dp-accounting ``DpEvent`` objects. This package's releases are
+``GaussianDpEvent(noise_multiplier)`` with the multiplier σ/Δ taken against the release's *own*
+ℓ2-sensitivity Δ under the neighbouring relation in force (so it is accounted as a sensitivity-1
+Gaussian), ``ZCDpEvent(rho, xi)`` and :class:`~dpbnsl.mechanisms.BoundedRangeDpEvent` (an
+ε₀-bounded-range selection such as Gumbel-max). A user's own events may be recorded beside them:
+``LaplaceDpEvent``, ``PoissonSampledDpEvent`` and ``SampledWithoutReplacementDpEvent`` (and any of
+these inside ``ComposedDpEvent`` / ``SelfComposedDpEvent``).
 
 Accountants, ε(δ) of a list of entries:
 
 - ``"zcdp"``: total ρ (and ξ), Bun–Steinke conversion ε = ξ + ρ + 2√(ρ ln 1/δ) — the one
-  Fed-Sparse-BNSL uses;
-- ``"rdp"``: the composed RDP curve on a grid of orders (Gaussian α/(2z²), zCDP ξ + ρα, the exact
-  bounded-range curve for selections), converted with dp-accounting's CKS conversion;
-- ``"pld"``: dp-accounting's privacy-loss-distribution accountant; Gaussian events only.
+  Fed-Sparse-BNSL uses. Laplace counts as pure ε-DP, i.e. ε²/2-zCDP; sampled events have no zCDP
+  bound here and are refused;
+- ``"rdp"``: the composed RDP curve on a grid of orders (:class:`BoundedRangeRdpAccountant`: Gaussian
+  α/(2z²), zCDP ξ + ρα, the exact bounded-range curve for selections, dp-accounting's curves for
+  the rest), converted with dp-accounting's CKS conversion;
+- ``"pld"``: exact for Gaussian-only compositions (they compose into one Gaussian, whose privacy
+  profile is closed-form: :mod:`dpbnsl.accounting.gaussian`); otherwise dp-accounting's
+  privacy-loss-distribution accountant (Gaussian, Laplace and Poisson-subsampled events).
+
+Sampled events amplify under their own neighbouring relation (Poisson: add/remove-one; without
+replacement: replace-one), so one composition cannot hold both kinds.
 
 The stateful bookkeeping (records, budget filter, JSON) is :class:`dpbnsl.accounting.PrivacyLedger`.
 """
@@ -25,19 +35,28 @@ from typing import Literal
 
 import dp_accounting
 import numpy as np
-from dp_accounting import GaussianDpEvent, ZCDpEvent
-from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
-from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
+from dp_accounting import GaussianDpEvent, NeighboringRelation, ZCDpEvent
+from dp_accounting.dp_event import (
+    ComposedDpEvent,
+    DpEvent,
+    LaplaceDpEvent,
+    NoOpDpEvent,
+    PoissonSampledDpEvent,
+    SampledWithoutReplacementDpEvent,
+    SelfComposedDpEvent,
+)
 
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent
-from .bounded_range import bounded_range_rdp
-from .zcdp import cks_epsilon_from_rdp, rho_to_epsilon
+from .gaussian import composed_mu, gaussian_epsilon
+from .rdp_accountant import ORDERS, BoundedRangeRdpAccountant
+from .zcdp import cks_epsilon_from_rdp, pure_dp_rho, rho_to_epsilon
 
 __all__ = [
     "UnsupportedEventError",
     "LedgerEntry",
     "ORDERS",
+    "LEAF_EVENTS",
     "event_rho",
     "event_rdp",
     "compose_epsilon",
@@ -54,9 +73,16 @@ Accountant = Literal["zcdp", "rdp", "pld"]
 #: dp-accounting's PLD squares the noise multiplier; beyond this it overflows float64.
 PLD_MAX_MULTIPLIER = 1e100
 ACCOUNTANTS = ("zcdp", "rdp", "pld")
-#: Rényi orders of the "rdp" accountant: dp-accounting's defaults plus a geometric tail, so that the
-#: small per-step losses of long runs (optimal order in the thousands) are covered.
-ORDERS = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, float), np.geomspace(1.05, 1e6, 240)]))
+#: the event types a ledger records (also inside ComposedDpEvent and SelfComposedDpEvent)
+LEAF_EVENTS = (
+    GaussianDpEvent,
+    ZCDpEvent,
+    BoundedRangeDpEvent,
+    LaplaceDpEvent,
+    PoissonSampledDpEvent,
+    SampledWithoutReplacementDpEvent,
+)
+_SAMPLED = (PoissonSampledDpEvent, SampledWithoutReplacementDpEvent)
 
 
 @dataclass(frozen=True)
@@ -102,45 +128,86 @@ def flatten_event(event: DpEvent, count: int = 1) -> list[tuple[DpEvent, int]]:
 
 
 def _check_event(event: DpEvent) -> DpEvent:
-    if isinstance(event, GaussianDpEvent):
+    if isinstance(event, (GaussianDpEvent, LaplaceDpEvent)):
         check_real(event.noise_multiplier, "noise_multiplier", low=0.0, allow_inf=True)
     elif isinstance(event, ZCDpEvent):
         check_real(event.rho, "rho", low=0.0, allow_inf=True)
         check_real(event.xi, "xi", low=0.0)
     elif isinstance(event, BoundedRangeDpEvent):
         check_real(event.epsilon0, "epsilon0", low=0.0, allow_inf=True)
+    elif isinstance(event, PoissonSampledDpEvent):
+        check_real(event.sampling_probability, "sampling_probability", low=0.0, high=1.0)
+        _check_sampled_inner(event)
+    elif isinstance(event, SampledWithoutReplacementDpEvent):
+        n = check_int(event.source_dataset_size, "source_dataset_size", low=1)
+        check_int(event.sample_size, "sample_size", low=0, high=n)
+        _check_sampled_inner(event)
     else:
         raise UnsupportedEventError(
             f"`event` of type {type(event).__name__} is not supported: the ledger composes "
-            f"GaussianDpEvent, ZCDpEvent and BoundedRangeDpEvent (also inside ComposedDpEvent and "
+            f"{', '.join(t.__name__ for t in LEAF_EVENTS)} (also inside ComposedDpEvent and "
             f"SelfComposedDpEvent); got {event!r}"
         )
     return event
 
 
+def _check_sampled_inner(event: DpEvent) -> None:
+    leaves = flatten_event(event.event)
+    bad = [e for e, _ in leaves if not isinstance(e, (GaussianDpEvent, LaplaceDpEvent))]
+    if bad:
+        raise UnsupportedEventError(
+            f"`event` {type(event).__name__} must sample Gaussian or Laplace releases; it holds {bad[0]!r}"
+        )
+
+
 def event_rho(event: DpEvent) -> tuple[float, float]:
-    """(ρ, ξ) of one event as (ξ, ρ)-zCDP."""
+    """(ρ, ξ) of one event as (ξ, ρ)-zCDP (a Laplace release of multiplier b is pure 1/b-DP, hence
+    1/(2b²)-zCDP). Sampled events have no zCDP bound here: :class:`UnsupportedEventError`."""
     _check_event(event)
     if isinstance(event, GaussianDpEvent):
         z = event.noise_multiplier
         return (math.inf if z == 0 else 0.5 / z / z), 0.0  # not z*z: it underflows to 0
     if isinstance(event, ZCDpEvent):
         return float(event.rho), float(event.xi)
+    if isinstance(event, LaplaceDpEvent):
+        b = event.noise_multiplier
+        return (math.inf if b == 0 else pure_dp_rho(1.0 / b)), 0.0
+    if isinstance(event, _SAMPLED):
+        raise UnsupportedEventError(
+            f"{type(event).__name__} has no zCDP bound here (privacy amplification by sampling is "
+            f"not a zCDP statement): use accountant='rdp' or 'pld'"
+        )
     return event.epsilon0 * event.epsilon0 / 8.0, 0.0  # ∞ rather than OverflowError
+
+
+def _relation(events: Sequence[DpEvent]) -> NeighboringRelation:
+    """The neighbouring relation the sampled events among ``events`` amplify under."""
+    poisson = any(isinstance(e, PoissonSampledDpEvent) for e in events)
+    wor = any(isinstance(e, SampledWithoutReplacementDpEvent) for e in events)
+    if poisson and wor:
+        raise UnsupportedEventError(
+            "the composition holds both PoissonSampledDpEvent (amplified under add/remove-one) and "
+            "SampledWithoutReplacementDpEvent (replace-one): one ε cannot cover both relations"
+        )
+    return NeighboringRelation.REPLACE_ONE if wor else NeighboringRelation.ADD_OR_REMOVE_ONE
+
+
+def _rdp_accountant(entries: Sequence[LedgerEntry], orders: np.ndarray = ORDERS) -> BoundedRangeRdpAccountant:
+    acct = BoundedRangeRdpAccountant(orders, _relation([e.event for e in entries]))
+    for e in entries:
+        try:
+            acct.compose(e.event, e.count)
+        except dp_accounting.UnsupportedEventError as exc:
+            raise UnsupportedEventError(
+                f"the 'rdp' accountant cannot compose entry {e.label!r}: {exc}"
+            ) from None
+    return acct
 
 
 def event_rdp(event: DpEvent, orders: np.ndarray = ORDERS) -> np.ndarray:
     """The event's RDP curve at ``orders``."""
     _check_event(event)
-    orders = np.asarray(orders, float)
-    if isinstance(event, GaussianDpEvent):
-        z = event.noise_multiplier
-        return np.full(orders.shape, math.inf) if z == 0 else orders / 2.0 / z / z
-    if isinstance(event, ZCDpEvent):
-        return event.xi + event.rho * orders
-    if math.isinf(event.epsilon0):
-        return np.full(orders.shape, math.inf)
-    return np.asarray(bounded_range_rdp(orders, event.epsilon0))
+    return _rdp_accountant([LedgerEntry("event", event, 1)], np.asarray(orders, float)).rdp
 
 
 def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Accountant) -> float:
@@ -154,30 +221,50 @@ def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Ac
         xi = sum(e.count * event_rho(e.event)[1] for e in entries)
         return xi + rho_to_epsilon(rho, delta, conversion="bun-steinke")
     if accountant == "rdp":
-        rdp = sum(e.count * event_rdp(e.event) for e in entries)
+        rdp = _rdp_accountant(entries).rdp
         if not np.isfinite(rdp).any():
             return math.inf
         return cks_epsilon_from_rdp(ORDERS, rdp, delta)
+    if all(isinstance(e.event, GaussianDpEvent) for e in entries):
+        mu = composed_mu([e.event.noise_multiplier for e in entries], [e.count for e in entries])
+        return gaussian_epsilon(mu, delta)
+    return _pld_epsilon(entries, delta)
+
+
+def _pld_epsilon(entries: Sequence[LedgerEntry], delta: float) -> float:
+    """dp-accounting's PLD accountant on a composition that is not Gaussian-only."""
     from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 
-    acct = PLDAccountant()
+    acct = PLDAccountant(_relation([e.event for e in entries]))
     for e in entries:
-        if not isinstance(e.event, GaussianDpEvent):
-            raise UnsupportedEventError(
-                f"the 'pld' accountant supports Gaussian events only; entry {e.label!r} is "
-                f"{type(e.event).__name__} (use accountant='rdp' or 'zcdp')"
-            )
-        if e.event.noise_multiplier == 0:
-            return math.inf
-        if math.isinf(e.event.noise_multiplier):
+        leaves = [
+            leaf for leaf, _ in flatten_event(e.event.event if isinstance(e.event, _SAMPLED) else e.event)
+        ]
+        if all(
+            isinstance(leaf, (GaussianDpEvent, LaplaceDpEvent)) and math.isinf(leaf.noise_multiplier)
+            for leaf in leaves
+        ):
             continue  # infinite noise releases nothing
-        if e.event.noise_multiplier > PLD_MAX_MULTIPLIER:
+        for leaf in leaves:
+            if not isinstance(leaf, (GaussianDpEvent, LaplaceDpEvent)):
+                raise UnsupportedEventError(
+                    f"the 'pld' accountant supports Gaussian, Laplace and Poisson-subsampled events; "
+                    f"entry {e.label!r} is {type(e.event).__name__} (use accountant='rdp' or 'zcdp')"
+                )
+            multiplier = leaf.noise_multiplier
+            if multiplier == 0 and not isinstance(e.event, _SAMPLED):
+                return math.inf
+            if multiplier > PLD_MAX_MULTIPLIER:
+                raise UnsupportedEventError(
+                    f"the 'pld' accountant cannot represent a noise multiplier {multiplier:g} > "
+                    f"{PLD_MAX_MULTIPLIER:g} (entry {e.label!r}): use accountant='rdp' or 'zcdp'"
+                )
+        try:
+            acct.compose(e.event, e.count)
+        except (dp_accounting.UnsupportedEventError, ValueError) as exc:
             raise UnsupportedEventError(
-                f"the 'pld' accountant cannot represent a Gaussian with noise multiplier "
-                f"{e.event.noise_multiplier:g} > {PLD_MAX_MULTIPLIER:g} (entry {e.label!r}; its "
-                f"variance overflows): use accountant='rdp' or 'zcdp'"
-            )
-        acct.compose(e.event, e.count)
+                f"the 'pld' accountant cannot compose entry {e.label!r}: {exc}"
+            ) from None
     eps = float(acct.get_epsilon(delta))
     if math.isinf(eps):  # finite noise has finite ε: the accountant's tail truncation at work
         raise UnsupportedEventError(

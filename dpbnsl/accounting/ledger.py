@@ -6,16 +6,14 @@ What the events mean and how the accountants compose them is in :mod:`dpbnsl.acc
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, cast
 
-import attr
 import pandas as pd
-from dp_accounting import GaussianDpEvent, ZCDpEvent
 from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
 
 from .._validation import check_choice, check_int, check_real
-from ..mechanisms import BoundedRangeDpEvent
 from .compose import (
     ACCOUNTANTS,
     Accountant,
@@ -26,6 +24,7 @@ from .compose import (
     flatten_event,
     merged,
 )
+from .events_json import event_from_dict, event_to_dict
 
 __all__ = [
     "BudgetExceededError",
@@ -76,7 +75,10 @@ class PrivacyLedger:
 
         dp-accounting's ``ComposedDpEvent`` and ``SelfComposedDpEvent`` are flattened into their
         parts (all recorded, or none when the budget would be exceeded); ``NoOpDpEvent`` records
-        nothing. Other event types raise :class:`UnsupportedEventError`."""
+        nothing. The leaf events may be this package's (``GaussianDpEvent``, ``ZCDpEvent``,
+        ``BoundedRangeDpEvent``) or a user's ``LaplaceDpEvent``, ``PoissonSampledDpEvent`` and
+        ``SampledWithoutReplacementDpEvent``; other types raise :class:`UnsupportedEventError`.
+        Which accountants support which events: :mod:`dpbnsl.accounting.compose`."""
         if isinstance(event, (ComposedDpEvent, SelfComposedDpEvent, NoOpDpEvent)):
             if not isinstance(label, str) or not label:
                 raise TypeError(f"`label` must be a non-empty string; got {label!r}")
@@ -135,7 +137,8 @@ class PrivacyLedger:
             )
 
     def rho(self) -> float:
-        """Total ρ of the composition (zCDP; ξ-terms excluded, see :meth:`xi`)."""
+        """Total ρ of the composition (zCDP; ξ-terms excluded, see :meth:`xi`). A ledger holding
+        sampled events has no zCDP bound: :class:`UnsupportedEventError`."""
         return float(sum(e.count * event_rho(e.event)[0] for e in self._entries))
 
     def xi(self) -> float:
@@ -146,42 +149,59 @@ class PrivacyLedger:
         return compose_epsilon(self._entries, delta, accountant or self.accountant)
 
     def summary(self) -> pd.DataFrame:
-        """One row per label: event type and parameter, total count, ρ (zCDP)."""
-        rows: dict[tuple[str, str, Any], dict[str, Any]] = {}
+        """One row per label and event: event type, its parameter, total count and ρ (zCDP; NaN for
+        sampled events, which have no zCDP bound)."""
+        rows: dict[tuple[str, DpEvent], dict[str, Any]] = {}
         for e in self._entries:
-            name = type(e.event).__name__
-            param = {
-                "GaussianDpEvent": "noise_multiplier",
-                "ZCDpEvent": "rho",
-                "BoundedRangeDpEvent": "epsilon0",
-            }[name]
-            key = (e.label, name, getattr(e.event, param))
+            param, value = _parameter(e.event)
             row = rows.setdefault(
-                key,
+                (e.label, e.event),
                 {
                     "label": e.label,
-                    "event": name,
+                    "event": type(e.event).__name__,
                     "parameter": param,
-                    "value": getattr(e.event, param),
+                    "value": value,
                     "count": 0,
                     "rho": 0.0,
                 },
             )
             row["count"] += e.count
-            row["rho"] += e.count * event_rho(e.event)[0]
+            try:
+                row["rho"] += e.count * event_rho(e.event)[0]
+            except UnsupportedEventError:
+                row["rho"] = math.nan
         cols = ["label", "event", "parameter", "value", "count", "rho"]
         return pd.DataFrame(list(rows.values()), columns=cols)
 
-    def to_json(self) -> str:
-        def enc(ev: DpEvent) -> dict:
-            return {"type": type(ev).__name__, **attr.asdict(ev)}
+    def as_dp_event(self) -> DpEvent:
+        """Everything recorded as one dp-accounting event: a ``ComposedDpEvent`` of the entries
+        (``SelfComposedDpEvent(event, count)`` for repeated ones; ``NoOpDpEvent`` when empty), to
+        compose in an accountant with other events — for a DP-PGCD ledger, one that knows
+        bounded-range selections (:class:`~dpbnsl.accounting.BoundedRangeRdpAccountant`).
 
+        Examples
+        --------
+        >>> from dp_accounting import GaussianDpEvent
+        >>> ledger = PrivacyLedger()
+        >>> ledger.record("gradient", GaussianDpEvent(10.0), count=3)
+        >>> ledger.as_dp_event()
+        ComposedDpEvent(events=[SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=10.0), count=3)])
+        """
+        if not self._entries:
+            return NoOpDpEvent()
+        return ComposedDpEvent(
+            [e.event if e.count == 1 else SelfComposedDpEvent(e.event, e.count) for e in self._entries]
+        )
+
+    def to_json(self) -> str:
+        """The ledger as JSON (events with their type names, nested events included)."""
         return json.dumps(
             {
                 "accountant": self.accountant,
                 "budget": self.budget,
                 "entries": [
-                    {"label": e.label, "count": e.count, "event": enc(e.event)} for e in self._entries
+                    {"label": e.label, "count": e.count, "event": event_to_dict(e.event)}
+                    for e in self._entries
                 ],
             }
         )
@@ -201,11 +221,6 @@ class PrivacyLedger:
                 "`text` is not a PrivacyLedger JSON object (it needs the keys "
                 "'accountant', 'budget' and 'entries')"
             )
-        types = {
-            "GaussianDpEvent": GaussianDpEvent,
-            "ZCDpEvent": ZCDpEvent,
-            "BoundedRangeDpEvent": BoundedRangeDpEvent,
-        }
         budget = data.get("budget")
         if budget is not None and not isinstance(budget, list):
             raise ValueError(f"`text`: 'budget' must be null or [epsilon, delta]; got {budget!r}")
@@ -215,20 +230,12 @@ class PrivacyLedger:
             raise ValueError(f"`text`: 'entries' must be a list; got {type(entries).__name__}")
         for n, e in enumerate(entries):
             try:
-                fields = dict(e["event"])
-                kind = fields.pop("type")
-                label, count = e["label"], e["count"]
-            except (KeyError, TypeError, ValueError):
+                label, count, fields = e["label"], e["count"], e["event"]
+            except (KeyError, TypeError):
                 raise ValueError(
                     f"`text`: entry {n} must have 'label', 'count' and 'event' (with its 'type'); got {e!r}"
                 ) from None
-            if kind not in types:
-                raise UnsupportedEventError(f"unknown event type {kind!r} in the JSON ledger")
-            try:
-                event = types[kind](**fields)
-            except TypeError:
-                raise ValueError(f"`text`: entry {n} has bad fields for {kind}: {fields!r}") from None
-            ledger.record(label, event, count)
+            ledger.record(label, event_from_dict(fields, f"`text`: entry {n}"), count)
         return ledger
 
     def __len__(self) -> int:
@@ -236,4 +243,16 @@ class PrivacyLedger:
 
     def __repr__(self) -> str:
         b = f", budget={self.budget}" if self.budget else ""
-        return f"PrivacyLedger({len(self)} entries, ρ={self.rho():.6g}{b})"
+        try:
+            rho = f"ρ={self.rho():.6g}"
+        except UnsupportedEventError:
+            rho = "sampled events"
+        return f"PrivacyLedger({len(self)} entries, {rho}{b})"
+
+
+def _parameter(event: DpEvent) -> tuple[str, Any]:
+    """The name and value of the parameter that sets an event's privacy loss."""
+    for name in ("noise_multiplier", "rho", "epsilon0", "sampling_probability"):
+        if hasattr(event, name):
+            return name, getattr(event, name)
+    return "sampling_fraction", event.sample_size / event.source_dataset_size

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
 
 from .._validation import as_generator, check_choice, check_int, check_real
+from ..accounting.gaussian import gaussian_epsilon
 
 __all__ = [
     "EpsilonLowerBound",
@@ -291,23 +292,10 @@ def clopper_pearson_bound(
     )
 
 
-def _gdp_delta(eps: float, mu: float) -> float:
-    """δ(ε) of μ-GDP (Dong, Roth & Su 2022, Cor. 2.13): Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
-    return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps + stats.norm.logcdf(-eps / mu - mu / 2)))
-
-
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """ε(δ) of μ-GDP: the root of δ(ε) = ``delta`` (0 if δ(0) ≤ δ; ∞ if μ = ∞)."""
-    m = check_real(mu, "mu", low=0.0, allow_inf=True)
-    d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    if math.isinf(m):
-        return math.inf
-    if m == 0.0 or _gdp_delta(0.0, m) <= d:
-        return 0.0
-    hi = 1.0
-    while _gdp_delta(hi, m) > d:
-        hi *= 2.0
-    return float(optimize.brentq(lambda e: _gdp_delta(e, m) - d, 0.0, hi, xtol=1e-12))
+    """ε(δ) of μ-GDP: the root of δ(ε) = ``delta`` (0 if δ(0) ≤ δ; ∞ if μ = ∞), from the package's
+    one Gaussian privacy profile (:func:`dpbnsl.accounting.gaussian_epsilon`)."""
+    return gaussian_epsilon(mu, delta)
 
 
 def gdp_estimate(

@@ -23,7 +23,7 @@ import dp_accounting
 import numpy as np
 import pandas as pd
 import pytest
-from dp_accounting import GaussianDpEvent, LaplaceDpEvent, UnsupportedEventError, ZCDpEvent
+from dp_accounting import GaussianDpEvent, UnsupportedEventError, ZCDpEvent
 from dp_accounting.rdp import RdpAccountant
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -275,7 +275,7 @@ def test_pld_refuses_non_gaussian_events(event, name):
     ledger = PrivacyLedger()
     ledger.record("gradient", GaussianDpEvent(5.0), count=3)
     ledger.record("select", event, count=3)
-    msg = rf"the 'pld' accountant supports Gaussian events only; entry 'select' is {name}"
+    msg = rf"the 'pld' accountant supports Gaussian, Laplace and Poisson-subsampled events; entry 'select' is {name}"
     with pytest.raises(UnsupportedEventError, match=msg):
         ledger.epsilon(1e-5, accountant="pld")
     with pytest.raises(UnsupportedEventError, match=msg):
@@ -287,11 +287,13 @@ def test_pld_refuses_non_gaussian_events(event, name):
     assert len(filtered) == 0
 
 
-@pytest.mark.parametrize("event", [LaplaceDpEvent(1.0), dp_accounting.NoOpDpEvent(), 3.0, None])
+@pytest.mark.parametrize(
+    "event", [dp_accounting.RandomizedResponseDpEvent(0.5, 2), dp_accounting.NoOpDpEvent(), 3.0, None]
+)
 def test_unknown_events_are_unsupported(event):
     msg = (
         r"`event` of type \w+ is not supported: the ledger composes GaussianDpEvent, "
-        r"ZCDpEvent and BoundedRangeDpEvent"
+        r"ZCDpEvent, BoundedRangeDpEvent, LaplaceDpEvent, PoissonSampledDpEvent"
     )
     ledger = PrivacyLedger()
     if isinstance(event, dp_accounting.NoOpDpEvent):
@@ -313,10 +315,16 @@ def test_from_json_refuses_unknown_event_type():
         {
             "accountant": "rdp",
             "budget": None,
-            "entries": [{"label": "x", "count": 1, "event": {"type": "LaplaceDpEvent", "parameter": 1.0}}],
+            "entries": [
+                {
+                    "label": "x",
+                    "count": 1,
+                    "event": {"type": "RandomizedResponseDpEvent", "noise_parameter": 0.5},
+                }
+            ],
         }
     )
-    with pytest.raises(UnsupportedEventError, match=r"unknown event type 'LaplaceDpEvent'"):
+    with pytest.raises(UnsupportedEventError, match=r"unknown event type 'RandomizedResponseDpEvent'"):
         PrivacyLedger.from_json(text)
 
 

@@ -280,10 +280,6 @@ CASES = {
         ["attack", "--method", "dp-fed-bnsl", "--epsilon", "inf"],
         "--epsilon inf would switch the noise off",
     ),
-    "delta below the pld range": (
-        [*DPB, "--epsilon", "1", "--delta", "1e-20"],
-        "`delta` = 1e-20 is below what the 'tight' calibration",
-    ),
     "truth other labels": (
         [*LEARN, "--truth", "{truth_labels.csv}", "--out", "{out}"],
         "names variables ['A', 'B', 'C', 'D'] but the data have",

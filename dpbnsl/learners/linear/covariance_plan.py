@@ -12,14 +12,14 @@ import numpy as np
 from dp_accounting import GaussianDpEvent
 
 from ..._validation import check_choice, check_epsilon, check_real
-from ...accounting import LedgerEntry, UnsupportedEventError, calibrate_gaussian, compose_epsilon
+from ...accounting import LedgerEntry, calibrate_gaussian, compose_epsilon
 from ...accounting.compose import Accountant
 from ...mechanisms import CLIP_RANGE, check_neighbouring
 from ..admm import check_hyperparameters
 
 __all__ = ["plan", "CovariancePlan", "ACCOUNTANT"]
 
-#: the accountant each calibration is reported under (PLD is the ledger's tight Gaussian accountant)
+#: the accountant each calibration is reported under ("pld" is exact for these Gaussian-only releases)
 ACCOUNTANT: dict[str, Accountant] = {"tight": "pld", "classic": "pld", "zcdp": "zcdp"}
 #: the Gaussian calibration of :func:`~dpbnsl.accounting.calibrate_gaussian` behind each name
 _GAUSSIAN: dict[str, Literal["analytic", "classic", "zcdp"]] = {
@@ -42,20 +42,13 @@ def _multipliers(
     accountant. Releases of multipliers z/√(1−f) and z/√f compose exactly into one of multiplier z
     (Gaussian composition), so the calibrated z is split by the centring share f. If the
     accountant's own numerics put ε a hair above the target, z is raised until they do not (never
-    less noise). Cached: the PLD accountant takes seconds at large ε, and sweeps repeat settings."""
+    less noise). Cached: sweeps repeat settings."""
     if math.isinf(epsilon):
         return 0.0, (0.0 if share else None), math.inf
     z, step = calibrate_gaussian(epsilon, delta, 1.0, method=_GAUSSIAN[calibration]), 1e-12
     for _ in range(50):
         z_cov, z_mean = z / math.sqrt(1.0 - share), (z / math.sqrt(share) if share else None)
-        try:
-            spent = compose_epsilon(_entries(z_cov, z_mean), delta, ACCOUNTANT[calibration])
-        except UnsupportedEventError:
-            raise ValueError(
-                f"`delta` = {delta:g} is below what the {calibration!r} "
-                f"calibration's accountant (dp-accounting's PLD) resolves, about "
-                f"1e-15: use calibration='zcdp' or a larger delta"
-            ) from None
+        spent = compose_epsilon(_entries(z_cov, z_mean), delta, ACCOUNTANT[calibration])
         if spent <= epsilon:
             return z_cov, z_mean, spent
         step = max(2.0 * step, 2.0 * (spent - epsilon) / epsilon)
