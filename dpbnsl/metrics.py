@@ -2,10 +2,14 @@
 
 Convention: ``B[i, j] != 0`` means the edge ``i -> j``; only the support matters except in
 :func:`auroc_aupr` and :func:`nmse`, which use the weights. A boolean array (e.g. ``W != 0``) is
-accepted as a 0/1 matrix. Graph metrics take ``(truth, estimate)`` in that order and require the
-truth to be a DAG, so that a swapped call with a cyclic estimate raises instead of returning a
-wrong number. A ratio with a zero denominator follows NOTEARS (Zheng et al. 2018): the
-denominator is floored at 1, so an empty ratio is 0.
+accepted as a 0/1 matrix. Graph metrics take ``(truth, estimate)`` in that order. The reference
+(truth) graph may be cyclic wherever the metric is defined for it, as is cdt's 18-edge Sachs graph:
+:func:`count_accuracy` needs only a reference without self-loops or 2-cycles, and
+:func:`skeleton_scores` and :func:`auroc_aupr` take any graph. The v-structure metrics and
+:func:`shd_cpdag` need a DAG; their error names the cyclic graph and its cycle, and when only the
+reference fails a check the estimate passes, it adds that the arguments may be swapped. A ratio
+with a zero denominator follows NOTEARS (Zheng et al. 2018): the denominator is floored at 1, so
+an empty ratio is 0.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import scipy.stats
 
 from ._validation import ArrayLike, as_float_matrix, as_square_matrix
-from .graphs import dag_to_cpdag, is_dag, v_structures
+from .graphs import dag_to_cpdag, v_structures
 
 __all__ = [
     "LagAccuracy",
@@ -88,23 +93,103 @@ class RankingScores:
     aupr: float
 
 
-def _pair(
-    A: ArrayLike, B: ArrayLike, name_a: str, name_b: str, *, dag: tuple[str, ...] = ()
-) -> tuple[np.ndarray, np.ndarray]:
-    """Validate two same-shape square matrices; those named in ``dag`` must be acyclic.
+def _a_cycle(A: np.ndarray) -> list[int]:
+    """The nodes, in order, of one directed cycle of the support of ``A`` (``[i]`` for a self-loop);
+    ``[]`` if it is acyclic. Depth-first search: an edge back to a node on the current path closes
+    a cycle."""
+    S = A != 0
+    state = np.zeros(S.shape[0], dtype=np.int8)  # 0 unvisited, 1 on the current path, 2 finished
+    for root in range(S.shape[0]):
+        if state[root]:
+            continue
+        state[root] = 1
+        path, stack = [root], [iter(np.flatnonzero(S[root]).tolist())]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state[nxt] == 1:
+                return path[path.index(nxt) :]
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(np.flatnonzero(S[nxt]).tolist()))
+    return []
 
-    A boolean array (e.g. ``W != 0``) is accepted as a 0/1 adjacency matrix.
+
+def _dag_problem(A: np.ndarray, labels: list[str]) -> str | None:
+    """How ``A`` fails to be a DAG (None if it is one)."""
+    cycle = _a_cycle(A)
+    if not cycle:
+        return None
+    if len(cycle) == 1:
+        return f"has a self-loop at node {labels[cycle[0]]}"
+    return "has a directed cycle " + " -> ".join(labels[i] for i in [*cycle, cycle[0]])
+
+
+def _simple_problem(A: np.ndarray, labels: list[str]) -> str | None:
+    """How ``A`` fails to have at most one edge per pair of distinct nodes and no self-loop."""
+    S = A != 0
+    loops = np.flatnonzero(np.diag(S))
+    if loops.size:
+        return f"has a self-loop at node {labels[int(loops[0])]}"
+    both = np.argwhere(np.triu(S & S.T, 1))
+    if both.size:
+        i, j = (int(k) for k in both[0])
+        return f"has edges in both directions between nodes {labels[i]} and {labels[j]} (a 2-cycle)"
+    return None
+
+
+_PROBLEM = {"dag": _dag_problem, "simple": _simple_problem}
+
+
+def _labels(M: ArrayLike, d: int) -> list[str]:
+    """Node labels for messages: a DataFrame's column names, else the indices."""
+    if isinstance(M, pd.DataFrame) and M.shape[1] == d:
+        return [str(c) for c in M.columns]
+    return [str(i) for i in range(d)]
+
+
+def _pair(
+    A: ArrayLike,
+    B: ArrayLike,
+    name_a: str,
+    name_b: str,
+    *,
+    truth_must: str | None = None,
+    est_must: str | None = None,
+    why: str = "",
+    why_est: str = "",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate two same-shape square matrices, the reference ``A`` and the estimate ``B``.
+
+    ``truth_must`` / ``est_must`` is ``"dag"`` (acyclic, no self-loop), ``"simple"`` (no self-loop
+    or 2-cycle) or None; ``why`` / ``why_est`` say which metric needs it and why, for the error
+    messages. A boolean array (e.g. ``W != 0``) is accepted as a 0/1 adjacency matrix.
     """
+    originals = A, B
     A, B = (M.astype(float) if isinstance(M, np.ndarray) and M.dtype == bool else M for M in (A, B))
     a, b = as_square_matrix(A, name_a), as_square_matrix(B, name_b)
     if a.shape[0] == 0:
         raise ValueError(f"`{name_a}` must have at least one node; got shape {a.shape}")
     if a.shape != b.shape:
         raise ValueError(f"`{name_a}` and `{name_b}` must have the same shape; got {a.shape} and {b.shape}")
-    for name, m in ((name_a, a), (name_b, b)):
-        if name in dag and not is_dag(m):
-            hint = " (argument order is (truth, estimate))" if name == name_a else ""
-            raise ValueError(f"`{name}` must be a DAG but has a directed cycle or self-loop{hint}")
+    d = a.shape[0]
+    if truth_must is not None:
+        problem = _PROBLEM[truth_must](a, _labels(originals[0], d))
+        if problem is not None:
+            msg = f"`{name_a}` (the reference graph) {problem}; {why}"
+            if _PROBLEM[truth_must](b, _labels(originals[1], d)) is None:
+                msg += (
+                    f". If `{name_a}` is in fact your estimate, swap the arguments: the order is "
+                    "(truth, estimate)"
+                )
+            raise ValueError(msg)
+    if est_must is not None:
+        problem = _PROBLEM[est_must](b, _labels(originals[1], d))
+        if problem is not None:
+            raise ValueError(f"`{name_b}` (the estimate) {problem}; {why_est}")
     return a, b
 
 
@@ -116,8 +201,13 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
+_OTHERS = "score a cyclic reference with count_accuracy, skeleton_scores or auroc_aupr"
+_WHY_V = f"the v-structure metrics need a DAG reference (they compare Markov equivalence classes); {_OTHERS}"
+_WHY_CPDAG = "shd_cpdag needs two DAGs (only a DAG has a CPDAG)"
+
+
 def count_accuracy(B_true: ArrayLike, B_est: ArrayLike) -> Accuracy:
-    """Compare the edges of an estimated graph with a true DAG (NOTEARS convention).
+    """Compare the edges of an estimated graph with a reference graph (NOTEARS convention).
 
     Each non-zero entry of ``B_est`` is a predicted edge (``nnz`` of them, self-loops included)
     and is exactly one of: *true positive* (``B_true`` has the same edge), *reversed* (``B_true``
@@ -128,10 +218,15 @@ def count_accuracy(B_true: ArrayLike, B_est: ArrayLike) -> Accuracy:
     of edge additions, deletions and reversals turning ``B_est`` into ``B_true``; it equals NOTEARS'
     SHD whenever ``B_est`` has no 2-cycle (NOTEARS counts a spurious 2-cycle once).
 
+    None of this needs the truth to be acyclic, only that each true pair has one orientation, so
+    the reference may have cycles of length 3 or more (cdt's 18-edge Sachs graph has
+    ``plcg -> PIP2 -> PIP3 -> plcg``). A reference with a self-loop or a 2-cycle is refused: there a
+    "reversed" edge would also be a true one.
+
     Parameters
     ----------
     B_true : array or DataFrame of shape (d, d)
-        True graph; must be a DAG.
+        Reference graph: a DAG, or any directed graph without self-loops or 2-cycles.
     B_est : array or DataFrame of shape (d, d)
         Estimated graph; may be cyclic (e.g. a voting baseline). Weights are ignored.
 
@@ -153,8 +248,19 @@ def count_accuracy(B_true: ArrayLike, B_est: ArrayLike) -> Accuracy:
     >>> acc = count_accuracy(truth, est)
     >>> acc.shd, acc.true_positive, acc.reversed, acc.tpr, acc.fdr
     (1, 1, 1, 0.5, 0.5)
+    >>> cyclic = [[0, 1, 0], [0, 0, 1], [1, 0, 0]]      # 0 -> 1 -> 2 -> 0
+    >>> count_accuracy(cyclic, truth).shd                # 2 -> 0 is missing
+    1
     """
-    T, E = _pair(B_true, B_est, "B_true", "B_est", dag=("B_true",))
+    T, E = _pair(
+        B_true,
+        B_est,
+        "B_true",
+        "B_est",
+        truth_must="simple",
+        why="count_accuracy needs a reference graph without self-loops or 2-cycles, so that each "
+        "true pair has one orientation (longer cycles are fine)",
+    )
     d = T.shape[0]
     T, E = T != 0, E != 0
     n_tp, n_rev, nnz = int((E & T).sum()), int((E & T.T & ~E.T).sum()), int(E.sum())
@@ -220,7 +326,7 @@ def v_structure_counts(B_true: ArrayLike, B_est: ArrayLike) -> VStructureCounts:
     Parameters
     ----------
     B_true : array or DataFrame of shape (d, d)
-        True graph; must be a DAG.
+        True graph; must be a DAG (its v-structures define its Markov equivalence class).
     B_est : array or DataFrame of shape (d, d)
         Estimated graph: DAG, CPDAG or cyclic.
 
@@ -236,7 +342,7 @@ def v_structure_counts(B_true: ArrayLike, B_est: ArrayLike) -> VStructureCounts:
     >>> v_structure_counts(collider, [[0, 1, 0], [1, 0, 0], [0, 1, 0]])  # 0 - 1 undirected
     VStructureCounts(found=0, n_true=1, n_est=0)
     """
-    T, E = _pair(B_true, B_est, "B_true", "B_est", dag=("B_true",))
+    T, E = _pair(B_true, B_est, "B_true", "B_est", truth_must="dag", why=_WHY_V)
     A = E != 0
     adjacent = A | A.T
     # v_structures checks non-adjacency within its argument only: re-check on the full skeleton.
@@ -269,7 +375,8 @@ def shd_cpdag(B_true: ArrayLike, B_est: ArrayLike) -> int:
     Parameters
     ----------
     B_true, B_est : array or DataFrame of shape (d, d)
-        True and estimated graphs, in that order; both must be DAGs.
+        True and estimated graphs, in that order; both must be DAGs (only a DAG has a CPDAG). For
+        a cyclic reference use :func:`count_accuracy` or :func:`skeleton_scores`.
 
     Returns
     -------
@@ -282,7 +389,16 @@ def shd_cpdag(B_true: ArrayLike, B_est: ArrayLike) -> int:
     >>> shd_cpdag(chain, reverse), shd_cpdag(chain, collider)
     (0, 2)
     """
-    T, E = _pair(B_true, B_est, "B_true", "B_est", dag=("B_true", "B_est"))
+    T, E = _pair(
+        B_true,
+        B_est,
+        "B_true",
+        "B_est",
+        truth_must="dag",
+        est_must="dag",
+        why=f"{_WHY_CPDAG}; {_OTHERS}",
+        why_est=f"{_WHY_CPDAG}; compare a cyclic estimate with count_accuracy or skeleton_scores",
+    )
     diff = dag_to_cpdag(T) != dag_to_cpdag(E)
     return int(np.triu(diff | diff.T, 1).sum())
 
@@ -290,7 +406,8 @@ def shd_cpdag(B_true: ArrayLike, B_est: ArrayLike) -> int:
 def auroc_aupr(B_true: ArrayLike, W_est: ArrayLike) -> RankingScores:
     """AUROC and AUPR of ranking the d(d-1) off-diagonal ordered pairs by ``|W_est|``.
 
-    Positives are the ``m`` true directed edges (a reversed edge is a negative), ``n`` negatives.
+    Positives are the ``m`` true directed edges (a reversed edge is a negative unless the truth
+    holds both directions), ``n`` negatives; the truth may be any directed graph, cyclic included.
     AUROC is the Mann–Whitney statistic ``(Σ_positives rank(s) − m(m+1)/2) / (m n)`` with tied
     scores given their average rank. AUPR is the average precision ``Σ_k (R_k − R_{k−1}) P_k``
     over the distinct scores ``t_1 > t_2 > ...``, with ``P_k``, ``R_k`` the precision and recall of
@@ -300,7 +417,7 @@ def auroc_aupr(B_true: ArrayLike, W_est: ArrayLike) -> RankingScores:
     Parameters
     ----------
     B_true : array or DataFrame of shape (d, d)
-        True graph; must be a DAG.
+        True graph, possibly cyclic; the diagonal is ignored.
     W_est : array or DataFrame of shape (d, d)
         Estimated weights; the diagonal is ignored.
 
@@ -313,7 +430,7 @@ def auroc_aupr(B_true: ArrayLike, W_est: ArrayLike) -> RankingScores:
     >>> auroc_aupr([[0, 1], [0, 0]], [[0, 0.9], [-0.2, 0]])
     RankingScores(auroc=1.0, aupr=1.0)
     """
-    T, W = _pair(B_true, W_est, "B_true", "W_est", dag=("B_true",))
+    T, W = _pair(B_true, W_est, "B_true", "W_est")
     off = ~np.eye(T.shape[0], dtype=bool)
     y, s = T[off] != 0, np.abs(W[off])
     m, n = int(y.sum()), int((~y).sum())

@@ -6,10 +6,11 @@ authors' code, FedOrien with the union candidate set and |Z| ≤ 3):
 - ``fedpc10``: the FedPC authors' 10-node linear-Gaussian benchmark (5000 rows, 15 edges) with
   their released partitions (consecutive row blocks) for N = 3, 5, 10, 15; Fisher-z. One run each
   (the partitions are fixed), so ``--seeds`` does not apply.
-- ``sachs``: the cdt copy of the Sachs data (7466 rows, 11 proteins, log-transformed by default),
-  rows shuffled and split unevenly (each participant ≥ n/(2N) rows) per seed; Fisher-z. The
-  18-edge reference graph has a cycle, so SHD/F1 use the paper's per-pair counts (``pair_metrics``)
-  instead of :func:`dpbnsl.count_accuracy`.
+- ``sachs``: the cdt copy of the Sachs data packaged with dpbnsl, all nine conditions and cdt's
+  18-edge graph (``load_sachs(condition="all", truth="cdt-18")``: 7466 rows, 11 proteins,
+  log-transformed by default), rows shuffled and split unevenly (each participant ≥ n/(2N) rows)
+  per seed; Fisher-z. SHD/F1 use the paper's per-pair counts (``pair_metrics``), which suit this
+  cyclic reference graph (as does :func:`dpbnsl.count_accuracy`, by edges rather than pairs).
 - ``discrete``: a random discrete network (20 nodes, 20 edges, 2–4 states, Dirichlet(1) CPTs),
   5000 forward samples, split as for Sachs; G² with the reference code's df and reliability rules.
 
@@ -93,10 +94,8 @@ def load(dataset: str, N: int, seed: int, sachs_transform: str):
         return split(X, sizes=list(sizes)), B, dict(test="fisher-z")
     rng = np.random.default_rng(seed)
     if dataset == "sachs":
-        try:
-            data, truth = load_sachs(SHARED / "sachs")
-        except FileNotFoundError:
-            data, truth = load_sachs()
+        # all nine conditions pooled (not the default observational block) and cdt's cyclic graph
+        data, truth = load_sachs(condition="all", truth="cdt-18")
         X = np.log(data.to_numpy()) if sachs_transform == "log" else data.to_numpy()
         return _uneven_split(X, N, rng), truth.to_numpy(), dict(test="fisher-z")
     sim = simulate_discrete(20, 5000, s0=20, levels=list(rng.integers(2, 5, size=20)), rng=rng)

@@ -22,9 +22,9 @@ found at that level, while ours keeps the first set; and the two visit colliders
 orders, which matters when colliders conflict (``conflicts``: colliders we skipped). So
 ``cpdag_diff`` is expected to be 0 only where there are no conflicts and the sepsets agree.
 
-Data: Sachs (cdt copy, 7466 × 11, log), simulated linear-Gaussian (d = 20, 40 edges, n = 1000),
-the FedPC authors' 10-node data (Fisher-z, and G² after cutting each column at its tertiles),
-simulated discrete networks (d = 15, 15 edges, 2–4 states, n = 2000; G²).
+Data: Sachs (the packaged cdt copy, all conditions: 7466 × 11, log), simulated linear-Gaussian
+(d = 20, 40 edges, n = 1000), the FedPC authors' 10-node data (Fisher-z, and G² after cutting each
+column at its tertiles), simulated discrete networks (d = 15, 15 edges, 2–4 states, n = 2000; G²).
 """
 
 from __future__ import annotations
@@ -93,15 +93,8 @@ def _datasets(seeds):
     from dpbnsl.simulation import simulate
     from dpbnsl.simulation.discrete import simulate_discrete
 
-    try:
-        sachs, _ = load_sachs(SHARED / "sachs")
-    except FileNotFoundError:
-        try:
-            sachs, _ = load_sachs()
-        except FileNotFoundError:
-            sachs = None
-    if sachs is not None:
-        yield "sachs (log)", "fisher-z", np.log(sachs.to_numpy())
+    sachs, _ = load_sachs(condition="all")  # all 7466 rows, as in the recorded results
+    yield "sachs (log)", "fisher-z", np.log(sachs.to_numpy())
     for s in range(seeds):
         yield f"gaussian d=20 seed {s}", "fisher-z", simulate(20, 1000, participants=1, s0=40, rng=s).X
     path = SHARED / "fedpc" / "10nodes_5000.txt"

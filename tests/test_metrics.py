@@ -100,6 +100,19 @@ def dag_and_graph(draw, max_d=6):
     return T, np.array(vals).reshape(d, d)
 
 
+@st.composite
+def oriented_graphs(draw, max_d=6):
+    """A graph with at most one direction per pair and no self-loop (cycles of length >= 3 allowed)."""
+    d = draw(st.integers(1, max_d))
+    A = np.zeros((d, d))
+    for i in range(d):
+        for j in range(i + 1, d):
+            k = draw(st.integers(0, 2))  # none, i -> j, j -> i
+            if k:
+                A[(i, j) if k == 1 else (j, i)] = 1.0
+    return A
+
+
 # ----------------------------------------------------------------------------- count_accuracy
 
 
@@ -395,6 +408,45 @@ def test_count_accuracy_properties(pair):
     assert count_accuracy(T * 7.0, E * factors) == r
 
 
+@settings(max_examples=200, deadline=None)
+@given(oriented_graphs(), st.data())
+def test_count_accuracy_on_cyclic_references(T, data):
+    # a reference with cycles (no 2-cycle, no self-loop): the counts keep their meaning
+    d = T.shape[0]
+    entries = st.sampled_from([0.0, 0.0, 0.5, -1.0])
+    E = np.array(data.draw(st.lists(entries, min_size=d * d, max_size=d * d))).reshape(d, d)
+    r = count_accuracy(T, E)
+    assert r.shd == edit_distance(T, E)
+    assert r.nnz == r.true_positive + r.reversed + r.extra
+    assert r.n_true_edges == np.count_nonzero(T)
+    assert count_accuracy(T, T).shd == 0
+
+
+def test_count_accuracy_hand_worked_cyclic_reference():
+    # truth: the 3-cycle 0 -> 1 -> 2 -> 0 plus 3 -> 0; estimate: 0 -> 1, 0 -> 2 (reversed), 3 -> 1
+    truth = adj(4, (0, 1), (1, 2), (2, 0), (3, 0))
+    r = count_accuracy(truth, adj(4, (0, 1), (0, 2), (3, 1)))
+    assert (r.true_positive, r.reversed, r.extra, r.missing, r.shd) == (1, 1, 1, 2, 4)
+    assert (r.tpr, r.fdr, r.fpr) == (1 / 4, 2 / 3, 2 / (6 - 4))
+
+
+@pytest.mark.parametrize(
+    "truth, problem",
+    [
+        (adj(3, (0, 1), (1, 0)), r"has edges in both directions between nodes 0 and 1 \(a 2-cycle\)"),
+        (adj(3, (0, 1), loops=[2]), r"has a self-loop at node 2"),
+    ],
+)
+def test_count_accuracy_refuses_two_cycles_and_self_loops_in_the_reference(truth, problem):
+    why = r"; count_accuracy needs a reference graph without self-loops or 2-cycles"
+    hint = r"If `B_true` is in fact your estimate, swap the arguments: the order is \(truth, estimate\)"
+    with pytest.raises(ValueError, match=rf"^`B_true` \(the reference graph\) {problem}{why}.*{hint}$"):
+        count_accuracy(truth, CHAIN)
+    with pytest.raises(ValueError, match=rf"{problem}{why}") as err:  # both fail: no hint
+        count_accuracy(truth, truth)
+    assert "swap" not in str(err.value)
+
+
 @settings(max_examples=100, deadline=None)
 @given(dags())
 def test_count_accuracy_of_truth_against_itself(T):
@@ -559,7 +611,7 @@ def test_nmse_hand_worked():
 
 CYCLE = adj(3, (0, 1), (1, 2), (2, 0))
 GRAPH_FUNCS = [count_accuracy, skeleton_scores, v_structure_counts, v_structure_recall, shd_cpdag, auroc_aupr]
-DAG_TRUTH_FUNCS = [count_accuracy, v_structure_counts, v_structure_recall, shd_cpdag, auroc_aupr]
+DAG_TRUTH_FUNCS = [v_structure_counts, v_structure_recall, shd_cpdag]
 SECOND = {auroc_aupr: "W_est"}
 
 
@@ -575,24 +627,55 @@ def test_shape_mismatch_names_both(func):
 
 
 @pytest.mark.parametrize("func", DAG_TRUTH_FUNCS)
-def test_cyclic_truth_raises_and_hints_at_swapped_arguments(func):
-    with pytest.raises(
-        ValueError,
-        match=r"`B_true` must be a DAG but has a directed cycle or "
-        r"self-loop \(argument order is \(truth, estimate\)\)",
-    ):
+def test_cyclic_reference_names_the_cycle_and_hints_at_order_only_if_the_estimate_is_a_dag(func):
+    needs = r"shd_cpdag needs two DAGs" if func is shd_cpdag else r"the v-structure metrics need a DAG"
+    cyc = r"`B_true` \(the reference graph\) has a directed cycle 0 -> 1 -> 2 -> 0; "
+    hint = r"\. If `B_true` is in fact your estimate, swap the arguments: the order is \(truth, estimate\)$"
+    with pytest.raises(ValueError, match=rf"^{cyc}{needs}.*{hint}"):
         func(CYCLE, CHAIN)
-    with pytest.raises(ValueError, match=r"`B_true` must be a DAG"):
+    with pytest.raises(ValueError, match=rf"^{cyc}{needs}") as err:  # both cyclic: swapping won't help
+        func(CYCLE, CYCLE)
+    assert "swap" not in str(err.value)
+    with pytest.raises(ValueError, match=r"`B_true` \(the reference graph\) has a self-loop at node 0"):
         func(adj(2, loops=[0]), np.zeros((2, 2)))
+    names = ["x", "y", "z"]  # a DataFrame's labels name the cycle
+    with pytest.raises(ValueError, match=r"has a directed cycle x -> y -> z -> x"):
+        func(pd.DataFrame(CYCLE, index=names, columns=names), CHAIN)
 
 
 def test_shd_cpdag_requires_dag_estimate():
     with pytest.raises(
         ValueError,
-        match=r"`B_est` must be a DAG but has a directed cycle or "
-        r"self-loop$",
+        match=r"^`B_est` \(the estimate\) has a directed cycle 0 -> 1 -> 2 -> 0; shd_cpdag needs two DAGs "
+        r"\(only a DAG has a CPDAG\); compare a cyclic estimate with count_accuracy or skeleton_scores$",
     ):
         shd_cpdag(CHAIN, CYCLE)
+
+
+@pytest.mark.parametrize("func", [count_accuracy, skeleton_scores, auroc_aupr])
+def test_metrics_defined_for_cyclic_references_accept_them(func):
+    func(CYCLE, CHAIN)  # no error
+    func(CYCLE, CYCLE)
+
+
+def test_auroc_aupr_with_cyclic_truth():
+    # positives 0->1, 1->2, 2->0 (all ranked first): perfect ranking
+    W = 0.1 * np.ones((3, 3)) + 0.9 * CYCLE
+    assert auroc_aupr(CYCLE, W) == RankingScores(1.0, 1.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(dag_and_graph())
+def test_cycle_finder_agrees_with_is_dag(pair):
+    from dpbnsl.graphs import is_dag
+    from dpbnsl.metrics import _a_cycle
+
+    for A in pair:
+        cycle = _a_cycle(A)
+        assert (cycle == []) == is_dag(A)
+        assert len(set(cycle)) == len(cycle)
+        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+            assert A[a, b] != 0
 
 
 @pytest.mark.parametrize("func", GRAPH_FUNCS)

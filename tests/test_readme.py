@@ -21,7 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SHARED_SACHS = ROOT.parent / "shared" / "data" / "sachs"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SLOW_MARK = re.compile(r"^<!-- docs-test: slow -->$", flags=re.M)  # a line of its own
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)
@@ -61,12 +60,6 @@ def test_readme_has_python_examples():
 
 @pytest.mark.parametrize("page, code", DOC_BLOCKS)
 def test_python_block_runs(page, code, monkeypatch, tmp_path):
-    if "load_sachs" in code and importlib.util.find_spec("cdt") is None:
-        if not SHARED_SACHS.is_dir():
-            pytest.skip("neither cdt nor the shared Sachs copy is available")
-        import dpbnsl.datasets as datasets
-
-        monkeypatch.setattr(datasets, "_cdt_resource_dir", lambda: SHARED_SACHS)
     monkeypatch.chdir(tmp_path)  # anything an example writes lands here
     exec(compile(code, page, "exec"), {"__name__": "docs_example"})
 
