@@ -51,11 +51,6 @@ def _ours(X, test, alpha):
     return pc(X, alpha=alpha, test=test, variant="stable", min_samples_per_cell=0)
 
 
-def _pdag(G):
-    """causal-learn endpoint matrix -> (directed, undirected) boolean matrices."""
-    return (G == -1) & (G.T == 1), (G == -1) & (G.T == -1)
-
-
 def _theirs(X, test, alpha):
     """causal-learn's PC-stable in its three steps (as ``pc(..., uc_rule=0, uc_priority=2)``).
 
@@ -63,13 +58,15 @@ def _theirs(X, test, alpha):
     from causallearn.utils.cit import CIT
     from causallearn.utils.PCUtils import Meek, SkeletonDiscovery, UCSepset
 
+    from dpbnsl.graph_export import from_causallearn
+
     cit = CIT(X, "fisherz" if test == "fisher-z" else "gsq")
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         cg1 = SkeletonDiscovery.skeleton_discovery(X, alpha, cit, stable=True, show_progress=False)
         cg2 = UCSepset.uc_sepset(cg1, 2)
         cg = Meek.meek(cg2)
-    directed, undirected = _pdag(cg.G.graph)
-    return (directed | undirected).astype(int), _pdag(cg2.G.graph)
+    # the final CPDAG (0/1), and the collider PDAG as (directed, undirected) boolean matrices
+    return from_causallearn(cg), from_causallearn(cg2, split=True)
 
 
 def _pvalue_gap(X, test, seed, n_draws=300):
