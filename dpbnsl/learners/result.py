@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -111,8 +113,67 @@ class LearnResult:
 
     def to_frame(self, *, raw: bool = False) -> pd.DataFrame:
         """The (raw or thresholded) weights as a DataFrame labelled by variable names."""
-        names = list(self.columns) if self.columns else [f"X{i}" for i in range(self.W.shape[0])]
+        names = self._names()
         return pd.DataFrame(np.array(self.W_raw if raw else self.W), index=names, columns=names)
+
+    def save(self, path: str | os.PathLike[str], *, truth: Any = None, overwrite: bool = False) -> Path:
+        """Write this result as a run bundle (a directory; see :mod:`dpbnsl.bundle`) that
+        :meth:`load` reads back exactly: weights, history, transcript, ledgers, privacy
+        statement, params, info and the package versions, with ``truth`` (a (d, d) matrix or
+        DataFrame) when given. All or nothing; an existing non-empty directory is refused unless
+        ``overwrite``.
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np
+        >>> from dpbnsl import fed_bnsl, simulate
+        >>> data = simulate(5, 200, participants=2, rng=0)
+        >>> r = fed_bnsl(data.participants, max_rounds=5)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     back = LearnResult.load(r.save(f"{tmp}/run"))
+        >>> np.array_equal(back.W, r.W), len(back.transcript) == len(r.transcript)
+        (True, True)
+        """
+        from ..bundle import write_bundle
+
+        return write_bundle(path, "learn", result=self, truth=truth, overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> LearnResult:
+        """The result saved at ``path`` by :meth:`save` (or by ``dpbnsl learn --out-dir``)."""
+        from ..bundle import BundleError, read_bundle
+
+        bundle = read_bundle(path)
+        if not isinstance(bundle.result, LearnResult):
+            raise BundleError(f"{str(path)!r} is a {bundle.kind!r} bundle, not a learning result")
+        return bundle.result
+
+    def to_networkx(self, *, weights: bool = True) -> Any:
+        """The thresholded graph as a ``networkx.DiGraph`` named by variable (needs networkx;
+        see :func:`dpbnsl.graph_export.to_networkx`)."""
+        from ..graph_export import to_networkx
+
+        return to_networkx(self.W, names=self._names(), weights=weights)
+
+    def to_dot(self, *, truth: Any = None, weights: bool = False, title: str | None = None) -> str:
+        """Graphviz DOT text of the learned graph (its CPDAG's undirected edges for
+        constraint-based learners), coloured against ``truth`` when given (see
+        :func:`dpbnsl.graph_export.to_dot`)."""
+        from ..graph_export import to_dot
+
+        return to_dot(
+            self.W, names=self._names(), truth=truth, cpdag=self.cpdag, weights=weights, title=title
+        )
+
+    def to_causallearn(self) -> np.ndarray:
+        """The learned graph (the CPDAG when there is one) in causal-learn's endpoint encoding
+        (see :func:`dpbnsl.graph_export.to_causallearn`)."""
+        from ..graph_export import to_causallearn
+
+        return to_causallearn(self.cpdag if self.cpdag is not None else self.W, names=self._names())
+
+    def _names(self) -> list[str]:
+        return list(self.columns) if self.columns else [f"X{i}" for i in range(self.W.shape[0])]
 
     def __repr__(self) -> str:
         extra = ", oracle" if self.info.get("oracle") else ""
