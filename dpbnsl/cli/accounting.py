@@ -7,13 +7,12 @@ them as one line and exits with status 2.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from typing import Literal, cast
 
 from .._validation import check_int, check_real
 from ..learners.admm import MAX_COUNT
-from .common import CLIError, count
+from .common import CLIError, add_json_option, count, set_json
 from .common import table as _table
 
 __all__ = ["add_accounting_commands", "run_noise"]
@@ -61,7 +60,7 @@ def add_accounting_commands(
         help="also print the multiplier for privately estimating the D smoothness "
         "constants (Thm D.1), calibrated to the same (ε, δ)",
     )
-    noise.add_argument("--json", action="store_true", help="print one JSON object instead")
+    add_json_option(noise)
     noise.set_defaults(handler=run_noise)
 
     account = sub.add_parser(
@@ -92,7 +91,7 @@ def add_accounting_commands(
         help="Gumbel multiplier λ_G/Δ_s of one selection per step; with --sigma only",
     )
     account.add_argument("--delta", type=float, default=1e-5, help="δ in (0, 1)")
-    account.add_argument("--json", action="store_true", help="print one JSON object instead")
+    add_json_option(account)
     account.set_defaults(handler=_account)
 
 
@@ -157,7 +156,7 @@ def run_noise(args: argparse.Namespace) -> int:
             out["laplace"] = laplace
         if smooth is not None:
             out["smoothness"] = {"d": args.smoothness_d, **smooth}
-        print(json.dumps(out))
+        set_json(args, out)
         return 0
 
     print(
@@ -196,7 +195,7 @@ def _account(args: argparse.Namespace) -> int:
             for c in ("bun-steinke", "cks")
         }
         if args.json:
-            print(json.dumps({"rho": rho, "delta": args.delta, "epsilon": eps_rho}))
+            set_json(args, {"rho": rho, "delta": args.delta, "epsilon": eps_rho})
             return 0
         print(f"ρ = {rho:g} zCDP at δ = {args.delta:g}")
         print(_table(("conversion", "epsilon"), [[c, e] for c, e in eps_rho.items()], round_up=True))
@@ -222,17 +221,16 @@ def _account(args: argparse.Namespace) -> int:
         except UnsupportedEventError:  # σ/Δ or δ beyond what the PLD accountant represents
             eps["pld"], pld_note = None, "n/a (beyond the PLD accountant's range)"
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "sigma": sigma,
-                    "steps": steps,
-                    "selection_scale": args.selection_scale,
-                    "delta": args.delta,
-                    "rho": ledger.rho(),
-                    "epsilon": eps,
-                }
-            )
+        set_json(
+            args,
+            {
+                "sigma": sigma,
+                "steps": steps,
+                "selection_scale": args.selection_scale,
+                "delta": args.delta,
+                "rho": ledger.rho(),
+                "epsilon": eps,
+            },
         )
         return 0
     what = (

@@ -9,6 +9,8 @@ each. An unexpected failure (a bug) is one ``dpbnsl: internal error: ...`` line 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import sys
 import warnings
@@ -20,6 +22,7 @@ import numpy as np
 import pandas as pd
 from dp_accounting import UnsupportedEventError
 
+from ..bundle import check_bundle_dir, write_bundle
 from ..graphs import is_dag
 from ..learners.admm import MAX_COUNT
 from ..learners.registry import LEARNERS
@@ -31,12 +34,17 @@ from .audit import add_audit_command
 from .common import (
     MAX_SEED,
     PRIVATE,
+    STDIO,
     CLIError,
+    add_json_option,
     count,
+    jsonable,
     print_privacy,
+    privacy_json,
     refuse_no_noise,
     refuse_unused,
     seed_warning,
+    set_json,
     warn,
 )
 from .common import formatter as _formatter
@@ -45,6 +53,7 @@ from .demo import add_demo_command
 from .files import check_output_file, distinct_files, read_csv, same_columns, write_files
 from .flower_app import add_flower_app_command
 from .learn_options import add_extra_options
+from .show import add_show_command
 from .simulate import add_simulate_command
 
 if TYPE_CHECKING:
@@ -62,11 +71,29 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"dpbnsl: error: {message} (see `{self.prog} --help`)\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: one line, dpbnsl's version and its dependencies'."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        from ..bundle import versions
+
+        v = versions()
+        deps = ", ".join(f"{k} {x}" for k, x in v.items() if k != "dpbnsl")
+        sys.stdout.write(f"dpbnsl {v['dpbnsl']} ({deps})\n")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="dpbnsl",
         description="Federated and differentially private Bayesian-network structure learning.",
         formatter_class=_formatter,
+    )
+    parser.add_argument(
+        "--version", action=_Version, help="print the versions of dpbnsl and its dependencies"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -86,8 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         type=Path,
         required=True,
-        metavar="CSV",
-        help="one CSV per participant (required)",
+        metavar="FILE",
+        help="one CSV (or .parquet) per participant (required); '-' reads a CSV from stdin",
     )
     learn.add_argument(
         "--participants",
@@ -95,13 +122,26 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="split a single --data file into this many participants",
     )
-    learn.add_argument("--out", type=Path, default=None, help="write the learned weights here")
-    learn.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    learn.add_argument(
+        "--out", type=Path, default=None, help="write the learned weights here as CSV ('-': stdout)"
+    )
+    learn.add_argument(
+        "--out-dir",
+        type=Path,
+        default=None,
+        help="write a run bundle here: weights with names, history, transcript, per-participant "
+        "ledgers, privacy statement, params, versions (read it with `dpbnsl show`)",
+    )
+    learn.add_argument(
+        "--force", action="store_true", help="overwrite an existing --out file or --out-dir bundle"
+    )
+    add_json_option(learn)
     learn.add_argument(
         "--truth",
         type=Path,
         default=None,
-        help="true adjacency CSV (d×d DAG, optionally labelled); prints metrics",
+        help="true adjacency CSV (d×d, optionally labelled; may be cyclic, e.g. a consensus "
+        "network, but without self-loops or 2-cycles); prints metrics ('-': stdin)",
     )
     learn.add_argument(
         "--lambda1",
@@ -215,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_curve_command(sub, _formatter)
     add_demo_command(sub, _formatter)
     add_flower_app_command(sub, _formatter)
+    add_show_command(sub, _formatter)
     return parser
 
 
@@ -235,8 +276,14 @@ def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
                 f"({labels} vs {columns}); write it in the data's column order"
             )
         raise CLIError(f"--truth {str(path)!r} names variables {labels} but the data have {columns}")
-    if not is_dag(df.to_numpy(dtype=float)):
-        raise CLIError(f"--truth {str(path)!r} is not a DAG (it has a cycle or a self-loop)")
+    A = df.to_numpy(dtype=float) != 0
+    if np.any(np.diag(A)):
+        raise CLIError(
+            f"--truth {str(path)!r} has a self-loop on {labels[int(np.flatnonzero(np.diag(A))[0])]!r}"
+        )
+    if np.any(A & A.T):
+        i, j = np.argwhere(A & A.T)[0]
+        raise CLIError(f"--truth {str(path)!r} has the 2-cycle {labels[i]!r} <-> {labels[j]!r}")
     return df
 
 
@@ -274,12 +321,19 @@ def _learn(args: argparse.Namespace) -> int:
         raise CLIError(f"--method {args.method} needs --epsilon")
     _refuse_unused_options(args)
     refuse_no_noise(args)
-    if args.force and args.out is None:
-        raise CLIError("--force applies only with --out (it allows overwriting that file)")
-    if args.out is not None:
+    if args.force and args.out is None and args.out_dir is None:
+        raise CLIError("--force applies only with --out or --out-dir (it allows overwriting them)")
+    stdout = args.out is not None and str(args.out) == STDIO
+    if args.out is not None and not stdout:
         check_output_file(args.out, "--out", force=args.force)
         if _temporal(args.method):
             check_output_file(args.out.with_suffix(".lagged.csv"), "--out (lagged weights)", force=args.force)
+    if stdout and _temporal(args.method):
+        raise CLIError("--out - writes one CSV; a time-series learner writes two (use a file, or --out-dir)")
+    if args.out_dir is not None:
+        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
+    if [str(p) for p in args.data].count(STDIO) and args.truth is not None and str(args.truth) == STDIO:
+        raise CLIError("--data and --truth cannot both read stdin ('-')")
     participants, _ = _participants(args)
     names = [str(c) for c in participants[0].columns]
     entry = LEARNERS[args.method]
@@ -299,7 +353,8 @@ def _learn(args: argparse.Namespace) -> int:
         seed_warning()
     B = None if truth is None or not entry.oracle else truth.to_numpy(dtype=float)
     result = entry.run(participants, B_true=B, **entry.cli_kwargs(args))
-    return _report(args, participants, truth, result)
+    _report(args, participants, truth, result)
+    return 0
 
 
 def _report(
@@ -307,8 +362,9 @@ def _report(
     participants: Sequence[pd.DataFrame],
     truth: pd.DataFrame | None,
     result: LearnResult,
-) -> int:
+) -> None:
     W = result.to_frame()
+    doc = learn_document(result, truth, participants=len(participants))
     print(
         f"{result.method}: {len(participants)} participant(s), d = {W.shape[0]}, "
         f"{result.n_edges} edges" + (f", {len(result.history)} rounds" if len(result.history) else "")
@@ -324,20 +380,19 @@ def _report(
             f"participant ({warm['share']:.0%} of the budget after pre-processing)"
         )
     if result.transcript is not None:
-        mb = result.transcript.total_mb + (warm["transcript"].total_mb if warm else 0.0)
-        print(f"communication: {mb:.3f} MB")
+        print(f"communication: {doc['communication_mb']:.3f} MB")
     print_privacy(result)
-    if truth is not None:
-        acc = count_accuracy(truth.to_numpy(dtype=float), result.W)
+    if "accuracy" in doc:
         print(
             "  ".join(
-                f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in acc.as_dict().items()
+                f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in doc["accuracy"].items()
             )
         )
-        constraint = LEARNERS[args.method].family == "constraint"
-        if constraint and result.is_dag:  # PC learns an equivalence class
-            print(f"shd_cpdag={shd_cpdag(truth.to_numpy(dtype=float), result.W)}")
-    if args.out is not None:
+    if "shd_cpdag" in doc:
+        print(f"shd_cpdag={doc['shd_cpdag']}")
+    if args.out is not None and str(args.out) == STDIO:
+        W.to_csv(args.stdout)
+    elif args.out is not None:
         files = [(args.out, lambda tmp: W.to_csv(tmp))]
         if result.lagged is not None:  # time series: the lagged weights too
             lagged = args.out.with_suffix(".lagged.csv")
@@ -351,7 +406,48 @@ def _report(
         print(f"weights written to {args.out}")
         if len(files) > 1:
             print(f"lagged weights written to {files[1][0]}")
-    return 0
+        doc["files"] = [str(p) for p, _ in files]
+    if args.out_dir is not None:
+        write_bundle(
+            args.out_dir,
+            "learn",
+            result=result,
+            truth=truth,
+            summary=doc,
+            command=args.argv,
+            overwrite=args.force,
+        )
+        print(f"run bundle written to {args.out_dir} (read it with `dpbnsl show {args.out_dir}`)")
+        doc["bundle"] = str(args.out_dir)
+    set_json(args, doc)
+
+
+def learn_document(result: LearnResult, truth: pd.DataFrame | None, *, participants: int) -> dict:
+    """The JSON summary of a learning run (``learn --json``, and a bundle's summary)."""
+    names = result._names()
+    doc: dict = {
+        "method": result.method,
+        "participants": participants,
+        "d": result.W.shape[0],
+        "variables": names,
+        "n_edges": result.n_edges,
+        "rounds": len(result.history),
+        "edges": [[names[i], names[j], float(result.W[i, j])] for i, j in zip(*np.nonzero(result.W))],
+        "is_dag": result.is_dag,
+        "privacy": privacy_json(result),
+    }
+    if result.lagged is not None:
+        doc["lagged_edges"] = int(np.count_nonzero(result.lagged))
+    warm = result.info.get("warm_start")
+    if result.transcript is not None:
+        doc["communication_mb"] = result.transcript.total_mb + (warm["transcript"].total_mb if warm else 0.0)
+    if truth is not None:
+        T = truth.to_numpy(dtype=float)
+        doc["accuracy"] = jsonable(count_accuracy(T, result.W).as_dict())
+        entry = LEARNERS.get(result.method.split(" ")[0])  # oracle names carry " (oracle)"
+        if entry is not None and entry.family == "constraint" and result.is_dag and is_dag(T):
+            doc["shd_cpdag"] = shd_cpdag(T, result.W)  # PC learns an equivalence class
+    return doc
 
 
 def _given(argv: Sequence[str]) -> set[str]:
@@ -388,6 +484,31 @@ def _show_warning(
     return show
 
 
+#: options whose value ``-`` means standard output
+_STDOUT_OPTIONS = ("out", "html")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command. When its result goes to stdout (``--json``, or an output file ``-``), the
+    human-readable text goes to stderr instead, and the JSON document is printed last."""
+    stdout = sys.stdout
+    args.stdout = stdout
+    taken = getattr(args, "json", False) or any(
+        str(getattr(args, name, None)) == STDIO for name in _STDOUT_OPTIONS
+    )
+    if getattr(args, "json", False) and any(str(getattr(args, n, None)) == STDIO for n in _STDOUT_OPTIONS):
+        raise CLIError("--json prints on stdout: write the other output to a file, not to '-'")
+    with contextlib.redirect_stdout(sys.stderr if taken else stdout):
+        status = args.handler(args)
+    if getattr(args, "json", False):
+        document = getattr(args, "json_document", None)
+        if document is None:  # pragma: no cover - every command sets one
+            raise RuntimeError(f"the {args.command!r} command set no JSON document")
+        stdout.write(json.dumps(document, ensure_ascii=False, allow_nan=False) + "\n")
+        stdout.flush()
+    return int(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -396,11 +517,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     args.given = _given(argv)
+    args.argv = ["dpbnsl", *argv]
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("always")
             warnings.showwarning = _show_warning(set())
-            return args.handler(args)
+            return _run(args)
     except KeyboardInterrupt:
         print("dpbnsl: interrupted", file=sys.stderr)
         return 130

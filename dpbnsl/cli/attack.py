@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..attacks.report import ATTACKABLE, AttackReport, attack_report, population_covariance
+from ..bundle import check_bundle_dir, write_bundle
 from ..learners.admm import MAX_COUNT
 from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
@@ -25,11 +26,14 @@ from .common import (
     MAX_SEED,
     PRIVATE,
     CLIError,
+    add_json_option,
     count,
     print_privacy,
+    privacy_json,
     refuse_no_noise,
     refuse_unused,
     seed_warning,
+    set_json,
     table,
 )
 from .files import distinct_files, read_csv, same_columns
@@ -111,6 +115,15 @@ def add_attack_command(
         default=None,
         help="hidden column of attribute inference (default: the last)",
     )
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        default=None,
+        help="write a bundle of the attack here: its summary, the per-participant table and the "
+        "membership scores (read it with `dpbnsl show`)",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out-dir bundle")
+    add_json_option(p)
     p.set_defaults(handler=_attack)
 
 
@@ -191,6 +204,10 @@ def run_attack(args: argparse.Namespace) -> tuple[LearnResult, AttackReport]:
 
 
 def _attack(args: argparse.Namespace) -> int:
+    if args.force and args.out_dir is None:
+        raise CLIError("--force applies only with --out-dir (it allows replacing that bundle)")
+    if args.out_dir is not None:
+        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
     result, report = run_attack(args)
     assert result.transcript is not None  # every attackable protocol is federated
     d = result.W.shape[0]
@@ -207,4 +224,26 @@ def _attack(args: argparse.Namespace) -> int:
         f"(members vs other participants' rows); attribute_gain: baseline MSE / attack MSE; "
         f"record_error: relative error of the last row rebuilt from the others."
     )
+    doc = {
+        "method": result.method,
+        "participants": len(report.table) - 1,
+        "d": d,
+        "rounds": len(result.history),
+        "communication_mb": result.transcript.total_mb,
+        "privacy": privacy_json(result),
+        "rtol": report.rtol,
+        "fpr": report.fpr,
+        "table": report.table.to_dict("records"),
+    }
+    if args.out_dir is not None:
+        write_bundle(
+            args.out_dir,
+            "attack",
+            tables={"participants": report.table, "membership_scores": report.scores},
+            summary={k: v for k, v in doc.items() if k != "table"},
+            command=args.argv,
+            overwrite=args.force,
+        )
+        print(f"attack bundle written to {args.out_dir}")
+    set_json(args, doc)
     return 0

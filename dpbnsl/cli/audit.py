@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from ..audits.game_base import MAX_TRIALS
 from ..audits.games import BROKEN, GAMES
 from ..audits.verdict import MIN_TRIALS, Audit, audit
-from .common import MAX_SEED, count, table
+from ..bundle import check_bundle_dir, write_bundle
+from .common import MAX_SEED, CLIError, add_json_option, count, set_json, table
 from .executors import add_executor_options, executor
 
-__all__ = ["add_audit_command", "print_audit"]
+__all__ = ["add_audit_command", "print_audit", "audit_json"]
 
 
 def add_audit_command(
@@ -54,6 +59,14 @@ def add_audit_command(
         jobs_help="parallel processes (for the whole-protocol games' seeded blocks "
         "of trials; the result does not depend on it)",
     )
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        default=None,
+        help="write a bundle of the audit here (read it with `dpbnsl show`)",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --out-dir bundle")
+    add_json_option(p)
     p.set_defaults(handler=_audit)
 
 
@@ -75,7 +88,31 @@ def print_audit(results: Iterable[Audit]) -> None:
     print(table(header, rows))
 
 
+def audit_json(a: Audit) -> dict[str, Any]:
+    """One audit as JSON-ready data."""
+    return {
+        "mechanism": a.mechanism,
+        "variant": a.broken or "correct",
+        "trials": list(a.trials),
+        "claimed_epsilon": a.claimed_epsilon,
+        "delta": a.delta,
+        "epsilon_lb": a.bound.epsilon_lb,
+        "alpha": a.bound.alpha,
+        "threshold_rule": a.bound.threshold_rule,
+        "fpr": a.bound.fpr,
+        "fnr": a.bound.fnr,
+        "estimate": None if a.estimate is None else a.estimate.epsilon,
+        "flagged": a.flagged,
+        "expected": a.expected,
+        "verdict": a.verdict,
+    }
+
+
 def _audit(args: argparse.Namespace) -> int:
+    if args.force and args.out_dir is None:
+        raise CLIError("--force applies only with --out-dir (it allows replacing that bundle)")
+    if args.out_dir is not None:
+        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
     with executor(args) as pool:
         result = audit(
             args.mechanism,
@@ -93,4 +130,16 @@ def _audit(args: argparse.Namespace) -> int:
         f"({result.bound.threshold_rule} threshold rule); estimate: Gaussian-DP point estimate "
         f"(not a bound; meaningful for Gaussian releases only)."
     )
+    doc = audit_json(result)
+    if args.out_dir is not None:
+        write_bundle(
+            args.out_dir,
+            "audit",
+            tables={"audit": pd.DataFrame([doc])},
+            summary=doc,
+            command=args.argv,
+            overwrite=args.force,
+        )
+        print(f"audit bundle written to {args.out_dir}")
+    set_json(args, doc)
     return 0 if result.expected else 1

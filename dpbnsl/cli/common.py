@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
 
 from ..learners.registry import names
 
@@ -25,7 +28,66 @@ __all__ = [
     "refuse_unused",
     "refuse_no_noise",
     "print_privacy",
+    "add_json_option",
+    "set_json",
+    "jsonable",
+    "privacy_json",
+    "STDIO",
 ]
+
+#: the file name that means standard input (where a file is read) or output (where one is written)
+STDIO = "-"
+
+
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """``--json``: the command's result as one JSON document on stdout (human text on stderr)."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document on stdout; the human-readable text goes to stderr",
+    )
+
+
+def set_json(args: argparse.Namespace, document: Mapping[str, Any]) -> None:
+    """The JSON document the command prints with ``--json`` (``main`` prints it on success)."""
+    args.json_document = jsonable(dict(document))
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy numbers and arrays as Python ones, tuples as lists, and non-finite
+    floats as the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (strict JSON has no such numbers)."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def privacy_json(result: LearnResult) -> dict[str, Any] | None:
+    """The privacy statement of a result as JSON-ready data (None for a non-private run)."""
+    p = getattr(result, "privacy", None)
+    if p is None:
+        return None
+    return {
+        "statement": str(p),
+        "epsilon": p.epsilon,
+        "delta": p.delta,
+        "target_epsilon": p.target_epsilon,
+        "neighbouring": p.neighbouring,
+        "accountant": p.accountant,
+        "calibration": p.calibration,
+        "bounds": dict(p.bounds),
+        "spent": [g.epsilon(p.delta, accountant=p.accountant) for g in result.ledger or ()],
+    }
+
 
 #: The private learners (they need --epsilon and accept the privacy options).
 PRIVATE = names(private=True)

@@ -12,7 +12,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 
 from ..audits.tradeoff import METHODS, SweepResult, summarize, sweep
-from .common import CLIError, count
+from .common import CLIError, add_json_option, count, set_json
 from .executors import add_executor_options, executor
 from .files import check_output_file, write_files
 
@@ -77,6 +77,7 @@ def add_curve_command(
     )
     p.add_argument("--plot", type=Path, default=None, help="PNG or SVG to draw (needs matplotlib)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --plot file")
+    add_json_option(p)
     p.set_defaults(handler=_curve)
 
 
@@ -126,6 +127,17 @@ def _curve(args: argparse.Namespace) -> int:
             frame = frame[(frame.epsilon == keep) | (frame.epsilon == float("inf"))]
         write_files([(args.plot, lambda tmp: plot_tradeoff(frame, path=tmp, x=x, log_x=x == "epsilon"))])
         print(f"plot written to {args.plot}")
+    set_json(
+        args,
+        {
+            "out": str(args.out),
+            "plot": None if args.plot is None else str(args.plot),
+            "computed": result.computed,
+            "skipped": result.skipped,
+            "x": x,
+            "summary": summarize(result.frame, by=tuple(by)).to_dict("records"),
+        },
+    )
     return 0
 
 

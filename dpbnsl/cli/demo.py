@@ -24,8 +24,8 @@ from ..learners.linear.fed_bnsl import fed_bnsl
 from ..metrics import count_accuracy
 from ..simulation import simulate
 from .accounting import run_noise
-from .audit import print_audit
-from .common import MAX_SEED, count, print_privacy, table
+from .audit import audit_json, print_audit
+from .common import MAX_SEED, add_json_option, count, print_privacy, privacy_json, set_json, table
 from .files import check_output_dir, write_files
 
 __all__ = ["add_demo_command"]
@@ -59,6 +59,7 @@ def add_demo_command(
     p.add_argument(
         "--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000, help="audit runs per world"
     )
+    add_json_option(p)
     p.set_defaults(handler=_demo)
 
 
@@ -122,13 +123,12 @@ def _demo(args: argparse.Namespace) -> int:
     _attack_table(attack_report(dp, data.participants, population_cov=pop, rng=attack_rng))
 
     _section(f"audits at ε = {eps:g} ({args.trials} trials per world)")
-    print_audit(
-        [
-            audit("gaussian-step", epsilon=eps, trials=args.trials, rng=audit_rng),
-            audit("selection", epsilon=eps, trials=args.trials, rng=audit_rng),
-            audit("gaussian-step", epsilon=eps, trials=args.trials, broken="noise-halved", rng=audit_rng),
-        ]
-    )
+    audits = [
+        audit("gaussian-step", epsilon=eps, trials=args.trials, rng=audit_rng),
+        audit("selection", epsilon=eps, trials=args.trials, rng=audit_rng),
+        audit("gaussian-step", epsilon=eps, trials=args.trials, broken="noise-halved", rng=audit_rng),
+    ]
+    print_audit(audits)
 
     _section("privacy-utility curve")
     from ..audits.tradeoff import sweep
@@ -156,5 +156,24 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"curve plot written to {png}")
     else:
         print("no plot: matplotlib is not installed (pip install 'dpbnsl[plot]')")
-    print(f"\ndemo finished in {time.perf_counter() - start:.0f} s")
+    seconds = time.perf_counter() - start
+    print(f"\ndemo finished in {seconds:.0f} s")
+    means = frame.groupby(["method", "epsilon"])[["shd", "tpr", "fdr"]].mean().reset_index()
+    set_json(
+        args,
+        {
+            "out": str(args.out),
+            "files": [str(p) for p, _ in files],
+            "dp_fed_sparse_bnsl": {
+                "shd": acc.shd,
+                "tpr": acc.tpr,
+                "fdr": acc.fdr,
+                "mb": dp.transcript.total_mb,
+                "privacy": privacy_json(dp),
+            },
+            "audits": [audit_json(a) for a in audits],
+            "curve": means.to_dict("records"),
+            "seconds": seconds,
+        },
+    )
     return 0

@@ -1,7 +1,9 @@
 """Files in and out of the CLI: data CSVs read and checked up front, outputs checked before any
 work and written all-or-nothing.
 
-Reading: a ``--data`` or ``--truth`` CSV is refused, with the file named, when it is missing, a
+Reading: ``-`` reads a CSV from standard input (spooled to a temporary file once, so it can be
+read twice); a file ending in ``.parquet`` or ``.pq`` is read as Parquet (needs pyarrow). A
+``--data`` or ``--truth`` file is refused, with the file named, when it is missing, a
 directory, unreadable, empty, header-only, has duplicate or empty column names (a pandas index
 written by ``to_csv()`` shows up as an unnamed first column), a non-numeric column, or a missing
 or non-finite value (named by data row and column).
@@ -38,6 +40,42 @@ __all__ = [
 ]
 
 
+_STDIN: list[tuple[object, Path]] = []  # (standard input object, its spooled copy)
+
+
+def _stdin_copy() -> Path:
+    """Standard input, copied once to a temporary file removed at exit."""
+    import atexit
+    import sys
+
+    for stream, copy in _STDIN:
+        if stream is sys.stdin:
+            return copy
+    fd, name = tempfile.mkstemp(prefix="dpbnsl-stdin-", suffix=".csv")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(sys.stdin.buffer.read())
+    _STDIN.append((sys.stdin, Path(name)))
+    atexit.register(Path(name).unlink, missing_ok=True)
+    return Path(name)
+
+
+def _read_parquet(path: Path, label: str) -> pd.DataFrame:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise CLIError(f"{label}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow's errors have no common base class
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CLIError(f"cannot read {label}: {first}") from None
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names) or any(not n.strip() for n in names):
+        raise CLIError(f"{label}: column names must be unique and non-empty; got {names}")
+    frame.columns = names
+    return frame.reset_index(drop=True)
+
+
 def _check_input(path: Path, what: str) -> None:
     if not path.exists():
         raise CLIError(f"{what} file {str(path)!r} does not exist")
@@ -49,17 +87,18 @@ def _check_input(path: Path, what: str) -> None:
         raise CLIError(f"{what} file {str(path)!r} is not readable (permission denied)")
 
 
-def _header(path: Path, what: str) -> list[str]:
+def _header(path: Path, what: str, shown: str | None = None) -> list[str]:
+    shown = shown or str(path)
     try:
         with open(path, newline="", encoding="utf-8-sig") as fh:
             row = next(csv.reader(fh), None)
     except UnicodeDecodeError:
-        raise CLIError(f"cannot read {what} file {str(path)!r}: it is not UTF-8 text") from None
+        raise CLIError(f"cannot read {what} file {shown!r}: it is not UTF-8 text") from None
     except (OSError, csv.Error) as exc:
-        raise CLIError(f"cannot read {what} file {str(path)!r}: {exc}") from None
+        raise CLIError(f"cannot read {what} file {shown!r}: {exc}") from None
     if row is None or not any(cell.strip() for cell in row):
         raise CLIError(
-            f"{what} file {str(path)!r} is empty (a header row of variable names and "
+            f"{what} file {shown!r} is empty (a header row of variable names and "
             f"at least one data row are needed)"
         )
     return row
@@ -71,15 +110,26 @@ def read_csv(
     """Read one CSV of numbers with a header row; refuse, naming ``what`` and the file, anything
     a learner could not use as it is. ``index=True`` takes the first column as row labels
     (``--truth`` matrices may carry them); ``"auto"`` does when the first header cell is empty
-    (as pandas writes an index) or the first column is not numeric."""
-    _check_input(path, what)
-    header = _header(path, what)
-    if index == "auto":
-        index = _labelled(path, header)
-    names = header[1:] if index else header
+    (as pandas writes an index) or the first column is not numeric. ``-`` is standard input;
+    ``.parquet`` / ``.pq`` files are Parquet."""
     label = f"{what} file {str(path)!r}" + (
         f" (participant {participant})" if participant is not None else ""
     )
+    shown = str(path)
+    if shown == "-":
+        shown = "<stdin>"
+        label = f"{what} file '<stdin>'" + (
+            f" (participant {participant})" if participant is not None else ""
+        )
+        path = _stdin_copy()
+    else:
+        _check_input(path, what)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return _check_frame(_read_parquet(path, label), label, index=False)
+    header = _header(path, what, shown)
+    if index == "auto":
+        index = _labelled(path, header)
+    names = header[1:] if index else header
     if any(not n.strip() for n in names):
         pos = next(i for i, n in enumerate(names) if not n.strip()) + (1 if index else 0)
         raise CLIError(
@@ -95,10 +145,17 @@ def read_csv(
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CLIError(f"cannot read {label}: {first}") from None
-    if len(frame) == 0:
-        raise CLIError(f"{label} has a header but no data rows")
     if not index and not frame.index.equals(pd.RangeIndex(len(frame))):
         raise CLIError(f"{label}: some data rows have more fields than the header has names")
+    return _check_frame(frame, label, index=bool(index))
+
+
+def _check_frame(frame: pd.DataFrame, label: str, *, index: bool) -> pd.DataFrame:
+    """Refuse an empty frame, a non-numeric column, or a missing or non-finite value."""
+    if len(frame) == 0 or frame.shape[1] == 0:
+        raise CLIError(
+            f"{label} has a header but no data rows" if len(frame) == 0 else f"{label} has no columns"
+        )
     for col in frame.columns:
         if not pd.api.types.is_numeric_dtype(frame[col]) or pd.api.types.is_bool_dtype(frame[col]):
             bad = frame[col][pd.to_numeric(frame[col], errors="coerce").isna() & frame[col].notna()]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..learners.hosted import HOSTED
-from .common import CLIError, count
+from .common import CLIError, add_json_option, count, set_json
 
 __all__ = ["add_flower_app_command"]
 
@@ -29,6 +29,7 @@ def add_flower_app_command(
         "--protocol", choices=sorted(HOSTED), default="fed-bnsl", help="the run config's default protocol"
     )
     p.add_argument("--participants", type=count(1, 10_000), default=2, help="the run config's default P")
+    add_json_option(p)
     p.set_defaults(handler=_flower_app)
 
 
@@ -41,4 +42,14 @@ def _flower_app(args: argparse.Namespace) -> int:
         raise CLIError(str(exc).splitlines()[0]) from None
     root = write_app(args.directory, protocol=args.protocol, participants=args.participants)
     print(f"Flower App written to {root}; submit it with: flwr run {root} <connection> --run-config '...'")
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    set_json(
+        args,
+        {
+            "directory": str(root),
+            "protocol": args.protocol,
+            "participants": args.participants,
+            "files": files,
+        },
+    )
     return 0

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..simulation import simulate
-from .common import MAX_SEED, CLIError, count
+from .common import MAX_SEED, CLIError, add_json_option, count, set_json
 from .files import check_output_dir, write_files
 
 __all__ = ["add_simulate_command"]
@@ -53,6 +53,7 @@ def add_simulate_command(
         help="overwrite the files of an earlier simulation in --out (and remove its "
         "participant files beyond --participants)",
     )
+    add_json_option(sim)
     sim.set_defaults(handler=_simulate)
 
 
@@ -111,5 +112,18 @@ def _simulate(args: argparse.Namespace) -> int:
         f"wrote {len(data.participants)} participant files, true_graph.csv and true_weights.csv "
         f"to {args.out} ({int(np.count_nonzero(data.B_true))} true edges)"
         + (f"; removed {len(stale)} participant file(s) of an earlier simulation" if stale else "")
+    )
+    set_json(
+        args,
+        {
+            "out": str(args.out),
+            "files": [str(p) for p, _ in files],
+            "d": args.d,
+            "n": args.n,
+            "participants": len(data.participants),
+            "true_edges": int(np.count_nonzero(data.B_true)),
+            "removed": [str(p) for p in stale],
+            "seed": args.seed,
+        },
     )
     return 0

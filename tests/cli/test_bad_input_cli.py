@@ -73,9 +73,12 @@ def files(tmp_path_factory) -> dict[str, str]:
     truth[0, 1] = truth[1, 2] = 1
     frame("truth.csv", pd.DataFrame(truth, index=cols, columns=cols))
     frame("truth_rect.csv", pd.DataFrame(np.zeros((D, D - 1)), index=cols, columns=cols[:-1]))
-    cyclic = truth.copy()
-    cyclic[2, 0] = 1
-    frame("truth_cyclic.csv", pd.DataFrame(cyclic, index=cols, columns=cols))
+    two_cycle = truth.copy()  # a 3-cycle is a valid (cyclic) reference; a 2-cycle is not
+    two_cycle[1, 0] = 1
+    frame("truth_2cycle.csv", pd.DataFrame(two_cycle, index=cols, columns=cols))
+    loop = truth.copy()
+    loop[3, 3] = 1
+    frame("truth_loop.csv", pd.DataFrame(loop, index=cols, columns=cols))
     tnan = truth.copy()
     tnan[0, 3] = np.nan
     frame("truth_nan.csv", pd.DataFrame(tnan, index=cols, columns=cols))
@@ -194,7 +197,11 @@ CASES = {
         [*LEARN, "--truth", "{truth_rect.csv}", "--out", "{out}"],
         "must be a square matrix",
     ),
-    "truth cyclic": ([*LEARN, "--truth", "{truth_cyclic.csv}", "--out", "{out}"], "is not a DAG"),
+    "truth 2-cycle": ([*LEARN, "--truth", "{truth_2cycle.csv}", "--out", "{out}"], "has the 2-cycle"),
+    "truth self-loop": ([*LEARN, "--truth", "{truth_loop.csv}", "--out", "{out}"], "has a self-loop on"),
+    "json with out -": ([*LEARN, "--json", "--out", "-"], "--json prints on stdout"),
+    "stdin twice": (["learn", "--data", "-", "--truth", "-"], "cannot both read stdin"),
+    "out-dir a file": ([*LEARN, "--out-dir", "{truth.csv}"], "exists and is not a directory"),
     "truth nan": ([*LEARN, "--truth", "{truth_nan.csv}", "--out", "{out}"], "missing value"),
     "truth wrong size": (
         [*LEARN, "--truth", "{truth_big.csv}", "--out", "{out}"],
