@@ -44,8 +44,9 @@ def _commands():
     for page in PAGES:
         for block in BASH_BLOCK.findall(page.read_text(encoding="utf-8")):
             for line in block.splitlines():
-                for part in line.split("#", 1)[0].split("&&"):
+                for part in re.split(r"&&|\|", line.split("#", 1)[0]):  # commands of a pipeline too
                     argv = shlex.split(part)
+                    argv = argv[: argv.index(">")] if ">" in argv else argv  # not the redirection
                     if argv[:1] == ["dpbnsl"] and "--help" not in argv:
                         yield pytest.param(argv[1:], id=f"{_name(page)}:{shlex.join(argv)[:60]}")
 
