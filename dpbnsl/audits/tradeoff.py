@@ -14,6 +14,7 @@ for the setting that produced it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -58,8 +59,9 @@ COLUMNS = (
     "nnz",
     "comm_mb",
     "seconds",
+    "versions",
 )
-KEY, METRICS = COLUMNS[:10], COLUMNS[10:]
+KEY, METRICS = COLUMNS[:10], COLUMNS[10:-1]
 _DTYPES = {
     "epsilon": float,
     "delta": float,
@@ -76,7 +78,7 @@ _DTYPES = {
     "comm_mb": float,
     "seconds": float,
 }
-_TEXT = {"method": str, "graph": str, "options": str}  # read back as text, never as numbers
+_TEXT = {"method": str, "graph": str, "options": str, "versions": str}  # read back as text, never as numbers
 _SETTING = ("graph", "edges_per_node", "options")  # what CSVs of earlier versions lack
 _RESERVED = ("epsilon", "delta", "rng", "local")
 #: The learners a sweep runs: the linear family's, except the oracles (the sweep simulates linear
@@ -190,6 +192,14 @@ def _check_options(method_options: Mapping[str, Mapping[str, Any]] | None) -> di
     return out
 
 
+@functools.cache
+def _versions() -> str:
+    """The versions a row was computed with, e.g. ``"dpbnsl 0.1.0; numpy 2.4.6; …"``."""
+    from ..bundle import versions
+
+    return "; ".join(f"{k} {v}" for k, v in versions().items())
+
+
 def _run_task(task: _Task) -> dict:
     """Simulate the data of ``task``, run its learner, return its row (runs in worker processes)."""
     entry = _entry(task.method)
@@ -222,6 +232,7 @@ def _run_task(task: _Task) -> dict:
         nnz=acc.nnz,
         comm_mb=comm,
         seconds=seconds,
+        versions=_versions(),
     )
 
 
@@ -237,7 +248,12 @@ def _read_csv(path: Path) -> pd.DataFrame | None:
     if header != COLUMNS:
         missing, extra = [c for c in COLUMNS if c not in header], [c for c in header if c not in COLUMNS]
         what = f"missing {missing}, unexpected {extra}" if missing or extra else "another order"
-        if set(missing) == set(_SETTING) and not extra:
+        if missing == ["versions"] and not extra:
+            what += (
+                ": a CSV from before rows recorded the package versions; add an empty "
+                "'versions' column, or start a new CSV"
+            )
+        if set(missing) - {"versions"} == set(_SETTING) and not extra:
             what += (
                 ": a CSV from before the sweep recorded its setting; add these columns with "
                 "the values that produced its rows"

@@ -53,6 +53,7 @@ def test_table_shape_and_contents(base):
     f = base.frame
     assert isinstance(base, SweepResult) and (base.computed, base.skipped) == (6, 0)
     assert tuple(f.columns) == COLUMNS and len(f) == 6
+    assert f["versions"].str.startswith("python ").all() and f["versions"].str.contains("; dpbnsl ").all()
     nonprivate = f[f["method"] == "fed-sparse-bnsl"]
     assert nonprivate["epsilon"].tolist() == [math.inf] * 2 and (nonprivate["delta"] == 0).all()
     private = f[f["method"] == "dp-fed-sparse-bnsl"]
@@ -138,7 +139,7 @@ def test_executor_is_validated_before_any_work():
         (",".join(c for c in COLUMNS if c != "comm_mb") + "\n", r"missing \['comm_mb'\]"),
         (
             "method,epsilon,delta,d,P,n_k,seed,shd,tpr,fdr,f1,nnz,comm_mb,seconds\n",
-            r"missing \['graph', 'edges_per_node', 'options'\].*before the sweep recorded its setting",
+            r"missing \['graph', 'edges_per_node', 'options', 'versions'\].*before the sweep recorded its setting",
         ),
         (",".join(COLUMNS[::-1]) + "\n", "another order"),
         (",".join(COLUMNS) + ",extra\n", r"unexpected \['extra'\]"),
