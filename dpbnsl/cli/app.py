@@ -424,7 +424,7 @@ def _report(
 
 def learn_document(result: LearnResult, truth: pd.DataFrame | None, *, participants: int) -> dict:
     """The JSON summary of a learning run (``learn --json``, and a bundle's summary)."""
-    names = result._names()
+    names = result.names
     doc: dict = {
         "method": result.method,
         "participants": participants,

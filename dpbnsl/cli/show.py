@@ -102,7 +102,7 @@ def _print(bundle: Bundle, doc: dict[str, Any]) -> None:
         rounds = f", {res['rounds']} rounds" if res["rounds"] else ""
         mb = f", {res['communication_mb']:.3f} MB" if res["communication_mb"] is not None else ""
         print(f"{r.method}: d = {res['d']}, {res['n_edges']} edges{rounds}{mb}")
-        names = r._names()
+        names = r.names
         edges = [f"{names[i]} -> {names[j]} ({r.W[i, j]:.3g})" for i, j in zip(*np.nonzero(r.W))]
         print("edges: " + ("; ".join(edges) if edges else "none"))
         print(f"privacy: {r.privacy}" if r.privacy is not None else "privacy: none (not a private run)")

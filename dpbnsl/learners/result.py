@@ -113,7 +113,7 @@ class LearnResult:
 
     def to_frame(self, *, raw: bool = False) -> pd.DataFrame:
         """The (raw or thresholded) weights as a DataFrame labelled by variable names."""
-        names = self._names()
+        names = self.names
         return pd.DataFrame(np.array(self.W_raw if raw else self.W), index=names, columns=names)
 
     def save(self, path: str | os.PathLike[str], *, truth: Any = None, overwrite: bool = False) -> Path:
@@ -153,7 +153,7 @@ class LearnResult:
         see :func:`dpbnsl.graph_export.to_networkx`)."""
         from ..graph_export import to_networkx
 
-        return to_networkx(self.W, names=self._names(), weights=weights)
+        return to_networkx(self.W, names=self.names, weights=weights)
 
     def to_dot(self, *, truth: Any = None, weights: bool = False, title: str | None = None) -> str:
         """Graphviz DOT text of the learned graph (its CPDAG's undirected edges for
@@ -162,7 +162,7 @@ class LearnResult:
         from ..graph_export import to_dot
 
         return to_dot(
-            self.W, names=self._names(), truth=truth, cpdag=self.cpdag, weights=weights, title=title
+            self.W, names=self.names, truth=truth, cpdag=self.cpdag, weights=weights, title=title
         )
 
     def to_causallearn(self) -> np.ndarray:
@@ -170,9 +170,11 @@ class LearnResult:
         (see :func:`dpbnsl.graph_export.to_causallearn`)."""
         from ..graph_export import to_causallearn
 
-        return to_causallearn(self.cpdag if self.cpdag is not None else self.W, names=self._names())
+        return to_causallearn(self.cpdag if self.cpdag is not None else self.W, names=self.names)
 
-    def _names(self) -> list[str]:
+    @property
+    def names(self) -> list[str]:
+        """The variable names: ``columns``, or ``X0`` … ``X{d-1}`` when the input had none."""
         return list(self.columns) if self.columns else [f"X{i}" for i in range(self.W.shape[0])]
 
     def __repr__(self) -> str:
