@@ -25,15 +25,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._codec import CodecError, decode, encode
 
-if TYPE_CHECKING:
-    from .learners.result import LearnResult
+#: a :class:`~dpbnsl.learners.LearnResult` (not imported here: ``LearnResult.save`` imports this
+#: module, and the package's import graph has no cycle)
+LearnResult = Any
 
 __all__ = ["Bundle", "BundleError", "read_bundle", "versions", "write_bundle"]
 
