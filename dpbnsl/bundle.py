@@ -4,7 +4,8 @@ A bundle holds ``bundle.json`` (what the run was: its kind — ``"learn"``, ``"a
 ``"audit"`` —, the creation time, the package and dependency versions, the command line when there
 was one, a JSON summary, and for a learning run the whole :class:`~dpbnsl.learners.LearnResult`),
 ``arrays.npz`` (every array, bit for bit), and human-readable copies: ``W.csv`` and ``W_raw.csv``
-labelled by variable name, ``history.csv``, ``privacy.json`` (the privacy statement and one ledger
+labelled by variable name, ``history.csv``, ``transcript.csv`` (one row per message: round,
+sender, receiver, kind, size), ``privacy.json`` (the privacy statement and one ledger
 per participant), ``truth.csv`` when the truth was given, and one CSV per table of an attack or
 audit. Only ``bundle.json`` and ``arrays.npz`` are read back; the rest is for people and other
 tools.
@@ -214,6 +215,8 @@ def _write_readable(
         result.to_frame().to_csv(root / "W.csv")
         result.to_frame(raw=True).to_csv(root / "W_raw.csv")
         result.history.to_csv(root / "history.csv", index=False)
+        if result.transcript is not None:  # the message index (the payloads are in arrays.npz)
+            result.transcript.to_frame().to_csv(root / "transcript.csv", index=False)
         if result.privacy is not None or result.ledger is not None:
             privacy = {
                 "statement": None if result.privacy is None else str(result.privacy),

@@ -111,8 +111,10 @@ def test_bundle_files_for_people_and_other_tools(data, tmp_path):
         "bundle.json",
         "history.csv",
         "privacy.json",
+        "transcript.csv",
         "truth.csv",
     ]
+    assert len(pd.read_csv(out / "transcript.csv")) == len(result.transcript)
     W = pd.read_csv(out / "W.csv", index_col=0)
     assert list(W.columns) == [f"X{i}" for i in range(6)] and np.array_equal(W.to_numpy(), result.W)
     privacy = json.loads((out / "privacy.json").read_text())
