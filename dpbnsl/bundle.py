@@ -172,6 +172,9 @@ def write_bundle(
         raise BundleError(f"cannot write the bundle: {exc}") from None
     tmp = Path(tempfile.mkdtemp(prefix=".dpbnsl-bundle-", dir=out.absolute().parent))
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's 0700 would hide the bundle from the group
         (tmp / MANIFEST).write_text(text, encoding="utf-8")
         np.savez(tmp / ARRAYS, **arrays)  # type: ignore[arg-type]
         _write_readable(tmp, result, truth_frame, tables, summary)

@@ -1,5 +1,10 @@
 """Privacy–utility figures from a sweep table (:func:`~dpbnsl.audits.tradeoff.sweep`).
 
+Each point of a curve is the **median** over the seeds, and its band spans the seeds' **25th to
+75th percentiles** (the interquartile range, :data:`BAND`): both are values the metric can take, so
+a band never leaves the metric's range (no SHD below 0 or TPR above 1, as mean ± std gave) and one
+unlucky seed does not widen it. :func:`band_limits` computes them.
+
 matplotlib is an optional extra (``pip install "dpbnsl[plot]"``); it is imported only when a figure
 is drawn, through its object-oriented API on an Agg canvas, so plotting never changes the caller's
 pyplot backend or state and never opens a window.
@@ -16,15 +21,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
-from .tradeoff import METRICS, SweepResult, summarize
+from .._validation import ArrayLike, check_choice
+from .tradeoff import METRICS, SweepResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-__all__ = ["plot_tradeoff"]
+__all__ = ["plot_tradeoff", "band_limits", "BAND"]
+
+#: The quantiles of the seeds a band spans: the interquartile range (the line is the median).
+BAND = (0.25, 0.75)
+#: What the figure says the lines and bands are.
+BAND_NOTE = "lines: median over seeds; bands: 25th–75th percentile of the seeds (interquartile range)"
 
 _X = ("epsilon", "d", "P", "n_k")
 _FORMATS = (".png", ".svg")
@@ -87,9 +97,58 @@ def _fixed(frame: pd.DataFrame, x: str) -> dict:
     return fixed
 
 
-def _band(ax: Axes, xs: np.ndarray, mean: np.ndarray, std: np.ndarray, **style: Any) -> None:
-    ax.plot(xs, mean, **style)
-    ax.fill_between(xs, mean - std, mean + std, color=style["color"], alpha=0.2, linewidth=0)
+def band_limits(values: ArrayLike, quantiles: tuple[float, float] = BAND) -> tuple[float, float, float]:
+    """The median of ``values`` and the band drawn around it: their ``quantiles``.
+
+    Quantiles interpolate linearly between the sorted values, so ``min ≤ low ≤ median ≤ high ≤ max``:
+    the band stays inside the range of the data (and so of the metric). NaN values (a metric a run
+    did not produce) are ignored; with none left, all three are NaN.
+
+    Parameters
+    ----------
+    values : array-like of float
+        One metric over the seeds of one point of a curve.
+    quantiles : (float, float), default BAND = (0.25, 0.75)
+        The lower and upper quantile, ``0 ≤ low ≤ 0.5 ≤ high ≤ 1``.
+
+    Returns
+    -------
+    (median, low, high) : tuple of float
+
+    Examples
+    --------
+    >>> band_limits([0, 0, 3])                 # SHD of three seeds: mean − std would be −0.73
+    (0.0, 0.0, 1.5)
+    >>> band_limits([1.0, 1.0, 0.0, float("nan")])  # TPR: mean + std would be 1.24
+    (1.0, 0.5, 1.0)
+    """
+    if not (isinstance(quantiles, Sequence) and len(quantiles) == 2):
+        raise TypeError(f"`quantiles` must be a pair (low, high); got {quantiles!r}")
+    lo_q, hi_q = quantiles
+    if not (0.0 <= lo_q <= 0.5 <= hi_q <= 1.0):
+        raise ValueError(f"`quantiles` must satisfy 0 ≤ low ≤ 0.5 ≤ high ≤ 1; got {quantiles!r}")
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    median, low, high = np.quantile(v, [0.5, lo_q, hi_q])
+    return float(median), float(low), float(high)
+
+
+def _bands(rows: pd.DataFrame, by: list[str], metric: str) -> pd.DataFrame:
+    """Per group of ``by`` (in order of appearance): the metric's ``median``, ``low`` and ``high``."""
+    out = []
+    for key, part in rows.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        out.append((*key, *band_limits(part[metric].to_numpy(float))))
+    return pd.DataFrame(out, columns=[*by, "median", "low", "high"])
+
+
+def _band(
+    ax: Axes, xs: np.ndarray, centre: np.ndarray, low: np.ndarray, high: np.ndarray, **style: Any
+) -> None:
+    ax.plot(xs, centre, **style)
+    ax.fill_between(xs, low, high, color=style["color"], alpha=0.2, linewidth=0)
 
 
 def plot_tradeoff(
@@ -102,7 +161,9 @@ def plot_tradeoff(
     log_x: bool = True,
     title: str | None = None,
 ) -> Path:
-    """Draw mean ± std (over seeds) of sweep metrics, one panel per metric, and save it.
+    """Draw sweep metrics over seeds, one panel per metric, and save it: each point is the median
+    over the seeds and its band their interquartile range (25th to 75th percentile; see
+    :func:`band_limits`), which stays inside the metric's range.
 
     Parameters
     ----------
@@ -168,16 +229,15 @@ def plot_tradeoff(
         for method in methods:
             rows = frame[frame["method"] == method]
             if x == "epsilon" and not np.isfinite(rows["epsilon"]).any():
-                s = summarize(rows, by="method", metrics=metric).iloc[0]
-                mean, std = s[f"{metric}_mean"], np.nan_to_num(s[f"{metric}_std"])
+                median, low, high = band_limits(rows[metric].to_numpy(float))
                 color = next(colors)
-                ax.axhline(mean, linestyle="--", color=color, label=f"{method} (non-private)")
-                ax.axhspan(mean - std, mean + std, color=color, alpha=0.1, linewidth=0)
+                ax.axhline(median, linestyle="--", color=color, label=f"{method} (non-private)")
+                ax.axhspan(low, high, color=color, alpha=0.1, linewidth=0)
                 continue
             if x == "epsilon":
-                series = [(method, "-", summarize(rows, by="epsilon", metrics=metric))]
+                series = [(method, "-", _bands(rows, ["epsilon"], metric))]
             else:  # one line per ε, the non-private one (ε = ∞) dashed
-                s = summarize(rows, by=["epsilon", x], metrics=metric)
+                s = _bands(rows, ["epsilon", x], metric)
                 series = [
                     (
                         method if not math.isfinite(e) else f"{method}, ε = {e:g}",
@@ -191,8 +251,9 @@ def plot_tradeoff(
                 _band(
                     ax,
                     part[x].to_numpy(float),
-                    part[f"{metric}_mean"].to_numpy(float),
-                    np.nan_to_num(part[f"{metric}_std"].to_numpy(float)),
+                    part["median"].to_numpy(float),
+                    part["low"].to_numpy(float),
+                    part["high"].to_numpy(float),
                     marker="o",
                     markersize=3,
                     label=label,
@@ -214,6 +275,7 @@ def plot_tradeoff(
         ),
         fontsize="medium",
     )
+    fig.supxlabel(BAND_NOTE, fontsize="x-small", color="0.35")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=path.suffix.lower()[1:], dpi=150)
     return path

@@ -48,8 +48,8 @@ def add_curve_command(
         formatter_class=formatter,
         help="privacy-utility sweep on simulated data",
         description="Run methods × ε × seeds (× d or × participants) on simulated data; append "
-        "one row per run to --out (a re-run skips finished rows) and draw mean ± std "
-        "bands with the non-private methods dashed.",
+        "one row per run to --out (a re-run skips finished rows) and draw the median over seeds "
+        "with a 25th-75th percentile band, the non-private methods dashed.",
     )
     p.add_argument(
         "--methods",

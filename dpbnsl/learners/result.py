@@ -161,9 +161,7 @@ class LearnResult:
         :func:`dpbnsl.graph_export.to_dot`)."""
         from ..graph_export import to_dot
 
-        return to_dot(
-            self.W, names=self.names, truth=truth, cpdag=self.cpdag, weights=weights, title=title
-        )
+        return to_dot(self.W, names=self.names, truth=truth, cpdag=self.cpdag, weights=weights, title=title)
 
     def to_causallearn(self) -> np.ndarray:
         """The learned graph (the CPDAG when there is one) in causal-learn's endpoint encoding

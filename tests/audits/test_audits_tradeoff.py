@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import dpbnsl.audits.tradeoff as tradeoff
-from dpbnsl.audits.plots import plot_tradeoff
+from dpbnsl.audits.plots import BAND, band_limits, plot_tradeoff
 from dpbnsl.audits.tradeoff import COLUMNS, METHODS, SweepResult, summarize, sweep
 
 FAST = {"rounds": 3, "local_iters": 3}
@@ -274,6 +274,73 @@ def test_plot_png_and_svg(base, tmp_path):
     svg = plot_tradeoff(base, path=tmp_path / "curve.SVG", y="f1", log_x=False, title="t")
     text = svg.read_text()
     assert "<svg" in text and "dp-fed-sparse-bnsl" in text
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_band_limits_stay_within_the_data(seed):
+    rng = np.random.default_rng(seed)
+    values = rng.choice([0.0, 1.0, 2.5, 7.0, np.nan], size=rng.integers(1, 9))
+    median, low, high = band_limits(values)
+    finite = values[~np.isnan(values)]
+    if finite.size == 0:
+        assert all(math.isnan(v) for v in (median, low, high))
+    else:
+        assert finite.min() <= low <= median <= high <= finite.max()
+        assert median == np.median(finite)
+        assert (low, high) == tuple(np.quantile(finite, BAND))
+
+
+def test_band_limits_validation():
+    assert band_limits([4.0]) == (4.0, 4.0, 4.0)
+    assert band_limits([0, 10], quantiles=(0.0, 1.0)) == (5.0, 0.0, 10.0)
+    with pytest.raises(
+        ValueError, match=r"`quantiles` must satisfy 0 ≤ low ≤ 0.5 ≤ high ≤ 1; got \(0.6, 0.9\)"
+    ):
+        band_limits([1, 2], quantiles=(0.6, 0.9))
+    with pytest.raises(TypeError, match="`quantiles` must be a pair"):
+        band_limits([1, 2], quantiles=0.5)
+
+
+def _figure(monkeypatch, *args, **kwargs):
+    """The figure plot_tradeoff draws (kept as it is saved)."""
+    from matplotlib.figure import Figure
+
+    kept = []
+    save = Figure.savefig
+
+    def keep(self, *a, **k):
+        kept.append(self)
+        return save(self, *a, **k)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    plot_tradeoff(*args, **kwargs)
+    return kept[0]
+
+
+@pytest.mark.parametrize("x", ["epsilon", "d"])
+def test_plot_bands_stay_inside_each_metric(base, tmp_path, monkeypatch, x):
+    """Three seeds per point whose SHD are 0, 0, 3 and TPR 1, 1, 0: mean ± std would draw SHD
+    below 0 and TPR above 1; the median and interquartile range stay at [0, 1.5] and [0.5, 1]."""
+    pytest.importorskip("matplotlib")
+    f = pd.concat([base.frame, base.frame[base.frame["seed"] == 0].assign(seed=2)], ignore_index=True)
+    f["shd"] = f["seed"].map({0: 0, 1: 0, 2: 3})
+    f["tpr"] = f["seed"].map({0: 1.0, 1: 1.0, 2: 0.0})
+    fig = _figure(monkeypatch, f, path=tmp_path / "c.png", x=x, y=["shd", "tpr"])
+    expected = {"SHD": (0.0, 0.0, 1.5), "TPR": (1.0, 0.5, 1.0)}
+    assert "median over seeds" in fig.get_supxlabel() and "25th–75th percentile" in fig.get_supxlabel()
+    for ax in fig.axes[:2]:
+        median, low, high = expected[ax.get_ylabel()]
+        bands = [c for c in ax.collections if len(c.get_paths())]
+        lines = [line for line in ax.lines if line.get_marker() == "o"]
+        assert len(bands) == len(lines) >= 1
+        for band, line in zip(bands, lines):
+            ys = np.concatenate([p.vertices[:, 1] for p in band.get_paths()])
+            assert ys.min() >= low - 1e-12 and ys.max() <= high + 1e-12
+            assert np.isclose(ys.min(), low) and np.isclose(ys.max(), high)
+            assert np.allclose(line.get_ydata(), median)
+        for span in ax.patches:  # the non-private method's band (x = "epsilon")
+            assert np.isclose(span.get_y(), low) and np.isclose(span.get_y() + span.get_height(), high)
+        assert len(ax.patches) == (1 if x == "epsilon" else 0)
 
 
 def test_plot_against_grid_column(base, tmp_path):

@@ -209,3 +209,22 @@ def test_non_finite_numbers_are_strict_json(capsys):
     # σ/Δ = 1e-300: ρ and ε overflow to ∞; strict JSON has no Infinity, so it is written as a string
     doc, _ = _json(["account", "--sigma", "1e-300", "--steps", "1", "--json"], capsys)
     assert doc["rho"] == "inf" and doc["epsilon"] == {"zcdp": "inf", "rdp": "inf", "pld": "inf"}
+
+
+def test_show_html_to_a_file_and_to_stdout(files, capsys):
+    tmp, paths, truth, _ = files
+    out = tmp / "run"
+    assert main(["learn", "--data", *paths, "--truth", truth, "--out-dir", str(out)]) == 0
+    capsys.readouterr()
+    page = tmp / "report.html"
+    doc, _ = _json(["show", str(out), "--html", str(page), "--json"], capsys)
+    text = page.read_text(encoding="utf-8")
+    assert doc["html"] == str(page) and text.startswith("<!DOCTYPE html>") and "fed-bnsl" in text
+    assert "<svg" in text and "http://" not in text.replace("http://www.w3.org/2000/svg", "")
+    assert main(["show", str(out), "--html", str(page)]) == 2  # no overwrite without --force
+    assert "already exists" in capsys.readouterr().err
+    assert main(["show", str(out), "--html", "-"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == text and "learn bundle" in captured.err
+    assert main(["show", str(tmp / "p0.csv")]) == 2
+    assert "is not a bundle" in capsys.readouterr().err
