@@ -53,12 +53,24 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _running(pid: int) -> bool:
+def _start_time(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot), None once it is gone: with the pid it
+    names one process, so a pid reused by an unrelated process is never taken for ours."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(")") + 2 :].split()[19])
+
+
+def _running(proc: tuple[int, int | None]) -> bool:
+    pid, start = proc
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat[stat.rfind(")") + 2] != "Z"
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[0] != "Z" and int(fields[19]) == start
 
 
 class Federation:
@@ -78,7 +90,7 @@ class Federation:
             PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
         )
         self.procs: dict[str, subprocess.Popen] = {}
-        self.seen: set[int] = set()
+        self.seen: set[tuple[int, int | None]] = set()  # (pid, start time)
         self._start(
             "superlink",
             "flower-superlink",
@@ -157,7 +169,7 @@ class Federation:
 
     def _note(self) -> None:
         for p in self.procs.values():
-            self.seen.update([p.pid, *_descendants(p.pid)])
+            self.seen.update((pid, _start_time(pid)) for pid in [p.pid, *_descendants(p.pid)])
 
     def close(self) -> list[int]:
         """End every process this federation started (and their children); returns those that
@@ -173,12 +185,18 @@ class Federation:
                 p.kill()
                 p.wait()
         end = time.monotonic() + 10
-        while time.monotonic() < end and any(_running(pid) for pid in self.seen):
+        while time.monotonic() < end and any(_running(proc) for proc in self.seen):
             time.sleep(0.1)
-        left = [pid for pid in self.seen if _running(pid)]
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        return left
+        left = [proc for proc in self.seen if _running(proc)]
+        for pid, _ in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + 10  # a killed process takes a moment to be gone
+        while time.monotonic() < end and any(_running(proc) for proc in left):
+            time.sleep(0.1)
+        return [pid for pid, _ in left]
 
 
 @pytest.fixture
@@ -197,7 +215,7 @@ def study(tmp_path):
         yield fed, app, paths
     finally:
         fed.close()
-        assert not any(_running(pid) for pid in fed.seen)  # every process started here has ended
+        assert not any(_running(proc) for proc in fed.seen)  # every process started here has ended
 
 
 def test_a_deployment_on_loopback_equals_the_learner(study, tmp_path):
