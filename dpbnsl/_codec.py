@@ -23,6 +23,17 @@ import pandas as pd
 __all__ = ["CodecError", "decode", "encode"]
 
 
+#: the classes a result may carry as tagged dataclasses: written by name, rebuilt only from this
+#: list (reading a file never imports or builds anything else)
+DATACLASSES = (
+    "dpbnsl.learners.result:LearnResult",
+    "dpbnsl.accounting.summary:PrivacySummary",
+    "dpbnsl.accounting.calibrate_pgcd:NoiseScales",
+    "dpbnsl.accounting.calibrate_pgcd:LaplaceScales",
+    "dpbnsl.metrics:Accuracy",
+)
+
+
 class CodecError(ValueError):
     """A value that cannot be written, or data that was not written by :func:`encode`."""
 
@@ -94,7 +105,7 @@ def encode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
         return {"$transcript": msgs}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         cls = type(value)
-        if not cls.__module__.startswith("dpbnsl.") or isinstance(value, (Dense, Sparse)):
+        if f"{cls.__module__}:{cls.__qualname__}" not in DATACLASSES or isinstance(value, (Dense, Sparse)):
             raise CodecError(f"cannot write a {cls.__module__}.{cls.__qualname__}")
         fields = {f.name: encode(getattr(value, f.name), arrays) for f in dataclasses.fields(value)}
         return {"$dataclass": {"type": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}}
@@ -168,17 +179,13 @@ def _decode_tagged(tag: str, body: Any, arrays: Mapping[str, np.ndarray]) -> Any
             msgs.append(Message(rnd, sender, receiver, kind, p))
         return Transcript(msgs)
     if tag == "$dataclass":
+        if body.get("type") not in DATACLASSES:
+            raise CodecError(f"refusing to build {body.get('type')!r}: not a class a result carries")
         module, _, name = str(body["type"]).partition(":")
-        if not module.startswith("dpbnsl."):
-            raise CodecError(f"refusing to build {body['type']!r}: not a dpbnsl class")
-        cls: Any = importlib.import_module(module)
-        for part in name.split("."):
-            cls = getattr(cls, part)
-        fields = {k: decode(v, arrays) for k, v in body["fields"].items()}
-        init = {f.name for f in dataclasses.fields(cls) if f.init}
-        obj = cls(**{k: v for k, v in fields.items() if k in init})
-        for k, v in fields.items():  # non-init fields (none today): set as written
-            if k not in init:
-                object.__setattr__(obj, k, v)
-        return obj
+        cls: Any = getattr(importlib.import_module(module), name)
+        fields = {k: decode(v, arrays) for k, v in dict(body["fields"]).items()}
+        declared = {f.name for f in dataclasses.fields(cls) if f.init}
+        if not set(fields) <= declared:
+            raise CodecError(f"{name} has no fields {sorted(set(fields) - declared)}")
+        return cls(**fields)
     raise CodecError(f"unknown tag {tag!r}")

@@ -121,9 +121,23 @@ def check_bundle_dir(path: str | os.PathLike[str], *, overwrite: bool = False, w
                 raise BundleError(
                     f"`{what}` = {str(path)!r} exists and is not empty (overwrite to replace it)"
                 )
-            if not (out / MANIFEST).is_file():
+            if not _is_bundle(out):
                 raise BundleError(f"`{what}` = {str(path)!r} is not a bundle: refusing to replace it")
+            here = Path.cwd().resolve()
+            if out.resolve() == here or out.resolve() in here.parents:
+                raise BundleError(
+                    f"`{what}` = {str(path)!r} is the working directory or holds it: refusing to replace it"
+                )
     return out
+
+
+def _is_bundle(path: Path) -> bool:
+    """Whether ``path`` holds a dpbnsl bundle manifest (not merely a file of that name)."""
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") == FORMAT
 
 
 def write_bundle(
@@ -178,12 +192,24 @@ def write_bundle(
         (tmp / MANIFEST).write_text(text, encoding="utf-8")
         np.savez(tmp / ARRAYS, **arrays)  # type: ignore[arg-type]
         _write_readable(tmp, result, truth_frame, tables, summary)
-        if out.exists():
-            shutil.rmtree(out)
-        os.rename(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    # replace: the old bundle is moved aside, the new one renamed in, then the old one removed
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=".dpbnsl-old-", dir=out.absolute().parent))
+        os.rename(out, old / "bundle")
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        if old is not None:
+            os.rename(old / "bundle", out)
+            shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
     return out
 
 
@@ -254,16 +280,36 @@ def read_bundle(path: str | os.PathLike[str]) -> Bundle:
         with np.load(root / ARRAYS, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         command = manifest.get("command")
-        return Bundle(
+        bundle = Bundle(
             kind=str(manifest["kind"]),
             created=str(manifest["created"]),
             versions=dict(manifest["versions"]),
-            command=None if command is None else tuple(command),
+            command=None if command is None else tuple(str(a) for a in command),
             summary=decode(manifest.get("summary") or {}, arrays),
             result=decode(manifest.get("result"), arrays),
             truth=decode(manifest.get("truth"), arrays),
-            tables={k: decode(v, arrays) for k, v in (manifest.get("tables") or {}).items()},
+            tables={str(k): decode(v, arrays) for k, v in (manifest.get("tables") or {}).items()},
             path=root,
         )
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise BundleError(f"{str(root)!r} is a damaged bundle: {exc}") from None
+    except Exception as exc:  # whatever a damaged or crafted file makes the decoder raise
+        raise BundleError(f"{str(root)!r} is a damaged bundle: {type(exc).__name__}: {exc}") from None
+    _check_contents(bundle, root)
+    return bundle
+
+
+def _check_contents(bundle: Bundle, root: Path) -> None:
+    """The decoded parts have the types their kind promises."""
+    problem = None
+    is_result = type(bundle.result).__name__ == "LearnResult"
+    if bundle.kind not in KINDS:
+        problem = f"unknown kind {bundle.kind!r}"
+    elif (bundle.kind == "learn") != is_result or (bundle.result is not None and not is_result):
+        problem = f"a {bundle.kind!r} bundle with result {type(bundle.result).__name__}"
+    elif bundle.truth is not None and not isinstance(bundle.truth, pd.DataFrame):
+        problem = f"truth is a {type(bundle.truth).__name__}"
+    elif not all(isinstance(t, pd.DataFrame) for t in bundle.tables.values()):
+        problem = "a table that is not a DataFrame"
+    elif not isinstance(bundle.summary, dict):
+        problem = f"summary is a {type(bundle.summary).__name__}"
+    if problem is not None:
+        raise BundleError(f"{str(root)!r} is a damaged bundle: {problem}")

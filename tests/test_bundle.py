@@ -8,6 +8,7 @@ import json
 import math
 import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -261,3 +262,62 @@ def test_reading_what_is_not_a_bundle(tmp_path):
     with pytest.raises(BundleError, match="is a 'audit' bundle, not a learning result"):
         LearnResult.load(audit)
     assert read_bundle(audit).tables["scores"].equals(pd.DataFrame({"a": [1.0]}))
+
+
+# --- crafted and mistaken paths (found by review) -------------------------------------------------
+
+
+def _craft(bundle_dir, **replace):
+    manifest = json.loads((bundle_dir / "bundle.json").read_text())
+    manifest.update(replace)
+    (bundle_dir / "bundle.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    "result, match",
+    [
+        ({"$dataclass": {"type": "dpbnsl.__main__:x", "fields": {}}}, "not a class a result carries"),
+        ({"$dataclass": {"type": "os:system", "fields": {}}}, "not a class a result carries"),
+        (
+            {"$dataclass": {"type": "dpbnsl.metrics:Accuracy", "fields": {"__dict__": {}}}},
+            r"has no fields \['__dict__'\]",
+        ),
+        ({"$tuple": [1, 2]}, "with result tuple"),
+        ({"$nothing": 1}, "unknown tag"),
+    ],
+)
+def test_a_crafted_bundle_builds_nothing_but_its_own_classes(result, match, tmp_path):
+    out = _small().save(tmp_path / "run")
+    _craft(out, result=result)
+    with pytest.raises(BundleError, match=match):
+        read_bundle(out)
+
+
+def test_a_crafted_kind_is_refused(tmp_path):
+    out = _small().save(tmp_path / "run")
+    _craft(out, kind="mystery")
+    with pytest.raises(BundleError, match="unknown kind 'mystery'"):
+        read_bundle(out)
+
+
+def test_overwrite_replaces_only_real_bundles_and_never_the_working_directory(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "bundle.json").write_text('{"name": "my package"}')  # someone else's bundle.json
+    (project / "src" / "precious.txt").write_text("keep")
+    with pytest.raises(BundleError, match="is not a bundle"):
+        _small().save(project, overwrite=True)
+    assert (project / "src" / "precious.txt").read_text() == "keep"
+    out = _small().save(tmp_path / "run")
+    (out / "notes.txt").write_text("mine")
+    monkeypatch.chdir(out)
+    for path in (".", str(out), str(tmp_path)):
+        if path == str(tmp_path):
+            monkeypatch.chdir(out)
+        with pytest.raises(BundleError):
+            _small().save(path, overwrite=True)
+    assert (out / "notes.txt").read_text() == "mine" and (out / "bundle.json").is_file()
+    monkeypatch.chdir(tmp_path)
+    assert _small().save("run", overwrite=True) == Path("run")  # a bundle elsewhere: replaced
+    assert not (out / "notes.txt").exists() and read_bundle(out).kind == "learn"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project", "run"]  # nothing left aside

@@ -83,6 +83,9 @@ LEAF_EVENTS = (
     SampledWithoutReplacementDpEvent,
 )
 _SAMPLED = (PoissonSampledDpEvent, SampledWithoutReplacementDpEvent)
+#: the neighbouring relations a ledger may state, and the one each sampled event amplifies under
+NEIGHBOURING = ("replace-one", "add-remove")
+SAMPLED_RELATION = {PoissonSampledDpEvent: "add-remove", SampledWithoutReplacementDpEvent: "replace-one"}
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class LedgerEntry:
         if not isinstance(self.label, str) or not self.label:
             raise TypeError(f"`label` must be a non-empty string; got {self.label!r}")
         _check_event(self.event)
-        check_int(self.count, "count", low=1)
+        object.__setattr__(self, "count", int(check_int(self.count, "count", low=1)))
 
 
 def merged(entry: LedgerEntry, count: int) -> LedgerEntry:
@@ -105,7 +108,7 @@ def merged(entry: LedgerEntry, count: int) -> LedgerEntry:
     out = object.__new__(LedgerEntry)
     object.__setattr__(out, "label", entry.label)
     object.__setattr__(out, "event", entry.event)
-    object.__setattr__(out, "count", entry.count + count)
+    object.__setattr__(out, "count", int(entry.count + count))
     return out
 
 
@@ -261,9 +264,10 @@ def _pld_epsilon(entries: Sequence[LedgerEntry], delta: float) -> float:
                 )
         try:
             acct.compose(e.event, e.count)
-        except (dp_accounting.UnsupportedEventError, ValueError) as exc:
+        except Exception as exc:  # dp-accounting's PLD fails in several ways at extreme noise
             raise UnsupportedEventError(
-                f"the 'pld' accountant cannot compose entry {e.label!r}: {exc}"
+                f"the 'pld' accountant cannot compose entry {e.label!r} ({type(exc).__name__}: "
+                f"{exc}); use accountant='rdp' or 'zcdp'"
             ) from None
     eps = float(acct.get_epsilon(delta))
     if math.isinf(eps):  # finite noise has finite ε: the accountant's tail truncation at work

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import attr
+import numpy as np
 from dp_accounting import dp_event
 from dp_accounting.dp_event import DpEvent
 
@@ -40,6 +41,8 @@ def event_to_dict(event: DpEvent) -> dict[str, Any]:
             value = event_to_dict(value)
         elif isinstance(value, (list, tuple)) and any(isinstance(v, DpEvent) for v in value):
             value = [event_to_dict(v) for v in value]
+        elif isinstance(value, np.generic):  # numpy parameters: JSON has Python numbers only
+            value = value.item()
         out[f.name] = value
     return out
 

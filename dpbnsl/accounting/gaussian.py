@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
 from scipy.special import log_ndtr
 
 from .._validation import check_int, check_real
@@ -29,23 +30,37 @@ __all__ = ["certified", "composed_mu", "gaussian_delta", "gaussian_epsilon"]
 _U = 2.0**-52  # unit roundoff of float64 (one ulp of 1)
 
 
-def _delta_and_error(mu: float, epsilon: float) -> tuple[float, float]:
-    """δ(ε) of μ-GDP and a bound on its relative floating-point error.
+def _terms(mu: float, epsilon: float) -> tuple[float, float, float, float]:
+    """(ln Φ(a), its error bound, x, the error bound of x) with a = μ/2 − ε/μ, b = −μ/2 − ε/μ and
+    x = ε + ln Φ(b) − ln Φ(a) ≤ 0, so that δ(ε) = Φ(a)·(1 − e^x).
 
-    Computed as Φ(a)·(1 − e^{ε + ln Φ(b) − ln Φ(a)}) with a = μ/2 − ε/μ and b = −μ/2 − ε/μ, in log
-    space (e^ε overflows long before δ underflows). The absolute error of the exponent is a few
-    ulps of its largest term; dividing by the exponent gives the relative error of 1 − e^x.
-    """
-    if mu == 0.0:
-        return 0.0, 0.0
+    In log space (e^ε overflows long before δ underflows). a and b are differences of terms as
+    large as μ/2 + ε/μ, so each is off by a few ulps of that; ln Φ has slope at most |t| + 1 at t,
+    which carries the error over; log_ndtr itself is good to a few ulps."""
     a, b = mu / 2.0 - epsilon / mu, -mu / 2.0 - epsilon / mu
     la, lb = float(log_ndtr(a)), float(log_ndtr(b))
-    x = epsilon + lb - la  # ≤ 0 in exact arithmetic
-    if x >= 0.0:
-        return 0.0, 0.0
-    delta = -math.exp(la) * math.expm1(x)
-    x_err = 16.0 * _U * (abs(epsilon) + abs(la) + abs(lb) + abs(a) ** 2 + abs(b) ** 2 + 1.0)
-    return delta, 16.0 * _U + x_err / abs(x)
+    e_ab = 4.0 * _U * (mu / 2.0 + epsilon / mu)
+    e_la = (abs(a) + 1.0) * e_ab + 32.0 * _U * (abs(la) + 1.0)
+    e_lb = (abs(b) + 1.0) * e_ab + 32.0 * _U * (abs(lb) + 1.0)
+    x = epsilon + lb - la
+    x_err = e_la + e_lb + 8.0 * _U * (epsilon + abs(la) + abs(lb))
+    return la, e_la, x, x_err
+
+
+def _log_delta_upper(mu: float, epsilon: float) -> float:
+    """An upper bound on ln δ(ε), floating-point error included (−∞ when δ(ε) = 0).
+
+    The true x lies within ``x_err`` of the computed one and 1 − e^x decreases in x, so
+    1 − e^{x − x_err} bounds 1 − e^x from above — also where cancellation leaves the computed x
+    at or above 0 (a tiny or a huge μ), where δ is then bounded, not taken as 0."""
+    if mu == 0.0:
+        return -math.inf
+    la, e_la, x, x_err = _terms(mu, epsilon)
+    low = x - x_err
+    if low >= 0.0:  # x ≥ x_err > 0 cannot hold in exact arithmetic beyond the error bound
+        return -math.inf
+    y = -math.expm1(low)  # in (0, 1], to within one ulp
+    return la + e_la + math.log(y) + 8.0 * _U
 
 
 def gaussian_delta(mu: float, epsilon: float) -> float:
@@ -64,13 +79,16 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
         return 0.0
     if math.isinf(m):
         return 1.0
-    return _delta_and_error(m, e)[0]
+    if m == 0.0:
+        return 0.0
+    la, _, x, _ = _terms(m, e)
+    return 0.0 if x >= 0.0 else -math.exp(la) * math.expm1(x)
 
 
 def certified(mu: float, epsilon: float, delta: float) -> bool:
-    """δ(ε) is at most ``delta`` even when inflated by its rounding-error bound."""
-    d, rel = _delta_and_error(mu, epsilon)
-    return d * (1.0 + rel) <= delta
+    """δ(ε) is at most ``delta`` even when inflated by its rounding-error bound (compared in log
+    space, so subnormal targets are exact too)."""
+    return _log_delta_upper(mu, epsilon) <= math.log(delta)
 
 
 def gaussian_epsilon(mu: float, delta: float) -> float:
@@ -123,14 +141,14 @@ def composed_mu(multipliers: Iterable[float], counts: Iterable[int] | None = Non
     cs = [1] * len(zs) if counts is None else [check_int(c, "count", low=0) for c in counts]
     if len(cs) != len(zs):
         raise ValueError(f"`counts` must have one count per multiplier; got {len(cs)} for {len(zs)}")
-    total = 0.0
-    for z, c in zip(zs, cs):
-        if c == 0 or math.isinf(z):
-            continue
-        if z == 0.0:
-            return math.inf
-        total += c * ((1.0 / z) / z)  # 1/z², overflowing to ∞ rather than underflowing z²
-    if total == 0.0:
+    live = [(z, c) for z, c in zip(zs, cs) if c > 0 and not math.isinf(z)]
+    if any(z == 0.0 for z, _ in live):
+        return math.inf
+    if not live:
         return 0.0
-    # a sum of n positive terms is exact to n·u relative; the square root halves it
-    return math.sqrt(total) * (1.0 + (len(zs) + 4) * _U)
+    # scaled by the smallest multiplier, so that 1/z² neither underflows nor overflows
+    m = min(z for z, _ in live)
+    total = sum(c * (m / z) * (m / z) for z, c in live)  # ≥ 1, exact to n·u relative
+    # the sum, the square root and the division add a few ulps: round up by (n + 8)·u
+    with np.errstate(over="ignore"):
+        return float(np.sqrt(total) / m * (1.0 + (len(live) + 8) * _U))

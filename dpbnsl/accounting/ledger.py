@@ -16,6 +16,8 @@ from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfCo
 from .._validation import check_choice, check_int, check_real
 from .compose import (
     ACCOUNTANTS,
+    NEIGHBOURING,
+    SAMPLED_RELATION,
     Accountant,
     LedgerEntry,
     UnsupportedEventError,
@@ -43,6 +45,11 @@ class PrivacyLedger:
     everything recorded plus the new event under ``accountant``, and raises
     :class:`BudgetExceededError` without recording when it exceeds the budget.
 
+    ``neighbouring`` (``"replace-one"`` or ``"add-remove"``; None: not stated) is the relation the
+    recorded releases are stated for. A sampled event amplifies under one relation only (Poisson:
+    add/remove-one; without replacement: replace-one), so a ledger that states its relation
+    refuses sampled events of the other. The private learners' ledgers state ``"replace-one"``.
+
     Examples
     --------
     >>> from dp_accounting import GaussianDpEvent
@@ -52,8 +59,17 @@ class PrivacyLedger:
     (0.5, True)
     """
 
-    def __init__(self, *, budget: tuple[float, float] | None = None, accountant: Accountant = "rdp") -> None:
+    def __init__(
+        self,
+        *,
+        budget: tuple[float, float] | None = None,
+        accountant: Accountant = "rdp",
+        neighbouring: str | None = None,
+    ) -> None:
         self.accountant = cast(Accountant, check_choice(accountant, "accountant", ACCOUNTANTS))
+        if neighbouring is not None:
+            check_choice(neighbouring, "neighbouring", NEIGHBOURING)
+        self.neighbouring = neighbouring
         if budget is not None:
             if not (isinstance(budget, Sequence) and len(budget) == 2):
                 raise TypeError(f"`budget` must be a pair (epsilon, delta); got {budget!r}")
@@ -83,8 +99,12 @@ class PrivacyLedger:
             if not isinstance(label, str) or not label:
                 raise TypeError(f"`label` must be a non-empty string; got {label!r}")
             count = check_int(count, "count", low=1)
-            self._record_all([(label, e, c) for e, c in flatten_event(event, count)])
+            leaves = flatten_event(event, count)
+            for e, _ in leaves:
+                self._check_relation(e)
+            self._record_all([(label, e, c) for e, c in leaves])
             return
+        self._check_relation(event)
         key = (label, event)
         try:
             i = self._index.get(key) if isinstance(label, str) else None
@@ -109,6 +129,14 @@ class PrivacyLedger:
             self._entries.append(entry)
         else:
             self._entries[i] = entry
+
+    def _check_relation(self, event: DpEvent) -> None:
+        needs = SAMPLED_RELATION.get(type(event))
+        if needs is not None and self.neighbouring is not None and needs != self.neighbouring:
+            raise UnsupportedEventError(
+                f"{type(event).__name__} amplifies privacy under {needs} neighbours, but this "
+                f"ledger's releases are stated for {self.neighbouring}: one ε cannot cover both"
+            )
 
     def _record_all(self, records: list[tuple[str, DpEvent, int]]) -> None:
         """Record several (label, event, count) at once: all of them, or none."""
@@ -199,6 +227,7 @@ class PrivacyLedger:
             {
                 "accountant": self.accountant,
                 "budget": self.budget,
+                "neighbouring": self.neighbouring,
                 "entries": [
                     {"label": e.label, "count": e.count, "event": event_to_dict(e.event)}
                     for e in self._entries
@@ -224,7 +253,11 @@ class PrivacyLedger:
         budget = data.get("budget")
         if budget is not None and not isinstance(budget, list):
             raise ValueError(f"`text`: 'budget' must be null or [epsilon, delta]; got {budget!r}")
-        ledger = cls(accountant=data["accountant"], budget=tuple(budget) if budget else None)
+        ledger = cls(
+            accountant=data["accountant"],
+            budget=tuple(budget) if budget else None,
+            neighbouring=data.get("neighbouring"),
+        )
         entries = data["entries"]
         if not isinstance(entries, list):
             raise ValueError(f"`text`: 'entries' must be a list; got {type(entries).__name__}")

@@ -17,7 +17,12 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import GaussianDpEvent, NeighboringRelation, ZCDpEvent
-from dp_accounting.dp_event import DpEvent, PoissonSampledDpEvent, SampledWithoutReplacementDpEvent
+from dp_accounting.dp_event import (
+    DpEvent,
+    LaplaceDpEvent,
+    PoissonSampledDpEvent,
+    SampledWithoutReplacementDpEvent,
+)
 from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS, RdpAccountant
 
 from .._validation import check_real
@@ -34,6 +39,8 @@ ORDERS = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, float), np.geo
 CLOSED_FORM = (GaussianDpEvent, ZCDpEvent, BoundedRangeDpEvent)
 #: dp-accounting's curves of sampled events are evaluated at orders up to this (see below)
 SAMPLED_MAX_ORDER = 4096.0
+#: a Laplace release of ε = 1/b beyond this is accounted as pure ε-DP at every order
+LAPLACE_MAX_EPSILON = 500.0
 _SAMPLED = (PoissonSampledDpEvent, SampledWithoutReplacementDpEvent)
 
 
@@ -112,6 +119,13 @@ class BoundedRangeRdpAccountant(RdpAccountant):
         if isinstance(event, CLOSED_FORM):
             if do_compose:
                 self._rdp = self._rdp + count * closed_form_rdp(event, self._orders)
+            return None
+        if isinstance(event, LaplaceDpEvent) and not event.noise_multiplier * LAPLACE_MAX_EPSILON > 1.0:
+            # pure ε-DP bounds every Rényi divergence by ε; dp-accounting's curve divides by b
+            # and overflows here (ε = 1/b ≥ 500; b = 0 is no noise)
+            if do_compose:
+                b = event.noise_multiplier
+                self._rdp = self._rdp + count * (math.inf if b == 0 else 1.0 / b)
             return None
         if isinstance(event, _SAMPLED):
             child = RdpAccountant(_coarse_orders(self._orders), self.neighboring_relation)

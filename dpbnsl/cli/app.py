@@ -390,6 +390,18 @@ def _report(
         )
     if "shd_cpdag" in doc:
         print(f"shd_cpdag={doc['shd_cpdag']}")
+    if args.out_dir is not None:  # first: encoding the bundle is what can still fail
+        write_bundle(
+            args.out_dir,
+            "learn",
+            result=result,
+            truth=truth,
+            summary=doc,
+            command=args.argv,
+            overwrite=args.force,
+        )
+        print(f"run bundle written to {args.out_dir} (read it with `dpbnsl show {args.out_dir}`)")
+        doc["bundle"] = str(args.out_dir)
     if args.out is not None and str(args.out) == STDIO:
         W.to_csv(args.stdout)
     elif args.out is not None:
@@ -407,18 +419,6 @@ def _report(
         if len(files) > 1:
             print(f"lagged weights written to {files[1][0]}")
         doc["files"] = [str(p) for p, _ in files]
-    if args.out_dir is not None:
-        write_bundle(
-            args.out_dir,
-            "learn",
-            result=result,
-            truth=truth,
-            summary=doc,
-            command=args.argv,
-            overwrite=args.force,
-        )
-        print(f"run bundle written to {args.out_dir} (read it with `dpbnsl show {args.out_dir}`)")
-        doc["bundle"] = str(args.out_dir)
     set_json(args, doc)
 
 

@@ -250,3 +250,75 @@ def test_gaussian_only_pld_has_no_cut_off_at_large_losses():
     eps = ledger.epsilon(DELTA, accountant="pld")
     assert math.isfinite(eps) and gaussian_delta(100.0, eps) <= DELTA
     assert eps < ledger.epsilon(DELTA, accountant="rdp")
+
+
+# --- extremes found by review: cancellation, subnormal targets, underflow ---------------------------
+
+# (μ, δ, the exact ε(δ)): computed once with mpmath at 200 digits by bisection on the exact profile
+EXACT = [
+    (1e-13, 1e-50, 1.2585160643683244e-12),
+    (1e-12, 1e-200, 2.91622288952946e-11),
+    (9.5e8, 3.5e-6, 4.5125000426900408e17),
+    (1.0, 1e-320, 38.673188874602451),
+    (1.0, 5e-324, 38.87183283249431),
+    (386699715.21240944, 7.870666601409325e-279, 74768348662895459.0),
+    (1.0, 1e-5, 4.3771780956815),
+]
+
+
+@pytest.mark.parametrize("mu, delta, exact", EXACT)
+def test_gaussian_epsilon_never_below_the_exact_value(mu, delta, exact):
+    eps = gaussian_epsilon(mu, delta)
+    # the float nearest to the exact ε may lie one ulp below it: allow that much, nothing more
+    assert eps >= exact * (1 - 4e-16)
+    if 1e-300 < delta and 1e-6 < mu < 1e3:
+        assert eps <= exact * (1 + 1e-9)  # and tight where the numerics allow it
+
+
+def test_composed_mu_does_not_underflow():
+    for z in (1e160, 3e161, 1e162, 1e300, 1e-300):
+        assert composed_mu([z]) * z >= 1.0
+    assert composed_mu([1e162, 1e162]) * 1e162 >= math.sqrt(2)
+
+
+@pytest.mark.parametrize("b", [0.0, 1e-320, 1e-300])
+def test_extreme_laplace_noise_is_infinite_or_refused_never_a_crash(b):
+    ledger = PrivacyLedger()
+    ledger.record("count", LaplaceDpEvent(b))
+    assert ledger.epsilon(DELTA, accountant="rdp") >= (math.inf if b < 1e-310 else 1e299)
+    assert ledger.epsilon(DELTA, accountant="zcdp") == math.inf
+    try:
+        assert ledger.epsilon(DELTA, accountant="pld") == math.inf
+    except UnsupportedEventError as exc:
+        assert "use accountant='rdp' or 'zcdp'" in str(exc)
+
+
+def test_numpy_parameters_write_plain_json():
+    ledger = PrivacyLedger()
+    ledger.record("g", GaussianDpEvent(np.float32(2.0)), count=np.int64(3))
+    ledger.record("w", SampledWithoutReplacementDpEvent(np.int64(1000), np.int64(10), GaussianDpEvent(1.0)))
+    again = PrivacyLedger.from_json(ledger.to_json())
+    assert again.epsilon(DELTA) == ledger.epsilon(DELTA) and type(again.entries[0].count) is int
+
+
+def test_a_ledger_that_states_its_relation_refuses_the_other_sampling():
+    ledger = PrivacyLedger(neighbouring="replace-one")
+    with pytest.raises(UnsupportedEventError, match="add-remove neighbours"):
+        ledger.record("sgd", SGD)
+    with pytest.raises(UnsupportedEventError, match="add-remove neighbours"):
+        ledger.record("sgd", ComposedDpEvent([GaussianDpEvent(1.0), SGD]))
+    assert len(ledger) == 0
+    ledger.record("wor", SampledWithoutReplacementDpEvent(1000, 10, GaussianDpEvent(1.0)))
+    assert PrivacyLedger.from_json(ledger.to_json()).neighbouring == "replace-one"
+    with pytest.raises(ValueError, match="`neighbouring`"):
+        PrivacyLedger(neighbouring="swap")
+
+
+def test_private_learners_state_their_relation(tmp_path):
+    from dpbnsl import dp_fed_bnsl, simulate
+
+    data = simulate(4, 200, participants=2, rng=0)
+    r = dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, rng=1)
+    assert all(g.neighbouring == "replace-one" for g in r.ledger)
+    with pytest.raises(UnsupportedEventError):
+        r.ledger[0].record("sgd", SGD, 100)

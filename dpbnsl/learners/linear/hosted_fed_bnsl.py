@@ -221,7 +221,9 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
         self.budget = None if budget is None else PrivacyLedger(budget=budget).budget
         self.params = dict(self.plan.hyper)
         self.schedule = schedule_of(self.params)
-        self.ledger = PrivacyLedger(accountant=ACCOUNTANT[self.settings.get("calibration", "tight")])
+        self.ledger = PrivacyLedger(
+            accountant=ACCOUNTANT[self.settings.get("calibration", "tight")], neighbouring="replace-one"
+        )
         self.repaired = False
         self.core = None
 

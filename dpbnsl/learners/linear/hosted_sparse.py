@@ -237,7 +237,7 @@ class DPFedSparseParticipant(_SparseParticipant):
         self.settings = dict(settings)
         self.budget = None if budget is None else PrivacyLedger(budget=budget).budget
         self.rng = rng
-        self.ledger = PrivacyLedger()
+        self.ledger = PrivacyLedger(neighbouring="replace-one")
         self.plan = plan
         self.W0: np.ndarray | None = None
 

@@ -182,7 +182,7 @@ def select_dp_fed_sparse_bnsl(
     # --- the runs, their scores, and the choice ---------------------------------------------------
     streams = as_generator(rng).spawn(len(cands) + 1)
     score_rngs = streams[-1].spawn(P)
-    ledgers = tuple(PrivacyLedger() for _ in range(P))
+    ledgers = tuple(PrivacyLedger(neighbouring="replace-one") for _ in range(P))
     messages: list[Message] = []
     rows, results, offset = [], [], 0
     N = sum(n_k)
