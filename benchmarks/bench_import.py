@@ -14,6 +14,11 @@ several-fold. The "eager" row imports ``dpbnsl.learners``, ``dpbnsl.metrics``,
 
 from __future__ import annotations
 
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # inherited by the children
+    os.environ.setdefault(_var, "1")
+
 import argparse
 import resource
 import statistics
