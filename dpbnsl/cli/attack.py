@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from ..attacks.report import ATTACKABLE, AttackReport, attack_report, population_covariance
-from ..bundle import check_bundle_dir, write_bundle
 from ..learners.admm import MAX_COUNT
 from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
@@ -26,7 +25,9 @@ from .common import (
     MAX_SEED,
     PRIVATE,
     CLIError,
+    add_bundle_options,
     add_json_option,
+    check_bundle_options,
     count,
     print_privacy,
     privacy_json,
@@ -35,6 +36,7 @@ from .common import (
     seed_warning,
     set_json,
     table,
+    write_run_bundle,
 )
 from .files import distinct_files, read_csv, same_columns
 
@@ -115,14 +117,7 @@ def add_attack_command(
         default=None,
         help="hidden column of attribute inference (default: the last)",
     )
-    p.add_argument(
-        "--out-dir",
-        type=Path,
-        default=None,
-        help="write a bundle of the attack here: its summary, the per-participant table and the "
-        "membership scores (read it with `dpbnsl show`)",
-    )
-    p.add_argument("--force", action="store_true", help="replace an existing --out-dir bundle")
+    add_bundle_options(p, "the attack: its summary, the per-participant table and the membership scores")
     add_json_option(p)
     p.set_defaults(handler=_attack)
 
@@ -204,10 +199,7 @@ def run_attack(args: argparse.Namespace) -> tuple[LearnResult, AttackReport]:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    if args.force and args.out_dir is None:
-        raise CLIError("--force applies only with --out-dir (it allows replacing that bundle)")
-    if args.out_dir is not None:
-        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
+    check_bundle_options(args)
     result, report = run_attack(args)
     assert result.transcript is not None  # every attackable protocol is federated
     d = result.W.shape[0]
@@ -235,15 +227,11 @@ def _attack(args: argparse.Namespace) -> int:
         "fpr": report.fpr,
         "table": report.table.to_dict("records"),
     }
-    if args.out_dir is not None:
-        write_bundle(
-            args.out_dir,
-            "attack",
-            tables={"participants": report.table, "membership_scores": report.scores},
-            summary={k: v for k, v in doc.items() if k != "table"},
-            command=args.argv,
-            overwrite=args.force,
-        )
-        print(f"attack bundle written to {args.out_dir}")
+    write_run_bundle(
+        args,
+        "attack",
+        tables={"participants": report.table, "membership_scores": report.scores},
+        summary={k: v for k, v in doc.items() if k != "table"},
+    )
     set_json(args, doc)
     return 0

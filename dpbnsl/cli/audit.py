@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,8 +16,16 @@ import pandas as pd
 from ..audits.game_base import MAX_TRIALS
 from ..audits.games import BROKEN, GAMES
 from ..audits.verdict import MIN_TRIALS, Audit, audit
-from ..bundle import check_bundle_dir, write_bundle
-from .common import MAX_SEED, CLIError, add_json_option, count, set_json, table
+from .common import (
+    MAX_SEED,
+    add_bundle_options,
+    add_json_option,
+    check_bundle_options,
+    count,
+    set_json,
+    table,
+    write_run_bundle,
+)
 from .executors import add_executor_options, executor
 
 __all__ = ["add_audit_command", "print_audit", "audit_json"]
@@ -59,13 +66,7 @@ def add_audit_command(
         jobs_help="parallel processes (for the whole-protocol games' seeded blocks "
         "of trials; the result does not depend on it)",
     )
-    p.add_argument(
-        "--out-dir",
-        type=Path,
-        default=None,
-        help="write a bundle of the audit here (read it with `dpbnsl show`)",
-    )
-    p.add_argument("--force", action="store_true", help="replace an existing --out-dir bundle")
+    add_bundle_options(p, "the audit")
     add_json_option(p)
     p.set_defaults(handler=_audit)
 
@@ -109,10 +110,7 @@ def audit_json(a: Audit) -> dict[str, Any]:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    if args.force and args.out_dir is None:
-        raise CLIError("--force applies only with --out-dir (it allows replacing that bundle)")
-    if args.out_dir is not None:
-        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
+    check_bundle_options(args)
     with executor(args) as pool:
         result = audit(
             args.mechanism,
@@ -131,15 +129,6 @@ def _audit(args: argparse.Namespace) -> int:
         f"(not a bound; meaningful for Gaussian releases only)."
     )
     doc = audit_json(result)
-    if args.out_dir is not None:
-        write_bundle(
-            args.out_dir,
-            "audit",
-            tables={"audit": pd.DataFrame([doc])},
-            summary=doc,
-            command=args.argv,
-            overwrite=args.force,
-        )
-        print(f"audit bundle written to {args.out_dir}")
+    write_run_bundle(args, "audit", tables={"audit": pd.DataFrame([doc])}, summary=doc)
     set_json(args, doc)
     return 0 if result.expected else 1

@@ -33,10 +33,51 @@ __all__ = [
     "jsonable",
     "privacy_json",
     "STDIO",
+    "add_bundle_options",
+    "check_bundle_options",
+    "write_run_bundle",
+    "format_accuracy",
 ]
 
 #: the file name that means standard input (where a file is read) or output (where one is written)
 STDIO = "-"
+
+
+def add_bundle_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--out-dir DIR`` (a bundle of ``what``, read with ``dpbnsl show``) and ``--force``."""
+    from pathlib import Path
+
+    parser.add_argument(
+        "--out-dir",
+        type=Path,
+        default=None,
+        help=f"write a bundle of {what} here (read it with `dpbnsl show`)",
+    )
+    parser.add_argument("--force", action="store_true", help="replace an existing --out-dir bundle")
+
+
+def check_bundle_options(args: argparse.Namespace) -> None:
+    """Refuse ``--force`` without ``--out-dir``, and an unusable ``--out-dir``, before any work."""
+    from ..bundle import check_bundle_dir
+
+    if args.force and args.out_dir is None:
+        raise CLIError("--force applies only with --out-dir (it allows replacing that bundle)")
+    if args.out_dir is not None:
+        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
+
+
+def write_run_bundle(args: argparse.Namespace, kind: str, **parts: Any) -> None:
+    """Write the bundle of ``--out-dir`` (when given) with the command line, and say where."""
+    from ..bundle import write_bundle
+
+    if args.out_dir is not None:
+        write_bundle(args.out_dir, kind, command=args.argv, overwrite=args.force, **parts)
+        print(f"{kind} bundle written to {args.out_dir}")
+
+
+def format_accuracy(accuracy: Mapping[str, Any]) -> str:
+    """``shd=3  tpr=0.875  …``: the metrics of ``count_accuracy(...).as_dict()`` on one line."""
+    return "  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in accuracy.items())
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,7 @@ from .common import (
     CLIError,
     add_json_option,
     count,
+    format_accuracy,
     jsonable,
     print_privacy,
     privacy_json,
@@ -322,11 +323,7 @@ def _report(
         print(f"communication: {doc['communication_mb']:.3f} MB")
     print_privacy(result)
     if "accuracy" in doc:
-        print(
-            "  ".join(
-                f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in doc["accuracy"].items()
-            )
-        )
+        print(format_accuracy(doc["accuracy"]))
     if "shd_cpdag" in doc:
         print(f"shd_cpdag={doc['shd_cpdag']}")
     if args.out_dir is not None:  # first: encoding the bundle is what can still fail

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..bundle import Bundle, read_bundle
 from ..metrics import count_accuracy
-from .common import STDIO, CLIError, add_json_option, jsonable, privacy_json, set_json, table
+from .common import STDIO, CLIError, add_json_option, format_accuracy, jsonable, privacy_json, set_json, table
 from .files import check_output_file, write_files
 
 __all__ = ["add_show_command"]
@@ -110,11 +110,7 @@ def _print(bundle: Bundle, doc: dict[str, Any]) -> None:
             print(f"participant {k} ledger:")
             print(ledger.summary().to_string(index=False))
         if "accuracy" in res:
-            print(
-                "  ".join(
-                    f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in res["accuracy"].items()
-                )
-            )
+            print(format_accuracy(res["accuracy"]))
     elif bundle.summary:
         for key, v in bundle.summary.items():
             if not isinstance(v, (list, dict)):

@@ -50,7 +50,8 @@ def _header(bundle: Bundle, title: str, kpis: list[tuple[str, str]], sections: l
 
 def _learn(bundle: Bundle) -> tuple[str, list[tuple[str, str]], list[str]]:
     result = bundle.result
-    assert result is not None
+    if result is None:  # read_bundle guarantees a result for a learning bundle
+        raise ValueError(f"the {bundle.kind!r} bundle has no learning result to show")
     kpis = [("nodes", str(result.W.shape[0])), ("edges", str(result.n_edges))]
     if len(result.history):
         kpis.append(("history rows", str(len(result.history))))

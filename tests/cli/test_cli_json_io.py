@@ -228,3 +228,37 @@ def test_show_html_to_a_file_and_to_stdout(files, capsys):
     assert captured.out == text and "learn bundle" in captured.err
     assert main(["show", str(tmp / "p0.csv")]) == 2
     assert "is not a bundle" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["show", "{tmp}/missing"], "is not a bundle"),
+        (["show", "{run}", "--html", "{tmp}/page.txt"], "must end in .html or .htm"),
+        (["show", "{run}", "--force"], "--force applies only with --html FILE"),
+        (["show", "{run}", "--html", "{tmp}"], "must end in .html"),
+        (["show", "{run}", "--html", "-", "--json"], "--json prints on stdout"),
+        (["audit", "--mechanism", "gaussian-step", "--trials", "1000", "--force"], "--force applies only"),
+        (
+            ["audit", "--mechanism", "gaussian-step", "--trials", "1000", "--out-dir", "{tmp}/p0.csv"],
+            "not a directory",
+        ),
+        (["attack", "--method", "fed-bnsl", "--out-dir", "{run}"], "exists and is not empty"),
+        (
+            ["learn", "--data", "{tmp}/p0.csv", "--out-dir", "{tmp}/no/such/run"],
+            "parent directory does not exist",
+        ),
+        (["learn", "--data", "{tmp}/p0.csv", "--out-dir", "-"], "must name a directory"),
+        (["learn", "--data", "{tmp}/p0.csv", "--epsilon", "1e308", "--json"], "--epsilon does not apply"),
+    ],
+)
+def test_bad_input_for_the_new_options(argv, message, files, capsys):
+    tmp, paths, _, _ = files
+    run = tmp / "run"
+    assert main(["learn", "--data", *paths, "--out-dir", str(run)]) == 0
+    capsys.readouterr()
+    before = sorted(p.relative_to(tmp) for p in tmp.rglob("*"))
+    rc = main([a.format(tmp=tmp, run=run) for a in argv])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert sorted(p.relative_to(tmp) for p in tmp.rglob("*")) == before  # nothing written
