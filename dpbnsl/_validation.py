@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "as_generator",
@@ -136,7 +139,16 @@ def check_int(value: Any, name: str, *, low: int | None = None, high: int | None
     return v
 
 
+def _is_frame(X: object) -> bool:
+    """Whether ``X`` is a pandas DataFrame, without importing pandas (~0.25 s): no object can be
+    one before pandas is loaded."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(X, pandas.DataFrame)
+
+
 def _non_numeric_column(df: pd.DataFrame) -> str | None:
+    import pandas as pd
+
     for i in range(df.shape[1]):
         col = df.iloc[:, i]
         if not (pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)):
@@ -157,7 +169,7 @@ def as_float_matrix(
     """
     label = f"`{name}`{where}"
     names = None
-    if isinstance(X, pd.DataFrame):
+    if _is_frame(X):
         dup = X.columns[X.columns.duplicated()]
         if len(dup):
             raise ValueError(f"{label} has duplicate column names {sorted(map(str, set(dup)))}")
@@ -217,7 +229,11 @@ def as_participants(
     arrays : list of new float64 arrays of shape (n_k, d)
     columns : tuple of column names, or None when no participant is a DataFrame
     """
-    if isinstance(participants, (np.ndarray, pd.DataFrame)) or not isinstance(participants, Sequence):
+    if (
+        isinstance(participants, np.ndarray)
+        or _is_frame(participants)
+        or not isinstance(participants, Sequence)
+    ):
         raise TypeError(
             f"`{name}` must be a sequence (list or tuple) of (n_k, d) arrays or DataFrames, "
             f"one per participant; got {type(participants).__name__}"
@@ -229,7 +245,7 @@ def as_participants(
     for k, X in enumerate(participants):
         where = f" (participant {k})"
         arr = as_float_matrix(X, name, where=where, min_rows=0, min_cols=0)
-        if isinstance(X, pd.DataFrame):
+        if _is_frame(X):
             cols = tuple(str(c) for c in X.columns)
             if columns is None:
                 columns = cols

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import pandas as pd
 from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
 
 from .._validation import check_choice, check_int, check_real
@@ -27,6 +26,9 @@ from .compose import (
     merged,
 )
 from .events_json import event_from_dict, event_to_dict
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BudgetExceededError",
@@ -179,6 +181,8 @@ class PrivacyLedger:
     def summary(self) -> pd.DataFrame:
         """One row per label and event: event type, its parameter, total count and ρ (zCDP; NaN for
         sampled events, which have no zCDP bound)."""
+        import pandas as pd
+
         rows: dict[tuple[str, DpEvent], dict[str, Any]] = {}
         for e in self._entries:
             param, value = _parameter(e.event)

@@ -2,6 +2,10 @@
 
 Registered by :func:`dpbnsl.cli.build_parser`; errors reach :func:`dpbnsl.cli.main`, which prints
 them as one line and exits with status 2.
+
+The parsers need nothing beyond the standard library; the accounting (numpy, scipy, pandas and
+dp-accounting, most of these commands' run time) is imported by the handlers, so ``dpbnsl noise
+--help`` and argument errors stay instant.
 """
 
 from __future__ import annotations
@@ -10,24 +14,22 @@ import argparse
 from collections.abc import Callable
 from typing import Literal, cast
 
-from .._validation import check_int, check_real
-from ..learners.admm import MAX_COUNT
-from .common import CLIError, add_json_option, count, set_json
+from .common import COMMANDS, MAX_COUNT, CLIError, add_json_option, count, set_json
 from .common import table as _table
 
-__all__ = ["add_accounting_commands", "run_noise"]
+__all__ = ["add_noise_command", "add_account_command", "run_noise"]
 
 _NOISE_COLUMNS = ("method", "gumbel_multiplier", "gaussian_multiplier", "rho_per_step", "eps_zcdp", "eps_rdp")
 
 
-def add_accounting_commands(
+def add_noise_command(
     sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
 ) -> None:
-    """Add ``noise`` and ``account`` to the sub-parsers ``sub`` (each sets ``handler``)."""
+    """Add ``noise`` to the sub-parsers ``sub``."""
     noise = sub.add_parser(
         "noise",
         formatter_class=formatter,
-        help="noise multipliers of DP-PGCD for a target (ε, δ)",
+        help=COMMANDS["noise"],
         description="Calibrate the noise of T·K DP-PGCD iterations (each a Gumbel-max selection "
         "and a Gaussian gradient release) to a target (ε, δ). Multipliers are relative to the "
         "sensitivities: gumbel_multiplier = λ_G/Δ_s, gaussian_multiplier = σ/Δ_g. rho_per_step is "
@@ -63,10 +65,15 @@ def add_accounting_commands(
     add_json_option(noise)
     noise.set_defaults(handler=run_noise)
 
+
+def add_account_command(
+    sub: argparse._SubParsersAction, formatter: Callable[..., argparse.HelpFormatter]
+) -> None:
+    """Add ``account`` to the sub-parsers ``sub``."""
     account = sub.add_parser(
         "account",
         formatter_class=formatter,
-        help="ε(δ) of a given noise (ρ-zCDP, or N Gaussian releases / DP-PGCD steps)",
+        help=COMMANDS["account"],
         description="ε(δ) for a given noise. --rho R: ε of R-zCDP under the Bun–Steinke and "
         "Canonne–Kamath–Steinke conversions. --sigma S --steps N: ε of N Gaussian releases with "
         "noise multiplier σ/Δ = S under the zcdp, rdp and pld accountants; --selection-scale L adds "
@@ -96,6 +103,7 @@ def add_accounting_commands(
 
 
 def run_noise(args: argparse.Namespace) -> int:
+    from .._validation import check_int
     from ..accounting import calibrate_dp_pgcd, calibrate_dp_pgcd_laplace, calibrate_smoothness
 
     if args.smoothness_d is not None:
@@ -183,6 +191,7 @@ def run_noise(args: argparse.Namespace) -> int:
 def _account(args: argparse.Namespace) -> int:
     from dp_accounting import GaussianDpEvent, UnsupportedEventError
 
+    from .._validation import check_int, check_real
     from ..accounting import BoundedRangeDpEvent, PrivacyLedger, rho_to_epsilon
 
     if args.rho is not None:

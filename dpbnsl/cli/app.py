@@ -4,6 +4,12 @@ Every bad input becomes a one-line ``dpbnsl: error: ...`` on stderr and exit sta
 before any work and before any file is written; warnings are one ``dpbnsl: warning: ...`` line
 each. An unexpected failure (a bug) is one ``dpbnsl: internal error: ...`` line and status 70
 (set ``DPBNSL_DEBUG=1`` for the traceback).
+
+Start-up: :func:`main` builds the options of the command it runs and no other (the rest are
+listed by name and help line, from :data:`~dpbnsl.cli.common.COMMANDS`), and each command module
+is imported only when its parser is built. Importing a command's module costs up to a second
+(the learners, pandas, dp-accounting), so ``dpbnsl --help`` imports none and ``dpbnsl noise`` only
+its own.
 """
 
 from __future__ import annotations
@@ -14,25 +20,16 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import NoReturn, TextIO
 
-import numpy as np
-from dp_accounting import UnsupportedEventError
-
-from .accounting import add_accounting_commands
-from .attack import add_attack_command
-from .audit import add_audit_command
-from .common import STDIO, CLIError, warn
+from .common import COMMANDS, STDIO, CLIError, warn
 from .common import formatter as _formatter
-from .curve import add_curve_command
-from .demo import add_demo_command
-from .flower_app import add_flower_app_command
-from .learn import add_learn_command
-from .show import add_show_command
-from .simulate import add_simulate_command
 
 __all__ = ["main", "build_parser"]
+
+#: the signature of every ``add_<command>_command`` function
+_Adder = Callable[[argparse._SubParsersAction, Callable[..., argparse.HelpFormatter]], None]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +55,15 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of the whole command line, every command's options built (for documentation,
+    tests and introspection; :func:`main` builds only the command it runs)."""
+    return _parser(COMMANDS)
+
+
+def _parser(built: Collection[str]) -> argparse.ArgumentParser:
+    """The parser of the command line with the options of the commands in ``built``; every other
+    command is listed by name and help line only, so ``dpbnsl --help`` and a wrong command name
+    read the same whatever is built."""
     parser = _Parser(
         prog="dpbnsl",
         description="Federated and differentially private Bayesian-network structure learning.",
@@ -67,23 +73,75 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action=_Version, help="print the versions of dpbnsl and its dependencies"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    add_simulate_command(sub, _formatter)
-    add_learn_command(sub, _formatter)
-    add_accounting_commands(sub, _formatter)
-    add_attack_command(sub, _formatter)
-    add_audit_command(sub, _formatter)
-    add_curve_command(sub, _formatter)
-    add_demo_command(sub, _formatter)
-    add_flower_app_command(sub, _formatter)
-    add_show_command(sub, _formatter)
+    for name, line in COMMANDS.items():
+        if name in built:
+            _adder(name)(sub, _formatter)
+        else:
+            sub.add_parser(name, help=line)
     return parser
 
 
-def _given(argv: Sequence[str]) -> set[str]:
-    """The options the user typed (whatever their value): the same command line parsed with every
-    default suppressed."""
-    parser = build_parser()
+def _adder(command: str) -> _Adder:
+    """The function that adds ``command``'s sub-parser, its module imported only now: each
+    command module imports what its command runs on, which no other command should pay for."""
+    if command == "simulate":
+        from .simulate import add_simulate_command
+
+        return add_simulate_command
+    if command == "learn":
+        from .learn import add_learn_command
+
+        return add_learn_command
+    if command == "noise":
+        from .accounting import add_noise_command
+
+        return add_noise_command
+    if command == "account":
+        from .accounting import add_account_command
+
+        return add_account_command
+    if command == "attack":
+        from .attack import add_attack_command
+
+        return add_attack_command
+    if command == "audit":
+        from .audit import add_audit_command
+
+        return add_audit_command
+    if command == "curve":
+        from .curve import add_curve_command
+
+        return add_curve_command
+    if command == "demo":
+        from .demo import add_demo_command
+
+        return add_demo_command
+    if command == "flower-app":
+        from .flower_app import add_flower_app_command
+
+        return add_flower_app_command
+    if command == "show":
+        from .show import add_show_command
+
+        return add_show_command
+    raise KeyError(command)  # pragma: no cover - COMMANDS lists only the names above
+
+
+def _to_build(argv: Sequence[str]) -> tuple[str, ...]:
+    """The command whose options ``argv`` needs (none for ``dpbnsl --help``): the one argparse
+    will run, which is the first word not starting with '-'.
+
+    The top-level options (``-h``, ``--help``, ``--version``) take no value, so every word before
+    the command starts with '-', and no command name does. A word argparse takes as the command
+    although it starts with '-' (``-1``, ``-``, anything after ``--``) is refused as an invalid
+    choice, whichever command was built."""
+    word = next((w for w in argv if not w.startswith("-")), None)
+    return (word,) if word in COMMANDS else ()
+
+
+def _given(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
+    """The options the user typed (whatever their value): the same command line parsed again with
+    every default suppressed. This changes ``parser``'s defaults: call it after the real parse."""
     stack = [parser]
     while stack:
         p = stack.pop()
@@ -140,16 +198,19 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: the process's) and return its exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = _parser(_to_build(argv))
     try:  # argparse prints its one-line error (or the help) and exits: return its status
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    args.given = _given(argv)
+    args.given = _given(parser, argv)
     args.argv = ["dpbnsl", *argv]
+    import numpy as np  # only now: the help, --version and argument errors never need it
+
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
+        with warnings.catch_warnings(), np.errstate(all="ignore"), _one_blas_thread():
             warnings.simplefilter("always")
             warnings.showwarning = _show_warning(set())
             return _run(args)
@@ -164,11 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "dpbnsl: error: out of memory (reduce the problem size: --d, --n, --trials, ...)", file=sys.stderr
         )
         return 2
-    except (CLIError, ValueError, TypeError, UnsupportedEventError, OSError) as exc:
-        print(f"dpbnsl: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # a bug: one line, not a traceback (DPBNSL_DEBUG=1 shows it)
-        if os.environ.get("DPBNSL_DEBUG"):
+    except Exception as exc:
+        if _user_error(exc):
+            print(f"dpbnsl: error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        if os.environ.get("DPBNSL_DEBUG"):  # a bug: one line, not a traceback, unless asked
             raise
         print(
             f"dpbnsl: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a bug; "
@@ -176,6 +237,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 70
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """One BLAS thread while the command runs, unless the user chose a count (see
+    :mod:`dpbnsl.blas`); the previous limits are restored afterwards.
+
+    The console script limits BLAS before calling :func:`main`, but a limit reaches only the BLAS
+    libraries loaded by then (numpy and scipy each load their own), and the commands now load
+    theirs when their parser is built, inside :func:`main`: so the limit is set again here."""
+    from ..blas import THREAD_VARIABLES, single_thread
+
+    before = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    limiter = single_thread()
+    try:
+        yield
+    finally:
+        if limiter is not None:
+            limiter.restore_original_limits()
+        for name, value in before.items():  # the libraries loaded meanwhile keep one thread
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+#: the exceptions that report bad input (status 2), not a bug (status 70)
+_USER_ERRORS = (CLIError, ValueError, TypeError, OSError)
+
+
+def _user_error(exc: Exception) -> bool:
+    """Whether ``exc`` reports bad input. dp-accounting's ``UnsupportedEventError`` (an event or δ
+    an accountant cannot represent) does too; its class is looked up among the loaded modules
+    rather than imported, since importing dp-accounting costs most of a second and none of its
+    exceptions can exist before it is loaded."""
+    if isinstance(exc, _USER_ERRORS):
+        return True
+    unsupported = getattr(sys.modules.get("dp_accounting"), "UnsupportedEventError", None)
+    return unsupported is not None and isinstance(exc, unsupported)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -22,8 +22,8 @@ from ..learners.result import LearnResult
 from ..scores import centre
 from ..simulation import simulate
 from .common import (
+    COMMANDS,
     MAX_SEED,
-    PRIVATE,
     CLIError,
     add_bundle_options,
     add_json_option,
@@ -31,6 +31,7 @@ from .common import (
     count,
     print_privacy,
     privacy_json,
+    private_methods,
     refuse_no_noise,
     refuse_unused,
     seed_warning,
@@ -61,7 +62,7 @@ def add_attack_command(
     p = sub.add_parser(
         "attack",
         formatter_class=formatter,
-        help="show what the server learns about each participant",
+        help=COMMANDS["attack"],
         description="Run a federated protocol, reconstruct every participant's covariance from "
         "the messages alone, and use it for membership inference, attribute "
         "inference and record reconstruction. Without --data the participants are "
@@ -122,10 +123,13 @@ def add_attack_command(
     p.set_defaults(handler=_attack)
 
 
+#: the private protocols
+_PRIVATE = private_methods()
+
 #: options of `attack` that only some methods (or only simulated data) read
 _USERS = {
-    "epsilon": PRIVATE,
-    "delta": PRIVATE,
+    "epsilon": _PRIVATE,
+    "delta": _PRIVATE,
     "clip": ("dp-fed-sparse-bnsl",),
     "feature_bound": ("dp-fed-sparse-bnsl",),
     "clip_norm": ("dp-fed-bnsl",),
@@ -135,7 +139,7 @@ _SIMULATED = ("d", "participants", "n_per_participant")
 
 def run_attack(args: argparse.Namespace) -> tuple[LearnResult, AttackReport]:
     """Fit ``args.method`` on the participants and attack them; returns (result, report)."""
-    private = args.method in PRIVATE
+    private = args.method in _PRIVATE
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
     given: set[str] = getattr(args, "given", set())

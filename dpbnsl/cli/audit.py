@@ -17,6 +17,7 @@ from ..audits.game_base import MAX_TRIALS
 from ..audits.games import BROKEN, GAMES
 from ..audits.verdict import MIN_TRIALS, Audit, audit
 from .common import (
+    COMMANDS,
     MAX_SEED,
     add_bundle_options,
     add_json_option,
@@ -38,7 +39,7 @@ def add_audit_command(
     p = sub.add_parser(
         "audit",
         formatter_class=formatter,
-        help="empirical lower bound on a mechanism's ε",
+        help=COMMANDS["audit"],
         description="Run a mechanism many times on worst-case neighbouring datasets and bound its "
         "ε from below (Clopper-Pearson, failure probability --alpha). A correct "
         "mechanism must stay below its claimed ε; a --broken variant must be flagged.",

@@ -1,4 +1,10 @@
-"""Pieces shared by the CLI modules: the user-error type, the help formatter, plain-text tables."""
+"""Pieces shared by the CLI modules: the table of commands, the user-error type, the help
+formatter, plain-text tables.
+
+Every command imports this module, ``dpbnsl --help`` included, so it imports nothing beyond the
+standard library at the top: numpy, the learners and the accounting load inside the functions that
+use them, and only the commands that call those functions pay for them.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +14,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
-
-from ..learners.registry import names
-
 if TYPE_CHECKING:
     from ..accounting.summary import PrivacySummary
     from ..learners.result import LearnResult
 
 __all__ = [
+    "COMMANDS",
     "CLIError",
-    "PRIVATE",
+    "MAX_COUNT",
+    "private_methods",
     "formatter",
     "table",
     "warn",
@@ -38,6 +42,29 @@ __all__ = [
     "write_run_bundle",
     "format_accuracy",
 ]
+
+#: Every command: its name and its line in ``dpbnsl --help``, in the order listed there. The
+#: parser lists the commands it does not build from this table alone (see
+#: :func:`dpbnsl.cli.app.main`), and each command module takes its own ``help`` from here, so the
+#: two cannot differ.
+COMMANDS: dict[str, str] = {
+    "simulate": "simulate a linear SEM and write one CSV per participant",
+    "learn": "learn a DAG from one or several CSV files",
+    "noise": "noise multipliers of DP-PGCD for a target (ε, δ)",
+    "account": "ε(δ) of a given noise (ρ-zCDP, or N Gaussian releases / DP-PGCD steps)",
+    "attack": "show what the server learns about each participant",
+    "audit": "empirical lower bound on a mechanism's ε",
+    "curve": "privacy-utility sweep on simulated data",
+    "demo": "the whole package in under a minute",
+    "flower-app": "write the Flower App project of a study on separate machines",
+    "show": "print a run bundle (learn/attack/audit --out-dir), or write it as an HTML report",
+}
+
+#: The largest count of rounds or iterations an option accepts: the learners' bound
+#: (``dpbnsl.learners.admm.MAX_COUNT``), repeated here so that the commands that run no learner
+#: (``noise``) need not import them to build their parser; tests/cli/test_cli_startup.py checks
+#: that the two agree.
+MAX_COUNT = 10**6
 
 #: the file name that means standard input (where a file is read) or output (where one is written)
 STDIO = "-"
@@ -97,6 +124,8 @@ def set_json(args: argparse.Namespace, document: Mapping[str, Any]) -> None:
 def jsonable(value: Any) -> Any:
     """``value`` with numpy numbers and arrays as Python ones, tuples as lists, and non-finite
     floats as the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (strict JSON has no such numbers)."""
+    import numpy as np  # here, not at the top: see the module docstring
+
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -130,8 +159,14 @@ def privacy_json(result: LearnResult) -> dict[str, Any] | None:
     }
 
 
-#: The private learners (they need --epsilon and accept the privacy options).
-PRIVATE = names(private=True)
+def private_methods() -> tuple[str, ...]:
+    """The private learners (they need --epsilon and accept the privacy options).
+
+    A function rather than a constant so that importing this module does not import the learner
+    registry (every learner, scipy, pandas): only ``learn`` and ``attack`` need it."""
+    from ..learners.registry import names
+
+    return names(private=True)
 
 
 class CLIError(Exception):

@@ -12,7 +12,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 
 from ..audits.tradeoff import METHODS, SweepResult, summarize, sweep
-from .common import CLIError, add_json_option, count, set_json
+from .common import COMMANDS, CLIError, add_json_option, count, set_json
 from .executors import add_executor_options, executor
 from .files import check_output_file, write_files
 
@@ -46,7 +46,7 @@ def add_curve_command(
     p = sub.add_parser(
         "curve",
         formatter_class=formatter,
-        help="privacy-utility sweep on simulated data",
+        help=COMMANDS["curve"],
         description="Run methods × ε × seeds (× d or × participants) on simulated data; append "
         "one row per run to --out (a re-run skips finished rows) and draw the median over seeds "
         "with a 25th-75th percentile band, the non-private methods dashed.",

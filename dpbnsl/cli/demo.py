@@ -25,7 +25,7 @@ from ..metrics import count_accuracy
 from ..simulation import simulate
 from .accounting import run_noise
 from .audit import audit_json, print_audit
-from .common import MAX_SEED, add_json_option, count, print_privacy, privacy_json, set_json, table
+from .common import COMMANDS, MAX_SEED, add_json_option, count, print_privacy, privacy_json, set_json, table
 from .files import check_output_dir, write_files
 
 __all__ = ["add_demo_command"]
@@ -40,7 +40,7 @@ def add_demo_command(
     p = sub.add_parser(
         "demo",
         formatter_class=formatter,
-        help="the whole package in under a minute",
+        help=COMMANDS["demo"],
         description=__doc__.splitlines()[0],
     )
     p.add_argument(

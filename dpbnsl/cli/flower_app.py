@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..learners.hosted import HOSTED
-from .common import CLIError, add_json_option, count, set_json
+from .common import COMMANDS, CLIError, add_json_option, count, set_json
 
 __all__ = ["add_flower_app_command"]
 
@@ -21,7 +21,7 @@ def add_flower_app_command(
     p = sub.add_parser(
         "flower-app",
         formatter_class=formatter,
-        help="write the Flower App project of a study on separate machines",
+        help=COMMANDS["flower-app"],
         description=__doc__.splitlines()[0] + ' Needs the flower extra: pip install "dpbnsl[flower]".',
     )
     p.add_argument("directory", type=Path, help="the project directory to create (must not exist)")

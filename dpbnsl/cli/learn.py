@@ -18,8 +18,8 @@ from ..learners.registry import LEARNERS
 from ..metrics import count_accuracy, shd_cpdag
 from ..simulation import split
 from .common import (
+    COMMANDS,
     MAX_SEED,
-    PRIVATE,
     STDIO,
     CLIError,
     add_json_option,
@@ -28,6 +28,7 @@ from .common import (
     jsonable,
     print_privacy,
     privacy_json,
+    private_methods,
     refuse_no_noise,
     refuse_unused,
     seed_warning,
@@ -51,7 +52,7 @@ def add_learn_command(
     learn = sub.add_parser(
         "learn",
         formatter_class=formatter,
-        help="learn a DAG from one or several CSV files",
+        help=COMMANDS["learn"],
         description="Learn a DAG. Each --data CSV (header row of variable names) "
         "is one participant; with a single CSV, --participants splits its rows "
         "into equal contiguous shards. Centralised NOTEARS pools all rows.",
@@ -256,7 +257,7 @@ def _temporal(method: str) -> bool:
 
 def _learn(args: argparse.Namespace) -> int:
     # --- everything is checked before any learning and before any file is written -------------
-    private = args.method in PRIVATE
+    private = args.method in private_methods()
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
     _refuse_unused_options(args)

@@ -11,7 +11,17 @@ import numpy as np
 
 from ..bundle import Bundle, read_bundle
 from ..metrics import count_accuracy
-from .common import STDIO, CLIError, add_json_option, format_accuracy, jsonable, privacy_json, set_json, table
+from .common import (
+    COMMANDS,
+    STDIO,
+    CLIError,
+    add_json_option,
+    format_accuracy,
+    jsonable,
+    privacy_json,
+    set_json,
+    table,
+)
 from .files import check_output_file, write_files
 
 __all__ = ["add_show_command"]
@@ -24,7 +34,7 @@ def add_show_command(
     p = sub.add_parser(
         "show",
         formatter_class=formatter,
-        help="print a run bundle (learn/attack/audit --out-dir), or write it as an HTML report",
+        help=COMMANDS["show"],
         description=__doc__.splitlines()[0],
     )
     p.add_argument("bundle", type=Path, help="the bundle directory")

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..simulation import simulate
-from .common import MAX_SEED, CLIError, add_json_option, count, set_json
+from .common import COMMANDS, MAX_SEED, CLIError, add_json_option, count, set_json
 from .files import check_output_dir, write_files
 
 __all__ = ["add_simulate_command"]
@@ -25,7 +25,7 @@ def add_simulate_command(
     sim = sub.add_parser(
         "simulate",
         formatter_class=formatter,
-        help="simulate a linear SEM and write one CSV per participant",
+        help=COMMANDS["simulate"],
         description="Simulate an ER/SF DAG with weights U(±[0.5, 2]) and a linear "
         "SEM; write participant_<k>.csv, true_graph.csv and true_weights.csv.",
     )

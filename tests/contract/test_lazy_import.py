@@ -1,19 +1,23 @@
-"""`import dpbnsl` is cheap: the exported names and subpackages load on first use (PEP 562)."""
+"""`import dpbnsl` is cheap: the exported names and subpackages load on first use (PEP 562); so is
+`import dpbnsl.cli`, whose commands import their modules when they run."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import pytest
+
 import dpbnsl
 
+HEAVY = ("numpy", "scipy", "pandas", "dp_accounting", "dpbnsl.learners", "dpbnsl.accounting")
 
-def test_import_loads_no_heavy_dependency():
-    code = (
-        "import sys, dpbnsl; "
-        "print(sorted(m for m in ('numpy', 'scipy', 'pandas', 'dp_accounting', 'dpbnsl.learners') "
-        "if m in sys.modules))"
-    )
+
+@pytest.mark.parametrize("module", ["dpbnsl", "dpbnsl.cli"])
+def test_import_loads_no_heavy_dependency(module):
+    """Neither the package nor its command line (which ``dpbnsl --help`` imports and nothing else)
+    loads numpy, scipy, pandas, dp-accounting or the learners on import."""
+    code = f"import sys, {module}; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
