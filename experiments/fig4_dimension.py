@@ -1,7 +1,7 @@
 """Fed-Sparse-BNSL Fig. 4 analogue: DP-Fed-Sparse-BNSL against DP-Fed-BNSL as the dimension grows.
 
 One ε (default 5, δ = 1e-5), d ∈ {20, 50, 100} by default (200 with ``--dims``; DP-Fed-BNSL's server
-step then costs about 20 minutes per run), ER graphs with d edges, 10 participants × 1000 rows.
+step then costs about a minute of CPU per run), ER graphs with d edges, 10 participants × 1000 rows.
 DP-Fed-Sparse-BNSL: T = K = 100, private smoothness (bound 30), data declared centred, and a
 global clip bound C that is either fixed (``--clip``, default 30, the Fig. 3 value) or grows with
 the dimension (``--clip-per-d c``: C = c·d). Per-coordinate gradients are clipped at C·√(M_ab/ΣM),

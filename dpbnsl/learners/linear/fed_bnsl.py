@@ -4,7 +4,8 @@ Round t, with penalties (ρ₁, ρ₂) of the schedule:
 
 1. participant k:  B_k = (S_k + ρ₂I)⁻¹ (ρ₂W − β_k + S_k)    (eq. 8, closed form; dense d×d upload)
 2. server:         W = argmin λ‖W‖₁ + αh + ρ₁/2 h² + Σ⟨β_k, B_k − W⟩ + ρ₂/2 Σ‖B_k − W‖²   (eq. 3)
-                   (L-BFGS-B, zero diagonal; dense d×d broadcast)
+                   (L-BFGS-B, zero diagonal, diagonally preconditioned, tolerance tied to the
+                   consensus gap; dense d×d broadcast)
 3. both sides:     β_k += ρ₂ (B_k − W),  α += ρ₁ h(W),  then ρ₁ ×= γ₁, ρ₂ ×= γ₂ while below ρ_max.
 
 ``S_k = X_kᵀX_k / n`` of participant k's centred data (``n`` = total samples, so the local losses sum
@@ -82,7 +83,8 @@ def fed_bnsl(
         The run stops once both penalties have reached it (after 197 rounds with the defaults).
     max_rounds : int, default 200
     h_tol, gap_tol : float, default 1e-8, 1e-6
-        Earlier stop when ``h(W) <= h_tol`` and ``max_k ‖B_k − W‖_F <= gap_tol``.
+        Earlier stop when ``max_k ‖B_k − W‖_F <= gap_tol`` and either ``h(W) <= h_tol`` or W has
+        stalled (ρ₁ at ``rho_max`` and ``‖W_t − W_{t−1}‖_F <= gap_tol``).
     threshold : float, default 0.3
         Weights with ``|w| <= threshold`` are removed, then the weakest edges until acyclic.
     normalize : {"global", "local"}, default "global"
@@ -93,7 +95,8 @@ def fed_bnsl(
     Returns
     -------
     LearnResult
-        ``history``: one row per round (h, consensus gap, ρ₁, ρ₂, α, nnz, seconds);
+        ``history``: one row per round (h, consensus gap, step ‖W_t − W_{t−1}‖_F, ρ₁, ρ₂, α, nnz,
+        seconds);
         ``transcript``: the setup exchange (round −1: each (n_k, d) up, the P row counts down) and
         every B_k upload and W broadcast, dense d×d (``2·P·T·d²·8`` bytes for T rounds).
 

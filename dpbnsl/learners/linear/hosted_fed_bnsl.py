@@ -36,7 +36,7 @@ from ...protocol import (
 )
 from ...scores import centre as centre_data
 from ...scores import gram
-from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters
+from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters, stalled_stop, tuned_lbfgs
 from .covariance_plan import ACCOUNTANT, CovariancePlan
 from .covariance_plan import plan as covariance_plan
 from .scale_checks import check_declared_centre, check_row_norm
@@ -115,14 +115,16 @@ class CovarianceParticipant:
 def make_server(
     P: int, d: int, schedule: PenaltySchedule, *, lambda1: float, h_tol: float, gap_tol: float
 ) -> ConsensusServer:
-    """Fed-BNSL's server: ℓ1 W-step, dense replies, stop when both ρ saturate or once
-    h(W) ≤ h_tol and the consensus gap ≤ gap_tol."""
+    """Fed-BNSL's server: ℓ1 W-step by preconditioned L-BFGS-B, solved inexactly while the consensus
+    gap is large (:func:`~dpbnsl.learners.admm.tuned_lbfgs`), dense replies, the stopping rule
+    :func:`~dpbnsl.learners.admm.stalled_stop`."""
     return ConsensusServer(
         P,
         d,
         schedule,
         lambda1=lambda1,
-        stop=lambda t, h, gap: schedule.saturated(t) or (h <= h_tol and gap <= gap_tol),
+        stop=stalled_stop(schedule, h_tol=h_tol, gap_tol=gap_tol),
+        solve_options=tuned_lbfgs,
     )
 
 
