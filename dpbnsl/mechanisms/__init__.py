@@ -14,12 +14,21 @@ Each release returns its value and its dp-accounting event, for the participant'
 """
 
 from .covariance import covariance_sensitivity, release_covariance
-from .gradients import CLIP_SCHEMES, clip_bounds, clip_score_sensitivity, clipped_products, scores_sensitivity
+from .gradients import (
+    CLIP_SCHEMES,
+    ClippedProductSums,
+    clip_bounds,
+    clip_score_sensitivity,
+    clipped_products,
+    scores_sensitivity,
+)
 from .moments import as_bounds, private_mean, private_smoothness, public_smoothness
 from .releases import (
     CLIP_RANGE,
     BoundedRangeDpEvent,
     ColumnwiseExponentialMechanism,
+    ColumnwiseExponentialStream,
+    GaussianStream,
     Neighbouring,
     Release,
     check_neighbouring,
@@ -44,12 +53,15 @@ __all__ = [
     "gumbel_max",
     "exponential_mechanism_sample",
     "ColumnwiseExponentialMechanism",
+    "ColumnwiseExponentialStream",
+    "GaussianStream",
     "covariance_sensitivity",
     "release_covariance",
     "CLIP_SCHEMES",
     "clip_bounds",
     "clip_score_sensitivity",
     "clipped_products",
+    "ClippedProductSums",
     "scores_sensitivity",
     "as_bounds",
     "private_mean",

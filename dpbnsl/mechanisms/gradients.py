@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CLIP_SCHEMES", "clip_bounds", "clipped_products", "clip_score_sensitivity", "scores_sensitivity"]
+__all__ = [
+    "CLIP_SCHEMES",
+    "clip_bounds",
+    "clipped_products",
+    "ClippedProductSums",
+    "clip_score_sensitivity",
+    "scores_sensitivity",
+]
 
 #: How the global clip bound C becomes the per-parent thresholds C_a = c·√M_a: ``"relative"``
 #: c = C; ``"parents"`` c = C/√(Σ_a M_a); ``"coordinates"`` c = C/√((d−1)Σ_a M_a).
@@ -39,6 +46,7 @@ def clipped_products(
     *,
     out: np.ndarray | None = None,
     x_finite: bool | None = None,
+    lower: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per-sample products x_ia·r_i clipped to [−C_a, C_a]: entry (i, a) is −g_i,ab of DP-PGCD for
     the column b whose residual is ``r`` (g_i,ab = −x_ia r_ib).
@@ -57,16 +65,61 @@ def clipped_products(
         Written in place (no allocation) and returned.
     x_finite : bool, optional
         Whether every entry of ``X`` is finite, when the caller knows it (else it is checked).
+    lower : array, optional
+        ``-bounds``, from a caller that clips many times with the same bounds (else computed).
+        ``bounds`` and ``lower`` may have the shape (n, d) of ``X`` (the bounds repeated on every
+        row): the clipping passes then run without broadcasting, which is faster.
     """
     buf = np.multiply(X, r[:, None], out=out)  # may overflow (numpy warns): clipped below
     np.minimum(buf, bounds, out=buf)
-    np.maximum(buf, -bounds, out=buf)
+    np.maximum(buf, -bounds if lower is None else lower, out=buf)
     # a product of two finite numbers is never NaN: look for NaN only when r or X is not finite
     if x_finite is None:
         x_finite = bool(np.isfinite(X).all())
     if not (x_finite and np.isfinite(r).all()):
         np.copyto(buf, 0.0, where=np.isnan(buf))
     return buf
+
+
+#: Up to this many entries of X (n·d), :class:`ClippedProductSums` keeps the bounds repeated on
+#: every row (two more arrays the size of X) for faster clipping passes; above, it broadcasts them.
+FULL_BOUNDS_MAX = 1 << 22
+
+
+class ClippedProductSums:
+    """Σ_i clip(x_ia·r_i, −C_a, C_a) for every a — the column sums of :func:`clipped_products` —
+    for many vectors r on one X and one set of bounds: DP-PGCD's clipped data gradient, one column
+    of the residual at a time (n·d entries each).
+
+    Every call clips every row, whatever the data: a shortcut for rows no bound can reach would be
+    exact, but its run time would tell whether some record needs clipping (an outlier), which a
+    server can observe and the privacy guarantee does not cover. What this class saves is the
+    allocations: one buffer, the bounds repeated on every row (no broadcasting in the clipping
+    passes) and the column sums as one BLAS product. Replacing one row changes only that row's
+    terms, each in [−C_a, C_a], so sum a moves by at most 2C_a.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Kept by reference (it must not change).
+    bounds : array of shape (d,), non-negative
+    """
+
+    def __init__(self, X: np.ndarray, bounds: np.ndarray) -> None:
+        self.X, self.bounds = X, np.asarray(bounds, dtype=float)
+        n, d = X.shape
+        self.x_finite = bool(np.isfinite(X).all())
+        self._upper = np.repeat(self.bounds[None, :], n, axis=0) if n * d <= FULL_BOUNDS_MAX else self.bounds
+        self._lower = -self._upper
+        self._buf = np.empty_like(X)
+        self._ones = np.ones(n)
+
+    def __call__(self, r: np.ndarray) -> np.ndarray:
+        """The d sums for the vector ``r`` of shape (n,) (a new array)."""
+        buf = clipped_products(
+            self.X, r, self._upper, out=self._buf, x_finite=self.x_finite, lower=self._lower
+        )
+        return self._ones @ buf
 
 
 def clip_score_sensitivity(M: np.ndarray, clip: float, n: int, scheme: str = "relative") -> float:

@@ -17,6 +17,7 @@ The event types live here (not in ``accounting``) because mechanisms sit below t
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -41,6 +42,8 @@ __all__ = [
     "gumbel_max",
     "exponential_mechanism_sample",
     "ColumnwiseExponentialMechanism",
+    "ColumnwiseExponentialStream",
+    "GaussianStream",
 ]
 
 
@@ -247,3 +250,150 @@ class ColumnwiseExponentialMechanism:
         b = exponential_mechanism_sample(self.column_lse, u_col)
         a = exponential_mechanism_sample(self.logits[:, b], u_row)
         return Release(a * self.logits.shape[1] + b, self.event)
+
+
+def _generator(rng: object) -> np.random.Generator:
+    """The streams draw block after block from one generator: a seed would be turned into a fresh
+    generator at every block, which would repeat the same noise (and give the uniforms and the
+    normals the same bits), so only a ``numpy.random.Generator`` is accepted."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"`rng` must be a numpy.random.Generator for a noise stream (a seed would repeat the "
+            f"noise of every block); got {type(rng).__name__}"
+        )
+    return rng
+
+
+class ColumnwiseExponentialStream:
+    """:class:`ColumnwiseExponentialMechanism` for a long run of draws on changing scores: the same
+    distribution P(a, b) ∝ exp(s_ab/λ), sampled in the same two levels, and the same event.
+
+    Each column keeps the cumulative weights of its rows, and the columns' weights are kept
+    against a common reference (re-based when they drift far from it), so that a draw costs one
+    cumulative sum over the d columns and two binary searches, and :meth:`update_column` O(d).
+    The two uniforms of each draw are drawn from ``rng`` for ``count`` draws at once
+    (:meth:`draw`); each pair is used by exactly one :meth:`sample`, so the draws stay independent
+    of each other and of the scores.
+
+    Privacy: each draw on scores of sensitivity Δ with scale λ = mΔ is ε₀ = 2/m bounded-range.
+    """
+
+    #: Column weights exp(lse_b − ref) are re-based on the largest when one would exceed e^HIGH
+    #: or when their total falls below FLOOR = e^−30 (then every column's weight is tiny).
+    HIGH, FLOOR = 600.0, math.exp(-30.0)
+
+    def __init__(self, scores: np.ndarray, *, sensitivity: float, multiplier: float) -> None:
+        self.sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
+        m = check_real(multiplier, "multiplier", low=0.0, low_open=True)
+        self.scale = m * self.sensitivity
+        self.event = BoundedRangeDpEvent(2.0 / m)  # the event carries 2/m exactly
+        S = np.asarray(scores, dtype=float)
+        self.shape = S.shape
+        # row b of `_cum`: the cumulative weights exp(l_ab − max_a l_ab) of column b (l = s/λ)
+        self._cum = np.divide(S.T, self.scale, out=np.empty(S.shape[::-1]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            top = self._cum.max(axis=1)
+            shift = np.where(np.isfinite(top), top, 0.0)  # a column of −∞ has no weight
+            np.subtract(self._cum, shift[:, None], out=self._cum)
+            np.exp(self._cum, out=self._cum)
+            np.cumsum(self._cum, axis=1, out=self._cum)
+            self._lse = shift + np.log(self._cum[:, -1])  # per-column log-sum-exp
+        self._column = np.empty(S.shape[0])
+        self._weights = np.empty(S.shape[1])  # exp(lse_b − ref)
+        self._cdf = np.empty(S.shape[1])
+        self._rebase()
+        self._uniforms: Iterator[list[float]] = iter(())
+
+    def _rebase(self) -> None:
+        top = float(self._lse.max())
+        self._ref = top if math.isfinite(top) else 0.0
+        np.subtract(self._lse, self._ref, out=self._weights)
+        np.exp(self._weights, out=self._weights)
+
+    def update_column(self, b: int, scores: np.ndarray, top: float | None = None) -> None:
+        """Replace column ``b`` of the scores (O(d)); ``top`` is their maximum, when the caller
+        has it."""
+        col, cum = self._column, self._cum[b]
+        np.divide(scores, self.scale, out=col)
+        # dividing by λ > 0 keeps the order, so max(s)/λ is exactly the largest logit
+        top = float(np.maximum.reduce(col)) if top is None else top / self.scale
+        if top == -math.inf:  # no entry of the column can be drawn
+            cum.fill(0.0)
+            self._lse[b], self._weights[b] = -math.inf, 0.0
+            return
+        np.subtract(col, top, out=col)
+        np.exp(col, out=col)
+        np.add.accumulate(col, out=cum)  # np.cumsum, without its wrapper
+        lse = top + math.log(cum[-1])
+        self._lse[b] = lse
+        if lse - self._ref > self.HIGH:
+            self._rebase()
+        else:
+            self._weights[b] = math.exp(lse - self._ref)
+
+    def draw(self, rng: np.random.Generator, count: int) -> None:
+        """Draw the uniforms of the next ``count`` samples (2·count numbers from ``rng``); the
+        previous ones must all have been used."""
+        if next(self._uniforms, None) is not None:
+            raise RuntimeError("draw() while uniforms of earlier draws are unused")
+        self._uniforms = iter(_generator(rng).random((count, 2)).tolist())
+
+    def sample(self) -> int:
+        """The flat index ``a * d + b`` of one draw, with the next uniforms of :meth:`draw`."""
+        try:
+            u_col, u_row = next(self._uniforms)
+        except StopIteration:
+            raise RuntimeError("sample() needs uniforms: call draw(rng, count) first") from None
+        cdf = np.add.accumulate(self._weights, out=self._cdf)
+        total = cdf[-1]
+        if not total >= self.FLOOR:
+            self._rebase()
+            total = np.add.accumulate(self._weights, out=cdf)[-1]
+        b = min(int(cdf.searchsorted(u_col * total, side="right")), cdf.size - 1)
+        cum = self._cum[b]
+        a = min(int(cum.searchsorted(u_row * cum[-1], side="right")), cum.size - 1)
+        return a * self.shape[1] + b
+
+
+class GaussianStream:
+    """The Gaussian mechanism for a run of scalar releases with one noise multiplier m, whose values
+    are known only one at a time (each may depend on the releases before it): ``value + N(0, σ²)``
+    with σ = m·Δ for a value of ℓ2-sensitivity Δ, as :func:`gaussian_mechanism` releases it.
+
+    The standard normals of ``count`` releases are drawn from ``rng`` at once (:meth:`draw`); each is
+    used by exactly one :meth:`release`, so the noise of a release is independent of its value and
+    of every other release.
+
+    Privacy: each release is ``GaussianDpEvent(m)`` (ρ = 1/(2m²)), the event of
+    :func:`gaussian_mechanism` with ``multiplier=m``.
+    """
+
+    def __init__(self, multiplier: float) -> None:
+        self.multiplier = check_real(multiplier, "multiplier", low=0.0, low_open=True)
+        self.event = GaussianDpEvent(self.multiplier)
+        self._normals: Iterator[float] = iter(())
+
+    def draw(self, rng: np.random.Generator, count: int) -> None:
+        """Draw the noise of the next ``count`` releases (``count`` standard normals from ``rng``);
+        the previous ones must all have been used."""
+        if next(self._normals, None) is not None:
+            raise RuntimeError("draw() while noise of earlier draws is unused")
+        self._normals = iter(_generator(rng).standard_normal(count).tolist())
+
+    def release(self, value: float, sensitivity: float) -> float:
+        """``value + σz`` with σ = m·``sensitivity`` and the next standard normal z of :meth:`draw`.
+        Raises as :func:`gaussian_mechanism` does for a zero sensitivity or a non-finite value."""
+        if not sensitivity > 0.0 or not math.isfinite(sensitivity):
+            check_real(sensitivity, "sensitivity", low=0.0)
+            raise ValueError(
+                "`sensitivity` is 0 with a positive noise `multiplier`: a "
+                "sensitivity computed from positive bounds has underflowed; use "
+                "larger public bounds"
+            )
+        if not math.isfinite(value):
+            raise ValueError(f"`value` must be finite; got {value!r}")
+        try:
+            z = next(self._normals)
+        except StopIteration:
+            raise RuntimeError("release() needs noise: call draw(rng, count) first") from None
+        return value + (self.multiplier * sensitivity) * z

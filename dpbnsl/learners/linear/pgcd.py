@@ -20,6 +20,13 @@ c = C/√((d−1)Σ_a M_a) (``"coordinates"``, the DP-CD normalisation over all 
 
 Cost: O(n_k d²) to start (residual, gradient, scores), then O(n_k d) per iteration: an update of
 B_ab changes only column b of the residual, hence only column b of the gradient and of the scores.
+The per-iteration work stays out of Python objects where it can: the clipped column sums reuse
+one buffer and clip every row whatever the data, so that the run time reveals nothing the
+releases do not (:class:`~dpbnsl.mechanisms.ClippedProductSums`), the selection keeps
+per-column cumulative weights and the noise of a block of iterations is drawn at once
+(:class:`~dpbnsl.mechanisms.ColumnwiseExponentialStream`,
+:class:`~dpbnsl.mechanisms.GaussianStream`), and a block's releases are recorded as one ledger
+record per event with its count (benchmarks/bench_dp_pgcd.py).
 """
 
 from __future__ import annotations
@@ -32,9 +39,15 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..._validation import ArrayLike, as_float_matrix, as_generator, check_int, check_real
-from ...mechanisms import BoundedRangeDpEvent, ColumnwiseExponentialMechanism, gaussian_mechanism
+from ...mechanisms import (
+    BoundedRangeDpEvent,
+    ColumnwiseExponentialStream,
+    GaussianStream,
+    gaussian_mechanism,
+)
 from ...mechanisms.gradients import (
     CLIP_SCHEMES,
+    ClippedProductSums,
     clip_bounds,
     clip_score_sensitivity,
     clipped_products,
@@ -89,11 +102,23 @@ class PGCDResult:
     changes: int = 0  # iterations whose update changed B (the others left it as it was)
 
 
+def _soft_threshold_scalar(z: float, tau: float) -> float:
+    """:func:`soft_threshold` of one float, in Python arithmetic: the same value, signed zeros and
+    NaNs included (sign(z)·max(|z| − τ, 0))."""
+    m = abs(z) - tau
+    if m > 0.0:
+        return m if z > 0.0 else -m
+    if m == m:  # max(m, 0) = 0, times sign(z)
+        return -0.0 if z < 0.0 else 0.0
+    return math.nan
+
+
 class PGCDState:
     """Residual, gradient and scores of the current B, updated one column at a time.
 
     The data part of the gradient (``Gd``, clipped when private) depends only on X and B, so it
-    survives an ADMM round: :meth:`reset` takes the new W and β in O(d²).
+    survives an ADMM round: :meth:`reset` takes the new W and β in O(d²). W and β must not change
+    between calls to :meth:`reset` (the state keeps β + ρ₂(B − W), updating it with B).
     """
 
     def __init__(
@@ -110,23 +135,34 @@ class PGCDState:
         self.X, self.B = X, B
         self.n, self.d = X.shape
         self.M, self.lam, self.rho2, self.C_a = M, lambda1, rho2, C_a
-        self.R = X - X @ B  # may overflow for records near 1e308: the private gradient clips it
-        self._x_finite = bool(np.isfinite(X).all())
+        # the state's matrices are column-major: an iteration reads and writes one column
+        self.R = np.asfortranarray(X - X @ B)  # may overflow near 1e308: the private gradient clips it
         self.changes = 0  # iterations that changed B
-        self._buf = np.empty_like(X)
-        self._ones = np.ones(self.n)  # column sums as a BLAS product: ~2× faster than sum(axis=0)
-        self.Gd = np.empty_like(B)
+        self._derived()
+        self.Gd = np.empty_like(B, order="F")
         for b in range(self.d):
             self.Gd[:, b] = self.data_gradient(b)
         self.reset(W, beta)
 
+    def _derived(self) -> None:
+        """Constants and work buffers derived from X, M, λ and C_a (not saved: rebuilt)."""
+        M = self.M
+        self._sums = None if self.C_a is None else ClippedProductSums(self.X, self.C_a)
+        self._tau = self.lam / M  # soft-threshold levels λ/M_a
+        self._neg_tau = -self._tau
+        self._sqrt_M = np.sqrt(M)
+        self._M_list, self._tau_list = M.tolist(), self._tau.tolist()
+        self._col = np.empty((2, self.d))  # column work buffers
+        self._step = np.empty(self.n)  # the change of a residual column
+
     def reset(self, W: np.ndarray, beta: np.ndarray) -> None:
         """New W and β (a new ADMM round): gradient and scores of every column, O(d²)."""
         self.W, self.beta = W, beta
-        self.G = self.Gd + beta + self.rho2 * (self.B - W)
-        M = self.M[:, None]
-        step = soft_threshold(self.B - self.G / M, self.lam / M)
-        self.S = np.sqrt(M) * np.abs(step - self.B)
+        self._P = np.asfortranarray(beta + self.rho2 * (self.B - W))  # the gradient's non-data part
+        self.G = self.Gd + self._P
+        self.S = np.asfortranarray(
+            scores(self.B, self.G, self.M[:, None], self._tau[:, None], self._sqrt_M[:, None])
+        )
         np.fill_diagonal(self.S, -np.inf)  # the diagonal is not a coordinate
         self.col_max = self.S.max(axis=0)
 
@@ -155,29 +191,37 @@ class PGCDState:
         self.n, self.d = X.shape
         for k in cls.SAVED:
             v = saved[k]
-            setattr(self, k, None if v is None else np.array(v, dtype=float))
+            setattr(self, k, None if v is None else np.array(v, dtype=float, order="F"))
         self.lam, self.rho2, self.changes = float(saved["lam"]), float(saved["rho2"]), int(saved["changes"])
-        self._x_finite = bool(np.isfinite(X).all())
-        self._buf = np.empty_like(X)
-        self._ones = np.ones(self.n)
+        self._derived()
+        self._P = np.asfortranarray(beta + self.rho2 * (B - W))
         return self
 
     def data_gradient(self, b: int) -> np.ndarray:
         """(1/n) Σ_i g_i,ab for every parent a (clipped per sample when private): O(n d)."""
-        if self.C_a is None:
+        if self._sums is None:
             return -(self.X.T @ self.R[:, b]) / self.n
-        buf = clipped_products(self.X, self.R[:, b], self.C_a, out=self._buf, x_finite=self._x_finite)
-        return -(self._ones @ buf) / self.n
+        sums = self._sums(self.R[:, b])
+        sums /= -self.n  # −(Σ)/n: dividing by −n rounds to the same number
+        return sums
 
     def _refresh(self, b: int) -> None:
-        self.Gd[:, b] = self.data_gradient(b)
-        g = self.Gd[:, b] + self.beta[:, b] + self.rho2 * (self.B[:, b] - self.W[:, b])
-        self.G[:, b] = g
-        step = soft_threshold(self.B[:, b] - g / self.M, self.lam / self.M)
-        s = np.sqrt(self.M) * np.abs(step - self.B[:, b])
-        s[b] = -np.inf  # the diagonal is not a coordinate
+        """Gradient and scores of column b after its residual changed: O(n d) for the data
+        gradient, then O(d) (the arithmetic of :meth:`reset`, in preallocated buffers)."""
+        gd = self.data_gradient(b)
+        self.Gd[:, b] = gd
+        g = np.add(gd, self._P[:, b], out=self.G[:, b])
+        v, s = self._col
+        np.divide(g, self.M, out=v)
+        np.subtract(self.B[:, b], v, out=s)  # u = B − g/M, and S_τ(u) − B = −(v + clip(u, ±τ))
+        np.maximum(s, self._neg_tau, out=s)
+        np.minimum(s, self._tau, out=s)
+        np.add(s, v, out=s)
+        np.abs(s, out=s)
+        np.multiply(s, self._sqrt_M, out=s)
+        s[b] = -math.inf  # the diagonal is not a coordinate
         self.S[:, b] = s
-        self.col_max[b] = s.max()
+        self.col_max[b] = np.maximum.reduce(s)
 
     def argmax(self) -> tuple[int, int]:
         """The largest score (ties: lowest column, then lowest row), in O(d)."""
@@ -187,15 +231,27 @@ class PGCDState:
     def update(self, a: int, b: int, g: float) -> bool:
         """Apply update (9) to B_ab; returns whether B changed. When it did not (e.g. a zero
         coordinate soft-thresholded back to zero), nothing in column b changed either."""
-        new = float(soft_threshold(self.B[a, b] - g / self.M[a], self.lam / self.M[a]))
-        delta = new - self.B[a, b]
+        old = self.B.item(a, b)
+        new = _soft_threshold_scalar(old - float(g) / self._M_list[a], self._tau_list[a])
+        delta = new - old
         if delta == 0.0:
             return False
         self.changes += 1
         self.B[a, b] = new
-        self.R[:, b] -= self.X[:, a] * delta  # may overflow: the private gradient clips it
+        self._P[a, b] = self.beta.item(a, b) + self.rho2 * (new - self.W.item(a, b))
+        r, step = self.R[:, b], self._step
+        np.multiply(self.X[:, a], delta, out=step)
+        np.subtract(r, step, out=r)  # may overflow: the private gradient clips it
         self._refresh(b)
         return True
+
+
+def scores(B: np.ndarray, G: np.ndarray, M: np.ndarray, tau: np.ndarray, sqrt_M: np.ndarray) -> np.ndarray:
+    """Scores (8) s = √M·|S_τ(B − G/M) − B| (τ = λ/M; M, τ and √M broadcast against B), computed
+    as √M·|v + clip(B − v, −τ, τ)| with v = G/M: algebraically the same, since
+    S_τ(u) = u − clip(u, ±τ) (the two forms round differently, by about one ulp of v)."""
+    v = G / M
+    return sqrt_M * np.abs(v + np.clip(B - v, -tau, tau))
 
 
 def _pgcd_iv(
@@ -267,10 +323,11 @@ def pgcd(
     rng : None, int or numpy Generator
         Randomness of the private releases. None draws fresh entropy from the operating system;
         a seed or Generator whose state anyone can know voids the guarantee (the noise can be
-        regenerated and subtracted).
+        regenerated and subtracted). The noise is drawn in blocks of iterations
+        (:func:`run_iterations`).
     ledger : PrivacyLedger
         Required when ``noise`` is given: receives one event per release (a selection and a
-        Gaussian gradient per iteration).
+        Gaussian gradient per iteration), recorded with counts per block of iterations.
 
     Privacy
     -------
@@ -317,6 +374,12 @@ def new_state(
     return PGCDState(X, B, W, beta, M, lambda1, rho2, C_a)
 
 
+#: DP-PGCD draws its noise from ``rng`` for up to this many iterations at a time: the 2L uniforms
+#: of the L selections, then the L standard normals of the L gradient releases (each number is
+#: used by exactly one release).
+DRAW_BLOCK = 1024
+
+
 def run_iterations(
     state: PGCDState,
     iters: int,
@@ -327,36 +390,89 @@ def run_iterations(
     label: str = "dp-pgcd",
 ) -> np.ndarray:
     """``iters`` (DP-)PGCD iterations on ``state``, O(n_k·d) each; returns the selected flat
-    indices. Private releases go through the mechanisms and are recorded in ``ledger``."""
-    n, d = state.n, state.d
-    private = noise is not None
-    selected = np.empty(iters, dtype=np.int64)
-    sampler = None
-    # when private, the callers give noise, rng and ledger, and state.C_a is set (the casts below)
-    if private and cast(PGCDNoise, noise).multiplier > 0:
-        sampler = ColumnwiseExponentialMechanism(
-            state.S, sensitivity=score_sensitivity(state), multiplier=cast(PGCDNoise, noise).multiplier
+    indices. Private releases go through the mechanisms and are recorded in ``ledger``.
+
+    With noise, the random numbers come from ``rng`` in blocks of up to :data:`DRAW_BLOCK`
+    iterations (the block's selection uniforms, then its Gaussian normals), and the ledger
+    receives each block's selections and gradient releases as one record of each with their
+    count (the same entries as one record per release). A ledger with a budget instead gets one
+    record of each per iteration, before the update, so that a release the budget refuses never
+    reaches B."""
+    if noise is not None and noise.multiplier > 0:
+        # when private, the callers give rng and ledger, and state.C_a is set (the casts below)
+        return _run_private(
+            state,
+            iters,
+            noise.multiplier,
+            cast(np.random.Generator, rng),
+            cast("PrivacyLedger", ledger),
+            label,
         )
-    for k in range(iters):
-        if sampler is not None:
-            choice = sampler.sample(cast(np.random.Generator, rng))
-            a, b = divmod(choice.value, d)
-        else:  # PGCD, or DP-PGCD with the noise switched off (multiplier 0: exact argmax)
-            a, b = state.argmax()
+    d, n = state.d, state.n
+    selected = np.empty(iters, dtype=np.int64)
+    for k in range(iters):  # PGCD, or DP-PGCD with the noise switched off (multiplier 0: exact argmax)
+        a, b = state.argmax()
         g = state.G[a, b]
-        if private:
-            delta_g = 2.0 * cast(np.ndarray, state.C_a)[a] / n
+        if noise is not None:
             release = gaussian_mechanism(
                 g,
-                sensitivity=delta_g,
-                multiplier=cast(PGCDNoise, noise).multiplier,
+                sensitivity=2.0 * cast(np.ndarray, state.C_a)[a] / n,
+                multiplier=noise.multiplier,
                 rng=cast(np.random.Generator, rng),
             )
             g = release.value
-            select_event = choice.event if sampler is not None else BoundedRangeDpEvent(math.inf)
-            cast("PrivacyLedger", ledger).record(f"{label}/select", select_event)
+            cast("PrivacyLedger", ledger).record(f"{label}/select", BoundedRangeDpEvent(math.inf))
             cast("PrivacyLedger", ledger).record(f"{label}/gradient", release.event)
         selected[k] = a * d + b
-        if state.update(a, b, g) and sampler is not None:
-            sampler.update_column(b, state.S[:, b])
+        state.update(a, b, g)
+    return selected
+
+
+def _run_private(
+    state: PGCDState,
+    iters: int,
+    multiplier: float,
+    rng: np.random.Generator,
+    ledger: PrivacyLedger,
+    label: str,
+) -> np.ndarray:
+    """DP-PGCD's iterations: a selection by the exponential mechanism, then a Gaussian release of
+    the selected gradient coordinate, then the update (see :func:`run_iterations`)."""
+    d = state.d
+    selected = np.empty(iters, dtype=np.int64)
+    sampler = ColumnwiseExponentialStream(
+        state.S, sensitivity=score_sensitivity(state), multiplier=multiplier
+    )
+    gaussian = GaussianStream(multiplier)
+    select_label, gradient_label = f"{label}/select", f"{label}/gradient"
+    # Δ_g,ab = 2C_a/n_k, the expression gaussian_mechanism was given
+    delta_g = (2.0 * cast(np.ndarray, state.C_a) / state.n).tolist()
+    eager = getattr(ledger, "budget", None) is not None
+    G, S, col_max, update = state.G, state.S, state.col_max, state.update
+    sample, release, update_column = sampler.sample, gaussian.release, sampler.update_column
+    record = ledger.record
+    done = 0
+    while done < iters:
+        block = min(DRAW_BLOCK, iters - done)
+        sampler.draw(rng, block)
+        gaussian.draw(rng, block)
+        released = 0  # iterations of the block whose two releases were made (to record)
+        try:
+            for k in range(done, done + block):
+                flat = sample()
+                a, b = divmod(flat, d)
+                g = release(G.item(a, b), delta_g[a])
+                if eager:
+                    record(select_label, sampler.event)
+                    record(gradient_label, gaussian.event)
+                else:
+                    released += 1
+                selected[k] = flat
+                if update(a, b, g):
+                    update_column(b, S[:, b], col_max.item(b))
+        finally:
+            if released:  # count = k records exactly as k records of one event
+                record(select_label, sampler.event, released)
+                record(gradient_label, gaussian.event, released)
+        done += block
     return selected
