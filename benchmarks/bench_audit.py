@@ -9,19 +9,22 @@ once per trial on the same two pre-noise gradients, sensitivity and multiplier, 
 10⁶ Gaussian-step trials per world in under 10 s (game + bound). Each stage is timed
 ``--repeats`` times and the fastest run is reported; the game's first call is shown too (it
 also calibrates the noise and runs the PLD accountant for the claimed ε, cached afterwards).
-The target line uses the first call. BLAS is pinned to one thread.
+The target line uses the first call. BLAS is pinned to one thread (the environment variables,
+set before numpy is imported). The whole-protocol games are timed by ``bench_audit_game.py``.
 
     python benchmarks/bench_audit.py [--trials 1000000] [--baseline-trials 10000] [--repeats 3]
 """
 
 from __future__ import annotations
 
+import os
+
+# one BLAS thread, set before numpy loads (OpenBLAS reads it once, at load)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import argparse
 import time
-
-from dpbnsl.blas import single_thread
-
-single_thread()
 
 import numpy as np
 

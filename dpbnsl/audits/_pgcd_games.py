@@ -21,21 +21,30 @@ step 1/M_a* then all depend on the canary.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 
 from .._validation import ArrayLike, as_generator, check_int, check_real
-from ..accounting import PrivacyLedger, calibrate_dp_pgcd, compose_epsilon, dp_pgcd_entries
-from ..federation import Transcript
+from ..accounting import (
+    NoiseScales,
+    PrivacyLedger,
+    calibrate_dp_pgcd,
+    compose_epsilon,
+    dp_pgcd_entries,
+)
+from ..federation import Dense, Payload, Sparse, Transcript
+from ..learners.admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from ..learners.linear.dp_fed_sparse_bnsl import plan as sparse_plan
 from ..learners.linear.pgcd import PGCDNoise, PGCDState, new_state, run_iterations, score_sensitivity
-from ..learners.linear.sparse_admm import run_sparse_admm, sparse_hyperparameters
+from ..learners.linear.sparse_admm import SparseParticipant, run_sparse_admm, sparse_hyperparameters
 from ..learners.linear.warm_start import covariance_warm_start
 from ..mechanisms import clip_bounds, clip_score_sensitivity
 from ..simulation import simulate
@@ -44,6 +53,23 @@ from .game_base import EXCESS, GameResult, base_rows, check_broken, check_target
 __all__ = ["selection_game", "dp_pgcd_game", "dp_fed_sparse_bnsl_game", "pair_epsilon", "sparse_run"]
 
 _RHO2 = 1.0
+
+
+class _Unrecorded(PrivacyLedger):
+    """The ledger of a game's runs: records nothing. A game states its claimed ε once, from the
+    calibration the learner makes (the same events its runs would record); keeping a ledger per
+    run would only repeat that per trial."""
+
+    def record(self, label: str, event: Any, count: int = 1) -> None:
+        return None
+
+
+@functools.lru_cache(maxsize=32)
+def _calibration(epsilon: float, delta: float, rounds: int, local_iters: int) -> NoiseScales:
+    """:func:`~dpbnsl.accounting.calibrate_dp_pgcd` ("tight"), once per process for each set of
+    public parameters (a few tenths of a second each; the seeded blocks of
+    :func:`~dpbnsl.audits.parallel.play` would otherwise repeat it per block)."""
+    return calibrate_dp_pgcd(epsilon, delta, rounds=rounds, local_iters=local_iters)
 
 
 @dataclass(frozen=True)
@@ -215,9 +241,10 @@ def dp_pgcd_game(
     the claimed ε is its RDP accountant's ε(δ) for the run's 2K events (what the run's ledger
     reports). Canary design of the module docstring with (a*, b*) on top. Each trial runs the
     package's DP-PGCD (``new_state`` + ``run_iterations``, the code :func:`pgcd` and the learners
-    use). Score: −M_a*·B_a*b* of the released B (= g̃_a*b* < 0 when (a*, b*) was selected, else
-    0), higher in D′ where the canary raises g_a*b* by Δ_g. Not tight (it sees one of 2K
-    releases).
+    use); every run starts from the same state, built once per world and copied
+    (:meth:`PGCDState.restore`, bitwise the state ``new_state`` builds). Score: −M_a*·B_a*b* of
+    the released B (= g̃_a*b* < 0 when (a*, b*) was selected, else 0), higher in D′ where the
+    canary raises g_a*b* by Δ_g. Not tight (it sees one of 2K releases).
 
     Broken variants: ``"no-clipping"`` (the state's data gradient unclipped: g_a*b* rises by far
     more than Δ_g); ``"raw-smoothness"`` (m_a from each world's raw data: in D′ the inflated M_a*
@@ -231,7 +258,8 @@ def dp_pgcd_game(
     local_iters : int
         K, the DP-PGCD iterations of the run (2K releases).
     d, n, clip : int, int, float
-        As in :func:`selection_game`. Each trial is a run (~0.7 ms with the defaults).
+        As in :func:`selection_game`. A trial is a run in each world (~0.25 ms of CPU together
+        with the defaults; the calibration is made once per process).
     """
     e, dl = check_target(epsilon, delta)
     trials, broken = check_trials(trials), check_broken(broken, "dp-pgcd")
@@ -239,23 +267,28 @@ def dp_pgcd_game(
     d, n = check_int(d, "d", low=3), check_int(n, "n", low=2)
     C = check_real(clip, "clip", low=0.0, low_open=True)
     rng = as_generator(rng)
-    noise = calibrate_dp_pgcd(e, dl, rounds=1, local_iters=K)
+    noise = _calibration(e, dl, 1, K)
     pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
     design = _design(d=d, n=n, clip=C, multiplier=pgcd_noise.multiplier, top=10.0)
     (a, b), weight = design.canary, float(design.m[design.canary[0]] + _RHO2)
-    ledger, zero, scores = PrivacyLedger(), np.zeros((d, d)), []
+    ledger, zero, scores = _Unrecorded(), np.zeros((d, d)), []
     for X in design.worlds:
         M = (X * X).mean(axis=0) + _RHO2 if broken == "raw-smoothness" else design.m + _RHO2
+        # every run starts from B = W = 0 and the design's β: the O(n·d²) start (residual,
+        # clipped gradient, scores) is the same in every trial, built once and copied per trial
+        start: PGCDState
+        if broken == "no-clipping":
+            cls: type[PGCDState] = UnclippedState
+            start = UnclippedState(X, zero.copy(), zero, design.beta, M, 0.0, _RHO2, clip_bounds(M, C))
+        else:
+            cls = PGCDState
+            start = new_state(
+                X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=_RHO2, noise=pgcd_noise
+            )
+        saved = start.arrays()
         out = np.empty(trials)
         for t in range(trials):
-            if broken == "no-clipping":
-                state: PGCDState = UnclippedState(
-                    X, zero.copy(), zero, design.beta, M, 0.0, _RHO2, clip_bounds(M, C)
-                )
-            else:
-                state = new_state(
-                    X, zero.copy(), zero, design.beta, M=M, lambda1=0.0, rho2=_RHO2, noise=pgcd_noise
-                )
+            state = cls.restore(X, zero.copy(), zero, design.beta, saved)
             run_iterations(state, K, noise=pgcd_noise, rng=rng, ledger=ledger)
             out[t] = -weight * state.B[a, b]
         scores.append(out)
@@ -330,6 +363,127 @@ def sparse_run(
     return transcript, W0
 
 
+@dataclass(frozen=True)
+class _SparseSetup:
+    """What a ``dp-fed-sparse-bnsl`` game fixes before its first trial, from public parameters
+    only (the data are simulated with a fixed seed): the two worlds (read-only), the canary's
+    node p, D's pooled smoothness constants, the learner's hyperparameters, its calibration and
+    its warm start's (row clip norm, multiplier)."""
+
+    worlds: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+    p: int
+    m0: np.ndarray
+    hyper: Mapping[str, Any]
+    noise: NoiseScales
+    warm: tuple[float, float] | None
+
+
+@functools.lru_cache(maxsize=16)
+def _sparse_setup(
+    e: float, dl: float, d: int, n: int, P: int, rounds: int, local_iters: int, C: float, warm_start: bool
+) -> _SparseSetup:
+    """The game's set-up, once per process for each design (seeded blocks of
+    :func:`~dpbnsl.audits.parallel.play` share it): every array is read-only."""
+    hyper = _learner_hyper(rounds, local_iters)
+    sim = simulate(d, n * P, participants=P, rng=0)
+    D = [np.array(X) for X in sim.participants]
+    p = int(np.argmax(sim.B_true.sum(axis=1)))
+    m0 = np.mean([(X * X).mean(axis=0) for X in D], axis=0)
+    warm = None
+    if warm_start:  # the learner's own calibration of both releases
+        pl = sparse_plan(
+            d,
+            epsilon=e,
+            delta=dl,
+            rounds=hyper["rounds"],
+            local_iters=hyper["local_iters"],
+            clip=C,
+            smoothness=m0,
+            warm_start="covariance",
+        )
+        assert pl.m_warm is not None  # warm_start="covariance" always plans the warm start
+        noise, warm = pl.noise, (pl.warm_clip_norm, pl.m_warm)
+    else:
+        noise = _calibration(e, dl, hyper["rounds"], hyper["local_iters"])
+    D1 = [X.copy() for X in D]
+    D1[0][0, p] = math.sqrt(100.0 * n * float(np.max(m0 + hyper["rho2"])))
+    for X in (*D, *D1, m0):
+        X.setflags(write=False)
+    return _SparseSetup((tuple(D), tuple(D1)), p, m0, hyper, noise, warm)
+
+
+def _sparse_score(
+    data: Sequence[np.ndarray],
+    m: np.ndarray,
+    *,
+    hyper: Mapping[str, Any],
+    noise: PGCDNoise,
+    rng: np.random.Generator,
+    warm: tuple[float, float] | None,
+    row: int,
+    ledger: PrivacyLedger,
+) -> float:
+    """The score of one run of :func:`sparse_run` (same streams ``rng.spawn(P)``, same protocol
+    objects, bitwise the same messages): −Σ_t Σ_b |B^{(t)}_row,b − W₀_row,b| over participant
+    0's uploads, computed without what it does not depend on.
+
+    The protocol is :func:`~dpbnsl.learners.linear.sparse_admm.run_sparse_admm`'s, on its
+    participant and server objects (:class:`SparseParticipant`, DP-PGCD's mechanisms;
+    :class:`ConsensusServer`), driven round by round as
+    :func:`~dpbnsl.federation.run_rounds` does, minus what the score never sees: no transcript,
+    no per-run accounting (the game passes a ledger that records nothing), and in the last round only
+    participant 0's step (the other participants draw from their own streams, and the server's
+    last reply reaches no upload)."""
+    P, d, T = len(data), data[0].shape[1], hyper["rounds"]
+    streams = rng.spawn(P)
+    W0 = None
+    if warm is not None:
+        W0, _ = covariance_warm_start(
+            list(data), clip_norm=warm[0], multiplier=warm[1], rngs=streams, ledgers=[ledger] * P
+        )
+    schedule = PenaltySchedule(
+        hyper["rho1"], hyper["rho2"], hyper["gamma1"], hyper["gamma2"], hyper["rho_max"]
+    )
+    clients = [
+        SparseParticipant(
+            X,
+            m,
+            schedule,
+            lambda1=hyper["lambda1"],
+            local_iters=hyper["local_iters"],
+            noise=noise,
+            rng=g,
+            ledger=ledger,
+            init=W0,
+        )
+        for X, g in zip(data, streams)
+    ]
+    solver = (
+        solve_server
+        if hyper["server_solver"] == "lbfgs"
+        else gradient_steps(hyper["eta"], hyper["server_steps"])
+    )
+    server = ConsensusServer(P, d, schedule, sparse=True, solver=solver)
+    if W0 is not None:
+        server.W = np.array(W0, float)
+    rows = np.empty((T, d))
+    inbox: list[Payload | None] = [None] * P
+    for t in range(T):
+        last = t == T - 1
+        uploads = [c(t, x)[1] for c, x in zip(clients[:1] if last else clients, inbox)]
+        rows[t] = clients[0].B[row]  # the upload's row (B_k is the upload, updated in place)
+        if last:
+            break
+        reply = server(t, uploads)
+        if reply.stop:  # as run_rounds: the protocol ends after this round
+            rows = rows[: t + 1]
+            break
+        sent = reply.payload
+        inbox = [sent] * P if isinstance(sent, (Dense, Sparse)) else list(sent)
+    start = 0.0 if W0 is None else W0[row]
+    return -float(np.abs(rows - start).sum())
+
+
 def dp_fed_sparse_bnsl_game(
     *,
     epsilon: float,
@@ -352,16 +506,22 @@ def dp_fed_sparse_bnsl_game(
     replaced by an extreme value (v²/n = 100·max(m + ρ₂)). Smoothness constants are declared
     public and equal to D's pooled raw means of x_ia²; the learner's defaults otherwise. The noise
     is calibrated once (:func:`~dpbnsl.accounting.calibrate_dp_pgcd`, "tight", as the learner
-    does); each trial then runs the learner's protocol (:func:`sparse_run`, the same transcript as
-    :func:`~dpbnsl.learners.linear.dp_fed_sparse_bnsl.dp_fed_sparse_bnsl` for the same ``rng``, without
-    re-calibrating and re-accounting per run). The claimed ε is the learner's reported RDP ε.
+    does); the data, constants and calibration depend on public parameters only and are built once
+    per process (the seeded blocks of :func:`~dpbnsl.audits.parallel.play` share them). Each trial
+    then runs the learner's protocol on its own participant and server objects: the run of
+    :func:`sparse_run` (the same transcript as
+    :func:`~dpbnsl.learners.linear.dp_fed_sparse_bnsl.dp_fed_sparse_bnsl` for the same ``rng``),
+    without what the score does not read (no transcript or per-run ledger; the last round's other
+    uploads and the server's last reply are not computed), so the scores are bitwise those of the
+    whole run. The claimed ε is the learner's reported RDP ε.
     Score: −Σ_t Σ_b |B^{(t)}_pb − W₀_pb| over participant 0's uploads (W₀ = 0 without the warm
     start), higher when row p is absent.
-    Trials are expensive (a whole run each, ~15 ms with the default design). With
-    ``warm_start=True`` each run starts with the learner's covariance warm start (its default at
-    small d), calibrated by the learner's own plan, and the claimed ε covers both; a trial then
-    also runs Fed-BNSL on the released covariances (~10× slower). The warm start's release alone
-    is audited by the covariance game.
+    Trials are expensive: a run in each world, ~4 ms of CPU each with the default design, nearly
+    all of it the server's L-BFGS-B W-steps and the DP-PGCD iterations
+    (``benchmarks/bench_audit_game.py``). With ``warm_start=True`` each run starts with the
+    learner's covariance warm start (its default at small d), calibrated by the learner's own plan,
+    and the claimed ε covers both; a trial then also runs Fed-BNSL on the released covariances
+    (~10× slower). The warm start's release alone is audited by the covariance game.
 
     Broken variant: ``"raw-smoothness"`` (the constants passed as "public" are the raw pooled means
     of each world's data, so D′'s extreme entry inflates M_p and silences row p).
@@ -384,41 +544,30 @@ def dp_fed_sparse_bnsl_game(
     C = check_real(clip, "clip", low=0.0, low_open=True)
     if not isinstance(warm_start, (bool, np.bool_)):
         raise TypeError(f"`warm_start` must be a bool; got {warm_start!r}")
-    hyper = _learner_hyper(rounds, local_iters)
+    setup = _sparse_setup(
+        e,
+        dl,
+        d,
+        n,
+        P,
+        check_int(rounds, "rounds"),
+        check_int(local_iters, "local_iters"),
+        C,
+        bool(warm_start),
+    )
     rng = as_generator(rng)
-    sim = simulate(d, n * P, participants=P, rng=0)
-    D = [np.array(X) for X in sim.participants]
-    p = int(np.argmax(sim.B_true.sum(axis=1)))
-    m0 = np.mean([(X * X).mean(axis=0) for X in D], axis=0)
-    warm = None
-    if warm_start:  # the learner's own calibration of both releases
-        pl = sparse_plan(
-            d,
-            epsilon=e,
-            delta=dl,
-            rounds=hyper["rounds"],
-            local_iters=hyper["local_iters"],
-            clip=C,
-            smoothness=m0,
-            warm_start="covariance",
-        )
-        assert pl.m_warm is not None  # warm_start="covariance" always plans the warm start
-        noise, warm = pl.noise, (pl.warm_clip_norm, pl.m_warm)
-    else:
-        noise = calibrate_dp_pgcd(e, dl, rounds=hyper["rounds"], local_iters=hyper["local_iters"])
+    hyper, noise, warm, p, m0 = setup.hyper, setup.noise, setup.warm, setup.p, setup.m0
     pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
-    D1 = [X.copy() for X in D]
-    D1[0][0, p] = math.sqrt(100.0 * n * float(np.max(m0 + hyper["rho2"])))
-    scores = []
+    D, D1 = setup.worlds
+    ledger, scores = _Unrecorded(), []
     for data in (D, D1):
         raw = broken == "raw-smoothness"
         m = np.mean([(X * X).mean(axis=0) for X in data], axis=0) if raw else m0
         out = np.empty(trials)
         for t in range(trials):
-            transcript, W0 = sparse_run(data, m, hyper=hyper, noise=pgcd_noise, rng=rng, warm=warm)
-            ups = transcript.payloads(participant=0, direction="up")
-            start = 0.0 if W0 is None else W0[p]
-            out[t] = -np.abs(ups[:, p, :] - start).sum()
+            out[t] = _sparse_score(
+                data, m, hyper=hyper, noise=pgcd_noise, rng=rng, warm=warm, row=p, ledger=ledger
+            )
         scores.append(out)
     return GameResult(
         "dp-fed-sparse-bnsl",
@@ -433,7 +582,7 @@ def dp_fed_sparse_bnsl_game(
             "rows": (D, D1),
             "canary_value": float(D1[0][0, p]),
             "smoothness": m0,
-            "hyper": hyper,
+            "hyper": dict(hyper),
             "warm": warm,
             "accountant": "rdp",
             "score": "minus the mass of row p in participant 0's uploads, measured from W₀",
