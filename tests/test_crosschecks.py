@@ -30,7 +30,7 @@ from scipy.stats import binomtest
 from dpbnsl.accounting import ORDERS
 from dpbnsl.accounting.zcdp import cks_epsilon_from_rdp, rho_to_epsilon
 from dpbnsl.audits import clopper_pearson_bound
-from dpbnsl.audits.bounds import _cp_upper
+from dpbnsl.audits.rates import cp_upper
 from dpbnsl.graph_export import from_causallearn, to_causallearn
 from dpbnsl.graphs import apply_meek, dag_to_cpdag
 from dpbnsl.learners.constraint.citests import make_ci_test
@@ -119,14 +119,14 @@ CP_GRID = [
 
 
 def test_clopper_pearson_upper_bound_matches_scipy_binomtest():
-    """``_cp_upper(k, n, a)`` is the one-sided (1 − a) Clopper–Pearson upper bound: scipy's exact
+    """``cp_upper(k, n, a)`` is the one-sided (1 − a) Clopper–Pearson upper bound: scipy's exact
     interval with ``alternative="less"`` at confidence 1 − a, and the upper end of the two-sided
     exact interval at confidence 1 − 2a. Ours inverts the regularised incomplete beta function
     (``special.betaincinv``); scipy solves binom.cdf(k, n, p) = a for p with ``brentq`` at its
     default absolute tolerance 2e-12. Hence the tolerance: 1e-11 absolute (and 1e-9 relative for
     other scipy versions). k = n gives exactly 1."""
     for (k, n), level in itertools.product(CP_GRID, (0.5, 0.05, 0.025, 1e-3, 1e-6)):
-        ours = float(_cp_upper(k, n, level))
+        ours = float(cp_upper(k, n, level))
         one_sided = binomtest(k, n, alternative="less").proportion_ci(
             confidence_level=1 - level, method="exact"
         )

@@ -1,7 +1,8 @@
 """Checking privacy claims and measuring their price.
 
 - :mod:`~dpbnsl.audits.bounds`: empirical ε lower bounds (Clopper–Pearson, one-run) and a
-  Gaussian-DP estimate;
+  Gaussian-DP estimate; :mod:`~dpbnsl.audits.gdp`: a μ-GDP lower bound from the trade-off of
+  many tests;
 - :mod:`~dpbnsl.audits.games`: distinguishing games on worst-case neighbours, with broken variants
   (negative controls);
 - :mod:`~dpbnsl.audits.verdict`: game → bound → verdict in one call;
@@ -23,6 +24,7 @@ from .bounds import (
     one_run_bound,
 )
 from .games import BROKEN, GAMES, GameResult, run_game
+from .gdp import GDPLowerBound, gdp_lower_bound
 from .parallel import play
 from .samplers import check_gaussian_sampler, check_selection_sampler
 from .sensitivity import CHECKS, SensitivityCheck, check_sensitivity
@@ -39,6 +41,8 @@ __all__ = [
     "gdp_epsilon",
     "gdp_estimate",
     "one_run_bound",
+    "GDPLowerBound",
+    "gdp_lower_bound",
     "BROKEN",
     "GAMES",
     "GameResult",

@@ -23,6 +23,7 @@ from scipy import special, stats
 
 from .._validation import as_generator, check_choice, check_int, check_real
 from ..accounting.gaussian import gaussian_epsilon
+from .rates import as_scores, cp_upper, eps_from, error_counts, tail_ranks
 
 __all__ = [
     "EpsilonLowerBound",
@@ -111,54 +112,6 @@ class OneRunBound(_Verdict):
     method: str = "steinke-nasr-jagielski-2023"
 
 
-def _scores(x: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.array(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be an array of real scores; got {x!r:.60}") from exc
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"`{name}` must be a non-empty 1-D array; got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        i = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"`{name}` has a non-finite value {float(arr[i])!r} at index {i}")
-    return arr
-
-
-def _cp_upper(k: float | np.ndarray, n: int, level: float) -> np.ndarray:
-    """Clopper–Pearson upper bound on a rate from k of n, one-sided at ``level`` (k may be real)."""
-    k = np.asarray(k, dtype=float)
-    with np.errstate(invalid="ignore"):
-        ub = special.betaincinv(k + 1.0, np.maximum(n - k, 1e-300), 1.0 - level)
-    return np.where(k >= n, 1.0, ub)
-
-
-def _eps_from(fpr_ub: np.ndarray, fnr_ub: np.ndarray, delta: float) -> np.ndarray:
-    """max{ln((1 − δ − FNR)/FPR), ln((1 − δ − FPR)/FNR), 0}, vectorised."""
-    with np.errstate(divide="ignore"):
-        a = np.log(np.maximum(1.0 - delta - fnr_ub, 0.0)) - np.log(fpr_ub)
-        b = np.log(np.maximum(1.0 - delta - fpr_ub, 0.0)) - np.log(fnr_ub)
-    return np.maximum(np.maximum(a, b), 0.0)
-
-
-def _errors(
-    s0: np.ndarray, s1: np.ndarray, t: float | np.ndarray, greater: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """False-positive and false-negative counts at thresholds ``t`` (``s0``, ``s1`` sorted)."""
-    if greater:
-        return s0.size - np.searchsorted(s0, t, "right"), np.searchsorted(s1, t, "right")
-    return np.searchsorted(s0, t, "left"), s1.size - np.searchsorted(s1, t, "left")
-
-
-def _tail_ranks(n: int, m: int) -> np.ndarray:
-    """At most ``m`` distinct ranks in [0, n), geometrically dense towards both ends."""
-    if m >= n:
-        return np.arange(n)
-    h = np.arange((m + 1) // 2)
-    low = np.round(np.geomspace(1, max(n / 2, 1), h.size)).astype(int) - 1
-    low = np.maximum.accumulate(low - h) + h  # strictly increasing: m distinct ranks if m ≪ n
-    return np.unique(np.concatenate([low, n - 1 - low[: m // 2]]))
-
-
 def clopper_pearson_bound(
     scores0: Any,
     scores1: Any,
@@ -219,7 +172,7 @@ def clopper_pearson_bound(
     far more variable (min 0.55 to 0.64). The ceiling, α/2 per side at the best threshold with
     expected counts, is 0.768.
     """
-    s0, s1 = np.sort(_scores(scores0, "scores0")), np.sort(_scores(scores1, "scores1"))
+    s0, s1 = np.sort(as_scores(scores0, "scores0")), np.sort(as_scores(scores1, "scores1"))
     d = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
     a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice(rule, "rule", _RULES)
@@ -243,13 +196,13 @@ def clopper_pearson_bound(
         sel0, sel1 = np.sort(s0[p0[:k0]]), np.sort(s1[p1[:k1]])
         s0, s1 = np.sort(s0[p0[k0:]]), np.sort(s1[p1[k1:]])
         pool = np.sort(np.concatenate([sel0, sel1]))
-        cand = pool[_tail_ranks(pool.size, _SPLIT_CANDIDATES)]
+        cand = pool[tail_ranks(pool.size, _SPLIT_CANDIDATES)]
         best = (-1.0, 0.0, True)
         for g in dirs:  # held-out bound predicted from the selection part's upper bounds
-            fp, fn = _errors(sel0, sel1, cand, g)
-            pred = _eps_from(
-                _cp_upper(_cp_upper(fp, k0, a / 2) * s0.size, s0.size, a / 2),
-                _cp_upper(_cp_upper(fn, k1, a / 2) * s1.size, s1.size, a / 2),
+            fp, fn = error_counts(sel0, sel1, cand, g)
+            pred = eps_from(
+                cp_upper(cp_upper(fp, k0, a / 2) * s0.size, s0.size, a / 2),
+                cp_upper(cp_upper(fn, k1, a / 2) * s1.size, s1.size, a / 2),
                 d,
             )
             i = int(np.argmax(pred))
@@ -259,16 +212,16 @@ def clopper_pearson_bound(
         t_fixed = check_real(threshold, "threshold")
         tests, n_tests, fp_rank = [(np.array([t_fixed]), g) for g in dirs], len(dirs), None
     else:
-        ranks = _tail_ranks(n0, n_thr)
+        ranks = tail_ranks(n0, n_thr)
         tests = [(s0[n0 - 1 - ranks] if g else s0[ranks], g) for g in dirs]
         n_tests, fp_rank = ranks.size * len(dirs), ranks
     level = a / (2 * n_tests)
     best_row = None
     for t, g in tests:
-        fp, fn = _errors(s0, s1, t, g)
-        fpr_ub = _cp_upper(fp if fp_rank is None else fp_rank, s0.size, level)
-        fnr_ub = _cp_upper(fn, s1.size, level)
-        eps = _eps_from(fpr_ub, fnr_ub, d)
+        fp, fn = error_counts(s0, s1, t, g)
+        fpr_ub = cp_upper(fp if fp_rank is None else fp_rank, s0.size, level)
+        fnr_ub = cp_upper(fn, s1.size, level)
+        eps = eps_from(fpr_ub, fnr_ub, d)
         i = int(np.argmax(eps))
         row = (float(eps[i]), float(t[i]), g, fp[i], fn[i], float(fpr_ub[i]), float(fnr_ub[i]))
         if best_row is None or row[0] > best_row[0]:
@@ -308,15 +261,15 @@ def gdp_estimate(
     ℓ2-sensitivity Δ and noise σ: μ = Δ/σ), then ε̂ = ε(δ) of μ̂-GDP. μ̂ = ∞ when an empirical
     rate is 0; μ̂ < 0 is reported as is, with ε̂ = 0. It carries no confidence statement.
     """
-    s0, s1 = np.sort(_scores(scores0, "scores0")), np.sort(_scores(scores1, "scores1"))
+    s0, s1 = np.sort(as_scores(scores0, "scores0")), np.sort(as_scores(scores1, "scores1"))
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     if threshold is None:
         cand = np.concatenate([s0, s1])
-        fp, fn = _errors(s0, s1, cand, True)
+        fp, fn = error_counts(s0, s1, cand, True)
         t = float(cand[int(np.argmax(1.0 - fp / s0.size - fn / s1.size))])
     else:
         t = check_real(threshold, "threshold")
-    fp, fn = _errors(s0, s1, t, True)
+    fp, fn = error_counts(s0, s1, t, True)
     fpr, fnr = int(fp) / s0.size, int(fn) / s1.size
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = float(stats.norm.ppf(1.0 - fpr) - stats.norm.ppf(fnr))

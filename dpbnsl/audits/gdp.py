@@ -1,0 +1,200 @@
+"""A lower bound on μ (Gaussian DP) from the trade-off of threshold tests, and the ε(δ) it implies.
+
+A mechanism is μ-GDP (Dong, Roth & Su 2022) when every test S between the outputs on neighbouring
+inputs has FNR ≥ Φ(Φ⁻¹(1 − FPR) − μ), i.e. μ ≥ Φ⁻¹(1 − FPR) − Φ⁻¹(FNR). Both sides decrease in FPR
+and in FNR, so upper confidence bounds on the two rates of a test give a lower bound on μ, and
+simultaneous bounds on many tests give one on their maximum. Tight auditing of DP training (Nasr
+et al., USENIX Security 2023) reads μ off the trade-off this way; the ε(δ) reported is that of
+μ_lb-GDP, which extrapolates the curve to error rates the trials cannot resolve.
+
+**Assumption**: the mechanism's trade-off curve is Gaussian, as it is for the Gaussian mechanism
+(and, for any mechanism, μ_lb is a valid lower bound on the smallest μ for which it is μ-GDP). For
+a mechanism that is (ε, δ)-DP but not Gaussian-shaped, μ_lb still bounds that smallest μ, but
+ε(δ) of μ_lb-GDP need not bound its ε(δ): use :func:`~dpbnsl.audits.clopper_pearson_bound`, which
+assumes nothing, for those.
+
+The rates' bounds are those of :func:`~dpbnsl.audits.clopper_pearson_bound` (same rules, same
+soundness argument); the formula never exceeds 0 on uninformative scores (identical
+distributions give FNR = 1 − FPR for every test, hence μ_lb < 0 whenever the bounds hold, reported
+as 0), unlike a plug-in of the empirical rates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import special
+
+from .._validation import as_generator, check_choice, check_int, check_real
+from ..accounting.gaussian import gaussian_epsilon
+from .rates import as_scores, cp_upper, error_counts, tail_ranks
+
+__all__ = ["GDPLowerBound", "gdp_lower_bound", "normal_ranks", "ASSUMPTION"]
+
+_RULES = ("bonferroni", "split")
+_DIRECTIONS = ("both", "greater", "less")
+_SPLIT_CANDIDATES = 2000  # thresholds scanned on the selection part (no effect on soundness)
+ASSUMPTION = "the mechanism's trade-off curve is Gaussian (mu-GDP), as for the Gaussian mechanism"
+
+
+@dataclass(frozen=True)
+class GDPLowerBound:
+    """Output of :func:`gdp_lower_bound`: with probability ≥ 1 − α, the mechanism is not μ-GDP for
+    any μ < ``mu_lb``; under :data:`ASSUMPTION`, ε(``delta``) ≥ ``epsilon_lb``.
+
+    The other fields describe the reported test as in
+    :class:`~dpbnsl.audits.EpsilonLowerBound`.
+    """
+
+    mu_lb: float
+    epsilon_lb: float
+    delta: float
+    alpha: float
+    trials: tuple[int, int]
+    evaluation_trials: tuple[int, int]
+    threshold: float
+    direction: str
+    threshold_rule: str
+    n_tests: int
+    fpr: float
+    fnr: float
+    fpr_ub: float
+    fnr_ub: float
+    assumption: str = ASSUMPTION
+    method: str = "gdp-tradeoff"
+
+    def violates(self, claimed_epsilon: float) -> bool:
+        """True when ``epsilon_lb`` exceeds ``claimed_epsilon`` (≥ 0, may be ∞)."""
+        return self.epsilon_lb > check_real(claimed_epsilon, "claimed_epsilon", low=0.0, allow_inf=True)
+
+
+def normal_ranks(n: int, m: int) -> np.ndarray:
+    """At most ``m`` distinct ranks in [0, n) at the quantiles Φ(z) of ``m`` evenly spaced z, from
+    the one with about 10 runs beyond it to its mirror: where the trade-off curve of a Gaussian
+    mechanism is resolved best (its tails hold few runs)."""
+    if m >= n:
+        return np.arange(n)
+    z_max = -special.ndtri(min(10.0 / n, 0.5))
+    q = special.ndtr(np.linspace(-z_max, z_max, m))
+    return np.unique(np.clip(np.round(q * n).astype(int), 0, n - 1))
+
+
+def _mu_from(fpr_ub: np.ndarray, fnr_ub: np.ndarray) -> np.ndarray:
+    """Φ⁻¹(1 − FPR) − Φ⁻¹(FNR) at upper bounds of the two rates (−∞ at a rate bound of 1)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = special.ndtri(1.0 - np.asarray(fpr_ub)) - special.ndtri(np.asarray(fnr_ub))
+    return np.where(np.isnan(mu), -np.inf, mu)
+
+
+def gdp_lower_bound(
+    scores0: Any,
+    scores1: Any,
+    *,
+    delta: float,
+    alpha: float = 0.05,
+    rule: Literal["bonferroni", "split"] = "bonferroni",
+    direction: Literal["greater", "less", "both"] = "both",
+    n_thresholds: int = 15,
+    split: float = 0.2,
+    rng: Any = None,
+) -> GDPLowerBound:
+    """Lower bound on the Gaussian-DP parameter μ, and the ε(δ) it implies, from audit scores.
+
+    Parameters
+    ----------
+    scores0, scores1 : arrays of shape (n₀,) and (n₁,)
+        One score per independent run in world 0 and in world 1, higher meaning "world 1"
+        (``direction="both"`` also tries the reverse).
+    delta : float in (0, 1)
+        The δ at which ε of μ_lb-GDP is reported.
+    alpha : float in (0, 1)
+        Failure probability: P[μ_true < ``mu_lb``] ≤ α.
+    rule : {"bonferroni", "split"}
+        ``"bonferroni"`` (default): the tests at ``n_thresholds`` world-0 order statistics per
+        direction (:func:`normal_ranks`) share α. ``"split"``: the test maximising the bound
+        predicted from a ``split`` fraction of each world's runs is evaluated on the others (two
+        one-sided bounds at α/2); less stable (below).
+    direction : {"both", "greater", "less"}
+    n_thresholds : int ≥ 1
+    split : float in (0, 1)
+    rng : None, int or Generator
+        Randomness of the split.
+
+    Notes
+    -----
+    For μ-GDP, testing D against D′ or D′ against D gives the same curve (it is symmetric), so a
+    test and its complement with the worlds swapped give the same bound; ``direction="both"``
+    covers scores whose order is reversed.
+
+    *Defaults.* The Gaussian mechanism calibrated to ε = 1 and ε = 4 at δ = 10⁻⁵ (μ = 0.268 and
+    0.925; scores N(0, 1) against N(μ, 1)), 10⁵ runs per world, 20 seeds: mean ε_lb 0.912 (min
+    0.877) and 3.890 (min 3.858) with the defaults; 8, 30 or 60 thresholds, or ``"greater"`` alone,
+    move the mean by under 0.01; ``"split"`` ranged 0.64–0.95 at ε = 1 and fell to 0.12 on one of
+    5 seeds at 10⁶ runs. :func:`~dpbnsl.audits.clopper_pearson_bound` gives 0.51–0.57 and
+    2.19–2.67 on the same scores. The estimate's own spread (one test near FPR = 1/2 resolves μ to
+    about ±√(π/n)) is what keeps ε = 1 near 0.9 at 10⁵ runs.
+    """
+    s0, s1 = np.sort(as_scores(scores0, "scores0")), np.sort(as_scores(scores1, "scores1"))
+    d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_choice(rule, "rule", _RULES)
+    dirs = {"both": (True, False), "greater": (True,), "less": (False,)}[
+        check_choice(direction, "direction", _DIRECTIONS)
+    ]
+    n_thr = check_int(n_thresholds, "n_thresholds", low=1)
+    frac = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
+    n0, n1 = s0.size, s1.size
+    if rule == "split":
+        k0, k1 = round(frac * n0), round(frac * n1)
+        if not (0 < k0 < n0 and 0 < k1 < n1):
+            raise ValueError(f"`split` = {split!r} leaves an empty part with {n0} and {n1} runs")
+        gen = as_generator(rng)
+        p0, p1 = gen.permutation(n0), gen.permutation(n1)
+        sel0, sel1 = np.sort(s0[p0[:k0]]), np.sort(s1[p1[:k1]])
+        s0, s1 = np.sort(s0[p0[k0:]]), np.sort(s1[p1[k1:]])
+        pool = np.sort(np.concatenate([sel0, sel1]))
+        cand = pool[tail_ranks(pool.size, _SPLIT_CANDIDATES)]
+        best = (-np.inf, 0.0, True)
+        for g in dirs:  # the held-out bound predicted from the selection part's empirical rates
+            fp, fn = error_counts(sel0, sel1, cand, g)
+            pred = _mu_from(cp_upper(fp, k0, a / 2), cp_upper(fn, k1, a / 2))
+            i = int(np.argmax(pred))
+            best = max(best, (float(pred[i]), float(cand[i]), g), key=lambda b: b[0])
+        tests, n_tests, fp_rank = [(np.array([best[1]]), best[2])], 1, None
+    else:
+        ranks = normal_ranks(n0, n_thr)
+        tests = [(s0[n0 - 1 - ranks] if g else s0[ranks], g) for g in dirs]
+        n_tests, fp_rank = ranks.size * len(dirs), ranks
+    level = a / (2 * n_tests)
+    best_row = None
+    for t, g in tests:
+        fp, fn = error_counts(s0, s1, t, g)
+        fpr_ub = cp_upper(fp if fp_rank is None else fp_rank, s0.size, level)
+        fnr_ub = cp_upper(fn, s1.size, level)
+        mu = _mu_from(fpr_ub, fnr_ub)
+        i = int(np.argmax(mu))
+        row = (float(mu[i]), float(t[i]), g, fp[i], fn[i], float(fpr_ub[i]), float(fnr_ub[i]))
+        if best_row is None or row[0] > best_row[0]:
+            best_row = row
+    if best_row is None:  # pragma: no cover - tests is never empty
+        raise RuntimeError("no test was evaluated")
+    mu_raw, thr, g, fp, fn, fpr_bound, fnr_bound = best_row
+    mu_lb = max(mu_raw, 0.0)
+    return GDPLowerBound(
+        mu_lb=mu_lb,
+        epsilon_lb=gaussian_epsilon(mu_lb, d),
+        delta=d,
+        alpha=a,
+        trials=(n0, n1),
+        evaluation_trials=(s0.size, s1.size),
+        threshold=thr,
+        direction="greater" if g else "less",
+        threshold_rule=rule,
+        n_tests=n_tests,
+        fpr=int(fp) / s0.size,
+        fnr=int(fn) / s1.size,
+        fpr_ub=fpr_bound,
+        fnr_ub=fnr_bound,
+    )
