@@ -73,6 +73,7 @@ def gaussian_step_game(
     delta: float,
     trials: int,
     broken: str | None = None,
+    noise_deficit: float = 0.0,
     n: int = 100,
     d: int = 4,
     clip: float = 1.0,
@@ -89,7 +90,9 @@ def gaussian_step_game(
     value (the likelihood-ratio statistic of a Gaussian shift).
 
     Broken variants: ``"noise-halved"`` (z/2); ``"no-clipping"`` (the unclipped gradient, which
-    moves by 8C_a/n_k, with noise for Δ_g).
+    moves by 8C_a/n_k, with noise for Δ_g). ``noise_deficit`` p is a graded negative control: the
+    release adds (1 − p)·σ while the claim stays the calibrated ε (p = 0.1, 0.2, 0.5: the
+    negative-control table of the audits' documentation).
 
     Parameters
     ----------
@@ -98,6 +101,8 @@ def gaussian_step_game(
     trials : int
         Runs per world; all noise is drawn in one call.
     broken : {None, "noise-halved", "no-clipping"}
+    noise_deficit : float in [0, 1), default 0
+        Fraction of the calibrated noise left out (0: the correct mechanism).
     n, d : int
         Rows and columns of the participant's data (n ≥ 2, d ≥ 2).
     clip : float
@@ -114,6 +119,7 @@ def gaussian_step_game(
     trials, broken = check_trials(trials), check_broken(broken, "gaussian-step")
     n, d = check_int(n, "n", low=2), check_int(d, "d", low=2)
     C = check_real(clip, "clip", low=0.0, low_open=True)
+    deficit = check_real(noise_deficit, "noise_deficit", low=0.0, high=1.0, high_open=True)
     rng = as_generator(rng)
     z = calibrate_gaussian(e, dl, 1.0, method="analytic")
     M, rho2, a, b = np.full(d, 2.0), 1.0, 0, 1
@@ -127,7 +133,7 @@ def gaussian_step_game(
         float(new_state(X, zero.copy(), zero, zero, M=M, lambda1=0.0, rho2=rho2, noise=noise).G[a, b])
         for X in worlds
     ]
-    z_used = z / 2.0 if broken == "noise-halved" else z
+    z_used = (z / 2.0 if broken == "noise-halved" else z) * (1.0 - deficit)
     scores = [
         gaussian_mechanism(np.full(trials, g), sensitivity=sensitivity, multiplier=z_used, rng=rng).value
         for g in gradients
@@ -142,6 +148,7 @@ def gaussian_step_game(
         {
             "multiplier": z,
             "multiplier_used": z_used,
+            "noise_deficit": deficit,
             "sensitivity": sensitivity,
             "sigma": z_used * sensitivity,
             "means": tuple(gradients),

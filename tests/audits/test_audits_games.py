@@ -508,3 +508,14 @@ def test_whole_runs_with_the_warm_start():
         epsilon=1.0, delta=DELTA, trials=100, warm_start=True, rng=32, broken="raw-smoothness"
     )
     assert _bound(b) > 1.5 * b.claimed_epsilon  # 1.92 with this seed: a certified violation
+
+
+def test_gaussian_step_noise_deficit_is_a_graded_negative_control():
+    """p = 0.2 releases 80% of the calibrated noise under the same claim; p ≥ 1 is refused."""
+    ok = gaussian_step_game(epsilon=1.0, delta=DELTA, trials=10, rng=0)
+    short = gaussian_step_game(epsilon=1.0, delta=DELTA, trials=10, noise_deficit=0.2, rng=0)
+    assert short.claimed_epsilon == ok.claimed_epsilon and short.broken is None
+    assert short.details["multiplier_used"] == pytest.approx(0.8 * ok.details["multiplier"])
+    assert short.details["noise_deficit"] == 0.2 and ok.details["noise_deficit"] == 0.0
+    with pytest.raises(ValueError, match="noise_deficit"):
+        gaussian_step_game(epsilon=1.0, delta=DELTA, trials=10, noise_deficit=1.0)
