@@ -41,8 +41,9 @@ def add_audit_command(
         formatter_class=formatter,
         help=COMMANDS["audit"],
         description="Run a mechanism many times on worst-case neighbouring datasets and bound its "
-        "ε from below (Clopper-Pearson, failure probability --alpha). A correct "
-        "mechanism must stay below its claimed ε; a --broken variant must be flagged.",
+        "ε from below (Clopper-Pearson, failure probability --alpha; for Gaussian releases also "
+        "from the whole trade-off curve). A correct mechanism must stay below its claimed ε; a "
+        "--broken variant must be flagged.",
     )
     p.add_argument("--mechanism", required=True, choices=tuple(GAMES), help="what to audit")
     p.add_argument("--epsilon", type=float, default=1.0, help="the ε the release is calibrated to")
@@ -74,7 +75,7 @@ def add_audit_command(
 
 def print_audit(results: Iterable[Audit]) -> None:
     """One table row per :class:`~dpbnsl.audits.verdict.Audit`."""
-    header = ("mechanism", "variant", "trials", "claimed ε", "ε_lb", "estimate", "verdict")
+    header = ("mechanism", "variant", "trials", "claimed ε", "ε_lb", "ε_lb (GDP)", "estimate", "verdict")
     rows = [
         [
             a.mechanism,
@@ -82,6 +83,7 @@ def print_audit(results: Iterable[Audit]) -> None:
             a.trials[0],
             a.claimed_epsilon,
             a.bound.epsilon_lb,
+            "-" if a.gdp is None else a.gdp.epsilon_lb,
             "-" if a.estimate is None else a.estimate.epsilon,
             a.verdict,
         ]
@@ -104,6 +106,9 @@ def audit_json(a: Audit) -> dict[str, Any]:
         "fpr": a.bound.fpr,
         "fnr": a.bound.fnr,
         "estimate": None if a.estimate is None else a.estimate.epsilon,
+        "epsilon_lb_gdp": None if a.gdp is None else a.gdp.epsilon_lb,
+        "mu_lb_gdp": None if a.gdp is None else a.gdp.mu_lb,
+        "flagged_gdp": a.gdp_flagged,
         "flagged": a.flagged,
         "expected": a.expected,
         "verdict": a.verdict,
@@ -126,9 +131,16 @@ def _audit(args: argparse.Namespace) -> int:
     print_audit([result])
     print(
         f"ε_lb: Clopper-Pearson lower bound, wrong with probability ≤ {args.alpha:g} "
-        f"({result.bound.threshold_rule} threshold rule); estimate: Gaussian-DP point estimate "
-        f"(not a bound; meaningful for Gaussian releases only)."
+        f"({result.bound.threshold_rule} threshold rule); ε_lb (GDP): lower bound from the whole "
+        f"trade-off, for Gaussian releases (assumes their Gaussian trade-off curve; wrong with "
+        f"probability ≤ {args.alpha:g}); estimate: Gaussian-DP point estimate (not a bound). The "
+        f"verdict uses the Clopper-Pearson bound."
     )
+    if result.gdp is not None and result.gdp_flagged:
+        print(
+            f"ε_lb (GDP) = {result.gdp.epsilon_lb:.3g} exceeds the claimed ε: a Gaussian release "
+            f"with less noise than its claim."
+        )
     doc = audit_json(result)
     write_run_bundle(args, "audit", tables={"audit": pd.DataFrame([doc])}, summary=doc)
     set_json(args, doc)

@@ -59,3 +59,15 @@ def test_cli_audit(capsys):
     assert main(["audit", "--mechanism", "laplace"]) == 2
     assert main(["audit", "--mechanism", "gaussian-step", "--epsilon", "-1"]) == 2
     assert "`epsilon`" in capsys.readouterr().err
+
+
+def test_gaussian_games_report_the_gdp_bound_too():
+    """The μ-GDP bound for the Gaussian releases: closer to the claim than Clopper–Pearson on the
+    correct mechanism, beyond it on the broken one; the verdict stays with Clopper–Pearson."""
+    ok = audit("gaussian-step", epsilon=1.0, trials=100_000, rng=1)
+    assert ok.gdp is not None and ok.gdp_flagged is False and not ok.flagged
+    assert ok.bound.epsilon_lb < ok.gdp.epsilon_lb <= ok.claimed_epsilon
+    bad = audit("gaussian-step", epsilon=1.0, trials=100_000, broken="noise-halved", rng=1)
+    assert bad.gdp_flagged is True and bad.flagged
+    sel = audit("selection", epsilon=1.0, trials=2000, rng=1)
+    assert sel.gdp is None and sel.gdp_flagged is None
