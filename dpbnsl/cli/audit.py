@@ -138,8 +138,8 @@ def _audit(args: argparse.Namespace) -> int:
     )
     if result.gdp is not None and result.gdp_flagged:
         print(
-            f"ε_lb (GDP) = {result.gdp.epsilon_lb:.3g} exceeds the claimed ε: a Gaussian release "
-            f"with less noise than its claim."
+            f"ε_lb (GDP) = {result.gdp.epsilon_lb:.3g} exceeds the claimed ε: the release is not "
+            f"μ-GDP for the μ its claim assumes."
         )
     doc = audit_json(result)
     write_run_bundle(args, "audit", tables={"audit": pd.DataFrame([doc])}, summary=doc)

@@ -71,3 +71,10 @@ def test_gaussian_games_report_the_gdp_bound_too():
     assert bad.gdp_flagged is True and bad.flagged
     sel = audit("selection", epsilon=1.0, trials=2000, rng=1)
     assert sel.gdp is None and sel.gdp_flagged is None
+
+
+def test_no_gdp_bound_for_a_release_that_is_not_gaussian():
+    """Clipping the noisy covariance makes the release non-Gaussian: μ_lb would still bound μ, but
+    its ε(δ) would extrapolate a curve the release does not have, so none is reported."""
+    a = audit("covariance", epsilon=1.0, trials=20_000, broken="noise-before-clipping", rng=2)
+    assert a.gdp is None and a.gdp_flagged is None
