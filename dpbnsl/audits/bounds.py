@@ -21,9 +21,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from scipy import special, stats
 
-from .._validation import as_generator, check_choice, check_int, check_real
+from .._validation import check_choice, check_int, check_real
 from ..accounting.gaussian import gaussian_epsilon
-from .rates import as_scores, cp_upper, eps_from, error_counts, tail_ranks
+from .rates import as_scores, best_test, cp_upper, eps_from, error_counts, tail_ranks
 
 __all__ = [
     "EpsilonLowerBound",
@@ -37,7 +37,6 @@ __all__ = [
 
 _RULES = ("bonferroni", "split", "fixed")
 _DIRECTIONS = ("both", "greater", "less")
-_SPLIT_CANDIDATES = 2000  # thresholds scanned on the selection part (no effect on soundness)
 GDP_LABEL = "estimate (Gaussian DP; not a bound)"
 
 
@@ -186,62 +185,44 @@ def clopper_pearson_bound(
             f"`threshold` must be given exactly when `rule` is 'fixed'; got "
             f"rule={rule!r}, threshold={threshold!r}"
         )
-    n0, n1 = s0.size, s1.size
-    if rule == "split":
-        k0, k1 = round(frac * n0), round(frac * n1)
-        if not (0 < k0 < n0 and 0 < k1 < n1):
-            raise ValueError(f"`split` = {split!r} leaves an empty part with {n0} and {n1} runs")
-        gen = as_generator(rng)
-        p0, p1 = gen.permutation(n0), gen.permutation(n1)
-        sel0, sel1 = np.sort(s0[p0[:k0]]), np.sort(s1[p1[:k1]])
-        s0, s1 = np.sort(s0[p0[k0:]]), np.sort(s1[p1[k1:]])
-        pool = np.sort(np.concatenate([sel0, sel1]))
-        cand = pool[tail_ranks(pool.size, _SPLIT_CANDIDATES)]
-        best = (-1.0, 0.0, True)
-        for g in dirs:  # held-out bound predicted from the selection part's upper bounds
-            fp, fn = error_counts(sel0, sel1, cand, g)
-            pred = eps_from(
-                cp_upper(cp_upper(fp, k0, a / 2) * s0.size, s0.size, a / 2),
-                cp_upper(cp_upper(fn, k1, a / 2) * s1.size, s1.size, a / 2),
-                d,
-            )
-            i = int(np.argmax(pred))
-            best = max(best, (float(pred[i]), float(cand[i]), g), key=lambda b: b[0])
-        tests, n_tests, fp_rank = [(np.array([best[1]]), best[2])], 1, None
-    elif rule == "fixed":
-        t_fixed = check_real(threshold, "threshold")
-        tests, n_tests, fp_rank = [(np.array([t_fixed]), g) for g in dirs], len(dirs), None
-    else:
-        ranks = tail_ranks(n0, n_thr)
-        tests = [(s0[n0 - 1 - ranks] if g else s0[ranks], g) for g in dirs]
-        n_tests, fp_rank = ranks.size * len(dirs), ranks
-    level = a / (2 * n_tests)
-    best_row = None
-    for t, g in tests:
-        fp, fn = error_counts(s0, s1, t, g)
-        fpr_ub = cp_upper(fp if fp_rank is None else fp_rank, s0.size, level)
-        fnr_ub = cp_upper(fn, s1.size, level)
-        eps = eps_from(fpr_ub, fnr_ub, d)
-        i = int(np.argmax(eps))
-        row = (float(eps[i]), float(t[i]), g, fp[i], fn[i], float(fpr_ub[i]), float(fnr_ub[i]))
-        if best_row is None or row[0] > best_row[0]:
-            best_row = row
-    assert best_row is not None  # tests is never empty (dirs has at least one direction)
-    eps_lb, thr, g, fp, fn, fpr_bound, fnr_bound = best_row
+    t_fixed = check_real(threshold, "threshold") if rule == "fixed" else None
+
+    def predict(fp: np.ndarray, fn: np.ndarray, k0: int, k1: int, m0: int, m1: int) -> np.ndarray:
+        # the held-out bound predicted from the selection part's upper bounds
+        return eps_from(
+            cp_upper(cp_upper(fp, k0, a / 2) * m0, m0, a / 2),
+            cp_upper(cp_upper(fn, k1, a / 2) * m1, m1, a / 2),
+            d,
+        )
+
+    best = best_test(
+        s0,
+        s1,
+        value=lambda fpr_ub, fnr_ub: eps_from(fpr_ub, fnr_ub, d),
+        alpha=a,
+        rule=rule,
+        directions=dirs,
+        ranks=lambda n: tail_ranks(n, n_thr),
+        predict=predict,
+        split=frac,
+        rng=rng,
+        threshold=t_fixed,
+    )
+    m0, m1 = best.evaluation_trials
     return EpsilonLowerBound(
-        epsilon_lb=eps_lb,
+        epsilon_lb=best.value,
         delta=d,
         alpha=a,
-        trials=(n0, n1),
-        evaluation_trials=(s0.size, s1.size),
-        threshold=thr,
-        direction="greater" if g else "less",
+        trials=(s0.size, s1.size),
+        evaluation_trials=best.evaluation_trials,
+        threshold=best.threshold,
+        direction="greater" if best.greater else "less",
         threshold_rule=rule,
-        n_tests=n_tests,
-        fpr=int(fp) / s0.size,
-        fnr=int(fn) / s1.size,
-        fpr_ub=fpr_bound,
-        fnr_ub=fnr_bound,
+        n_tests=best.n_tests,
+        fpr=best.fp / m0,
+        fnr=best.fn / m1,
+        fpr_ub=best.fpr_ub,
+        fnr_ub=best.fnr_ub,
     )
 
 

@@ -27,15 +27,14 @@ from typing import Any, Literal
 import numpy as np
 from scipy import special
 
-from .._validation import as_generator, check_choice, check_int, check_real
+from .._validation import check_choice, check_int, check_real
 from ..accounting.gaussian import gaussian_epsilon
-from .rates import as_scores, cp_upper, error_counts, tail_ranks
+from .rates import as_scores, best_test, cp_upper
 
 __all__ = ["GDPLowerBound", "gdp_lower_bound", "normal_ranks", "ASSUMPTION"]
 
 _RULES = ("bonferroni", "split")
 _DIRECTIONS = ("both", "greater", "less")
-_SPLIT_CANDIDATES = 2000  # thresholds scanned on the selection part (no effect on soundness)
 ASSUMPTION = "the mechanism's trade-off curve is Gaussian (mu-GDP), as for the Gaussian mechanism"
 
 
@@ -145,56 +144,34 @@ def gdp_lower_bound(
     ]
     n_thr = check_int(n_thresholds, "n_thresholds", low=1)
     frac = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
-    n0, n1 = s0.size, s1.size
-    if rule == "split":
-        k0, k1 = round(frac * n0), round(frac * n1)
-        if not (0 < k0 < n0 and 0 < k1 < n1):
-            raise ValueError(f"`split` = {split!r} leaves an empty part with {n0} and {n1} runs")
-        gen = as_generator(rng)
-        p0, p1 = gen.permutation(n0), gen.permutation(n1)
-        sel0, sel1 = np.sort(s0[p0[:k0]]), np.sort(s1[p1[:k1]])
-        s0, s1 = np.sort(s0[p0[k0:]]), np.sort(s1[p1[k1:]])
-        pool = np.sort(np.concatenate([sel0, sel1]))
-        cand = pool[tail_ranks(pool.size, _SPLIT_CANDIDATES)]
-        best = (-np.inf, 0.0, True)
-        for g in dirs:  # the held-out bound predicted from the selection part's empirical rates
-            fp, fn = error_counts(sel0, sel1, cand, g)
-            pred = _mu_from(cp_upper(fp, k0, a / 2), cp_upper(fn, k1, a / 2))
-            i = int(np.argmax(pred))
-            best = max(best, (float(pred[i]), float(cand[i]), g), key=lambda b: b[0])
-        tests, n_tests, fp_rank = [(np.array([best[1]]), best[2])], 1, None
-    else:
-        ranks = normal_ranks(n0, n_thr)
-        tests = [(s0[n0 - 1 - ranks] if g else s0[ranks], g) for g in dirs]
-        n_tests, fp_rank = ranks.size * len(dirs), ranks
-    level = a / (2 * n_tests)
-    best_row = None
-    for t, g in tests:
-        fp, fn = error_counts(s0, s1, t, g)
-        fpr_ub = cp_upper(fp if fp_rank is None else fp_rank, s0.size, level)
-        fnr_ub = cp_upper(fn, s1.size, level)
-        mu = _mu_from(fpr_ub, fnr_ub)
-        i = int(np.argmax(mu))
-        row = (float(mu[i]), float(t[i]), g, fp[i], fn[i], float(fpr_ub[i]), float(fnr_ub[i]))
-        if best_row is None or row[0] > best_row[0]:
-            best_row = row
-    if best_row is None:  # pragma: no cover - tests is never empty
-        raise RuntimeError("no test was evaluated")
-    mu_raw, thr, g, fp, fn, fpr_bound, fnr_bound = best_row
-    mu_lb = max(mu_raw, 0.0)
+    best = best_test(
+        s0,
+        s1,
+        value=_mu_from,
+        alpha=a,
+        rule=rule,
+        directions=dirs,
+        ranks=lambda n: normal_ranks(n, n_thr),
+        # the held-out bound predicted from the selection part's upper bounds
+        predict=lambda fp, fn, k0, k1, m0, m1: _mu_from(cp_upper(fp, k0, a / 2), cp_upper(fn, k1, a / 2)),
+        split=frac,
+        rng=rng,
+    )
+    mu_lb = max(best.value, 0.0)
+    m0, m1 = best.evaluation_trials
     return GDPLowerBound(
         mu_lb=mu_lb,
         epsilon_lb=gaussian_epsilon(mu_lb, d),
         delta=d,
         alpha=a,
-        trials=(n0, n1),
-        evaluation_trials=(s0.size, s1.size),
-        threshold=thr,
-        direction="greater" if g else "less",
+        trials=(s0.size, s1.size),
+        evaluation_trials=best.evaluation_trials,
+        threshold=best.threshold,
+        direction="greater" if best.greater else "less",
         threshold_rule=rule,
-        n_tests=n_tests,
-        fpr=int(fp) / s0.size,
-        fnr=int(fn) / s1.size,
-        fpr_ub=fpr_bound,
-        fnr_ub=fnr_bound,
+        n_tests=best.n_tests,
+        fpr=best.fp / m0,
+        fnr=best.fn / m1,
+        fpr_ub=best.fpr_ub,
+        fnr_ub=best.fnr_ub,
     )
