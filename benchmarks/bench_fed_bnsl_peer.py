@@ -38,12 +38,11 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from dpbnsl.graphs import threshold, threshold_to_dag
-from dpbnsl.learners.admm import ConsensusServer, PenaltySchedule
+from dpbnsl.learners.admm import ConsensusServer, PenaltySchedule, converged_stop
 from dpbnsl.learners.linear import hosted_fed_bnsl
 from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
 from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
@@ -58,9 +57,7 @@ def _exact_server(
 ) -> ConsensusServer:
     """The server before inexact W-steps and the stall branch of the stopping rule."""
 
-    def stop(row: dict[str, Any]) -> bool:
-        return schedule.saturated(row["round"]) or (row["h"] <= h_tol and row["gap"] <= gap_tol)
-
+    stop = converged_stop(schedule, h_tol=h_tol, gap_tol=gap_tol)
     return ConsensusServer(P, d, schedule, lambda1=lambda1, stop=stop)
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "inner_ftol",
     "curvature_diagonal",
     "tuned_lbfgs",
+    "converged_stop",
     "stalled_stop",
 ]
 
@@ -166,24 +167,32 @@ def tuned_lbfgs(last_gap: float | None) -> dict[str, Any]:
     return {"ftol": inner_ftol(last_gap), "precondition": True}
 
 
+def converged_stop(
+    schedule: PenaltySchedule, *, h_tol: float, gap_tol: float
+) -> Callable[[Mapping[str, Any]], bool]:
+    """Stop after a round (given its history row) once both penalties have saturated (Fed-BNSL,
+    Ng & Zhang, Alg. 1), or once ``h(W) ≤ h_tol`` and the consensus gap is at most ``gap_tol``."""
+
+    def stop(row: Mapping[str, Any]) -> bool:
+        return bool(schedule.saturated(row["round"]) or (row["h"] <= h_tol and row["gap"] <= gap_tol))
+
+    return stop
+
+
 def stalled_stop(
     schedule: PenaltySchedule, *, h_tol: float, gap_tol: float
 ) -> Callable[[Mapping[str, Any]], bool]:
-    """The Fed-BNSL stopping rule, evaluated on a server history row.
-
-    Stop when both penalties have saturated (Fed-BNSL, Ng & Zhang, Alg. 1), or once the consensus gap
-    is at most ``gap_tol`` and either ``h(W) ≤ h_tol`` or W has stalled: ρ₁ has reached ``rho_max``
-    (it cannot push h further) and W moved by at most ``gap_tol`` (Frobenius) in the round. Without
-    the second branch a run whose h settles just above ``h_tol`` (W's tiny weights on cycles, kept by
-    the ℓ1 split) goes on until ρ₂ saturates too, some 80 rounds in which W does not change.
+    """The Fed-BNSL stopping rule: :func:`converged_stop`, or W has stalled with the consensus gap
+    at most ``gap_tol``: ρ₁ has reached ``rho_max`` (it cannot push h further) and W moved by at
+    most ``gap_tol`` (Frobenius) in the round. Without the stall branch a run whose h settles just
+    above ``h_tol`` (W's tiny weights on cycles, kept by the ℓ1 split) goes on until ρ₂ saturates
+    too, some 80 rounds in which W does not change.
     """
+    converged = converged_stop(schedule, h_tol=h_tol, gap_tol=gap_tol)
 
     def stop(row: Mapping[str, Any]) -> bool:
-        if schedule.saturated(row["round"]):
-            return True
-        if row["gap"] > gap_tol:
-            return False
-        return bool(row["h"] <= h_tol or (row["rho1"] >= schedule.rho_max and row["step"] <= gap_tol))
+        stalled = row["rho1"] >= schedule.rho_max and row["step"] <= gap_tol
+        return converged(row) or bool(row["gap"] <= gap_tol and stalled)
 
     return stop
 

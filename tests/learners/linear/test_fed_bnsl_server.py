@@ -12,6 +12,7 @@ from dpbnsl.learners.admm import (
     PenaltySchedule,
     ServerProblem,
     _objective,
+    converged_stop,
     curvature_diagonal,
     inner_ftol,
     solve_server,
@@ -178,9 +179,7 @@ def test_history_step_is_the_move_of_w():
 def _exact_server(P, d, schedule, *, lambda1, h_tol, gap_tol):
     """The server as it was before: exact W-steps, stop on saturation or on h and gap."""
 
-    def stop(row):
-        return schedule.saturated(row["round"]) or (row["h"] <= h_tol and row["gap"] <= gap_tol)
-
+    stop = converged_stop(schedule, h_tol=h_tol, gap_tol=gap_tol)
     return ConsensusServer(P, d, schedule, lambda1=lambda1, stop=stop)
 
 
