@@ -122,3 +122,12 @@ def test_bad_scores():
         gdp_lower_bound([0.0, 1.0], [1.0, np.nan], delta=DELTA)
     with pytest.raises(TypeError, match="scores0"):
         gdp_lower_bound("abc", [1.0], delta=DELTA)
+
+
+def test_extreme_scores_and_levels():
+    """Scores at the ends of the float range, tiny δ and α: a finite bound or 0, never an error."""
+    s0 = np.array([-1e308, -1.0, 0.0, 1e-300, 5e-324, 1e308] * 50)
+    s1 = s0[::-1] * 0.5
+    for delta, alpha in ((1e-300, 0.05), (1e-5, 1e-300), (0.999, 0.999)):
+        b = gdp_lower_bound(s0, s1, delta=delta, alpha=alpha)
+        assert np.isfinite(b.mu_lb) and b.mu_lb >= 0.0 and b.epsilon_lb >= 0.0
