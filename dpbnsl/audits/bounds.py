@@ -23,7 +23,7 @@ from scipy import special, stats
 
 from .._validation import check_choice, check_int, check_real
 from ..accounting.gaussian import gaussian_epsilon
-from .rates import as_scores, best_test, cp_upper, eps_from, error_counts, tail_ranks
+from .rates import as_scores, best_test, cp_upper, directions, eps_from, error_counts, tail_ranks
 
 __all__ = [
     "EpsilonLowerBound",
@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 _RULES = ("bonferroni", "split", "fixed")
-_DIRECTIONS = ("both", "greater", "less")
 GDP_LABEL = "estimate (Gaussian DP; not a bound)"
 
 
@@ -175,9 +174,7 @@ def clopper_pearson_bound(
     d = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
     a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice(rule, "rule", _RULES)
-    dirs = {"both": (True, False), "greater": (True,), "less": (False,)}[
-        check_choice(direction, "direction", _DIRECTIONS)
-    ]
+    dirs = directions(direction)
     n_thr = check_int(n_thresholds, "n_thresholds", low=1)
     frac = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
     if (threshold is None) == (rule == "fixed"):

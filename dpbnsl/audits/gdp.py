@@ -29,12 +29,11 @@ from scipy import special
 
 from .._validation import check_choice, check_int, check_real
 from ..accounting.gaussian import gaussian_epsilon
-from .rates import as_scores, best_test, cp_upper
+from .rates import as_scores, best_test, cp_upper, directions
 
 __all__ = ["GDPLowerBound", "gdp_lower_bound", "normal_ranks", "ASSUMPTION"]
 
 _RULES = ("bonferroni", "split")
-_DIRECTIONS = ("both", "greater", "less")
 ASSUMPTION = "the mechanism's trade-off curve is Gaussian (mu-GDP), as for the Gaussian mechanism"
 
 
@@ -139,9 +138,7 @@ def gdp_lower_bound(
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice(rule, "rule", _RULES)
-    dirs = {"both": (True, False), "greater": (True,), "less": (False,)}[
-        check_choice(direction, "direction", _DIRECTIONS)
-    ]
+    dirs = directions(direction)
     n_thr = check_int(n_thresholds, "n_thresholds", low=1)
     frac = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
     best = best_test(

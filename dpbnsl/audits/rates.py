@@ -10,9 +10,18 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from .._validation import as_generator
+from .._validation import as_generator, check_choice
 
-__all__ = ["as_scores", "cp_upper", "eps_from", "error_counts", "tail_ranks", "BestTest", "best_test"]
+__all__ = [
+    "as_scores",
+    "cp_upper",
+    "eps_from",
+    "error_counts",
+    "tail_ranks",
+    "BestTest",
+    "best_test",
+    "directions",
+]
 
 SPLIT_CANDIDATES = 2000  # thresholds scanned on the selection part (no effect on soundness)
 
@@ -28,6 +37,12 @@ def as_scores(x: Any, name: str) -> np.ndarray:
         i = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise ValueError(f"`{name}` has a non-finite value {float(arr[i])!r} at index {i}")
     return arr
+
+
+def directions(direction: str) -> tuple[bool, ...]:
+    """The test directions of ``direction`` (True: score > t guesses world 1; False: score < t)."""
+    choice = check_choice(direction, "direction", ("both", "greater", "less"))
+    return {"both": (True, False), "greater": (True,), "less": (False,)}[choice]
 
 
 def cp_upper(k: float | np.ndarray, n: int, level: float) -> np.ndarray:
