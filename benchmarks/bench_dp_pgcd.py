@@ -13,7 +13,8 @@ costs only O(d), so speed depends on the regime: "sparse" (λ = 0.1, heavy noise
 run), "dense" (λ = 0, light noise: every iteration changes B, the worst case) and "clipped" (as
 "dense" with the clip bound 1 instead of 5: most rows have a per-sample gradient at the clip
 bound; every row is clipped in every regime, see ``dpbnsl.mechanisms.ClippedProductSums``). The
-``changed`` column is the fraction of iterations that changed B.
+``changed`` column is the fraction of iterations that changed B. The clipping runs on the compiled
+kernel when numba is installed (the ``fast`` extra); ``DPBNSL_KERNEL=numpy`` times the numpy one.
 
     python benchmarks/bench_dp_pgcd.py [--dims 20,50,100,200] [--n 100,200,1000] [--regimes ...]
 """
@@ -59,7 +60,10 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=4000, help="incremental iterations")
     parser.add_argument("--naive-iters", type=int, default=20)
     args = parser.parse_args()
-    print(f"BLAS threads: {blas_threads()}")
+    from dpbnsl.mechanisms import clip_kernel
+
+    compile_s = _cpu(clip_kernel.backend)  # numba compiles its kernel once per process, here
+    print(f"BLAS threads: {blas_threads()}; clip kernel: {clip_kernel.backend()} ({compile_s:.2f} s to load)")
     print(
         f"{'regime':>7} {'d':>4} {'n_k':>5} {'start s':>8} {'changed':>8} {'incr it/s':>10} "
         f"{'naive it/s':>11} {'ratio':>8}"

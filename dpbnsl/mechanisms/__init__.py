@@ -6,7 +6,8 @@
 - :mod:`~dpbnsl.mechanisms.covariance`: the clipped-covariance release (DP-Fed-BNSL, the warm
   start of DP-Fed-Sparse-BNSL);
 - :mod:`~dpbnsl.mechanisms.gradients`: DP-PGCD's per-sample gradient clipping and the gradient
-  and score sensitivities;
+  and score sensitivities; :mod:`~dpbnsl.mechanisms.clip_kernel` its clip-and-sum kernel (numpy,
+  or compiled with numba: the same bits);
 - :mod:`~dpbnsl.mechanisms.moments`: private means and smoothness constants (centring, the step
   sizes and clip thresholds of DP-PGCD).
 

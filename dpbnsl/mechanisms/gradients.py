@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import clip_kernel
+
 __all__ = [
     "CLIP_SCHEMES",
     "clip_bounds",
@@ -93,33 +95,43 @@ class ClippedProductSums:
 
     Every call clips every row, whatever the data: a shortcut for rows no bound can reach would be
     exact, but its run time would tell whether some record needs clipping (an outlier), which a
-    server can observe and the privacy guarantee does not cover. What this class saves is the
-    allocations: one buffer, the bounds repeated on every row (no broadcasting in the clipping
-    passes) and the column sums as one BLAS product. Replacing one row changes only that row's
-    terms, each in [−C_a, C_a], so sum a moves by at most 2C_a.
+    server can observe and the privacy guarantee does not cover. The sums come from the kernel of
+    :mod:`~dpbnsl.mechanisms.clip_kernel`: one compiled pass with numba (the ``fast`` extra), else
+    numpy passes over one reused buffer; both add the rows in order and give the same bits.
+    Replacing one row changes only that row's terms, each in [−C_a, C_a], so sum a moves by at
+    most 2C_a.
 
     Parameters
     ----------
     X : array of shape (n, d)
-        Kept by reference (it must not change).
+        Kept by reference when C-ordered float (it must not change), else copied once.
     bounds : array of shape (d,), non-negative
     """
 
     def __init__(self, X: np.ndarray, bounds: np.ndarray) -> None:
-        self.X, self.bounds = X, np.asarray(bounds, dtype=float)
-        n, d = X.shape
-        self.x_finite = bool(np.isfinite(X).all())
-        self._upper = np.repeat(self.bounds[None, :], n, axis=0) if n * d <= FULL_BOUNDS_MAX else self.bounds
-        self._lower = -self._upper
-        self._buf = np.empty_like(X)
-        self._ones = np.ones(n)
+        self.X = np.ascontiguousarray(X, dtype=float)  # row order of the sums needs C order
+        self.bounds = np.ascontiguousarray(bounds, dtype=float)
+        n, d = self.X.shape
+        self.backend = clip_kernel.backend()
+        self._kernel = clip_kernel.numba_kernel()[0] if self.backend == "numba" else None
+        if self._kernel is None:
+            self.x_finite = bool(np.isfinite(self.X).all())
+            full = n * d <= FULL_BOUNDS_MAX  # the bounds repeated on every row: no broadcasting
+            self._upper = np.repeat(self.bounds[None, :], n, axis=0) if full else self.bounds
+            self._lower = -self._upper
+            self._buf = np.empty((n, d))
 
     def __call__(self, r: np.ndarray) -> np.ndarray:
         """The d sums for the vector ``r`` of shape (n,) (a new array)."""
-        buf = clipped_products(
-            self.X, r, self._upper, out=self._buf, x_finite=self.x_finite, lower=self._lower
-        )
-        return self._ones @ buf
+        r = np.ascontiguousarray(r, dtype=float)
+        if self._kernel is None:
+            return clip_kernel.numpy_column_sums(
+                self.X, r, self._upper, self._lower, self._buf, self.x_finite
+            )
+        out = np.zeros(self.X.shape[1])
+        if self.X.shape[0]:
+            self._kernel(self.X, r, self.bounds, out)
+        return out
 
 
 def clip_score_sensitivity(M: np.ndarray, clip: float, n: int, scheme: str = "relative") -> float:
