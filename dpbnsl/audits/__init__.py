@@ -2,7 +2,8 @@
 
 - :mod:`~dpbnsl.audits.bounds`: empirical ε lower bounds (Clopper–Pearson, one-run) and a
   Gaussian-DP estimate; :mod:`~dpbnsl.audits.gdp`: a μ-GDP lower bound from the trade-off of
-  many tests;
+  many tests; :mod:`~dpbnsl.audits.bounded_range`: a lower bound on a selection's bounded-range
+  parameter ε₀;
 - :mod:`~dpbnsl.audits.games`: distinguishing games on worst-case neighbours, with broken variants
   (negative controls);
 - :mod:`~dpbnsl.audits.verdict`: game → bound → verdict in one call;
@@ -14,6 +15,7 @@
   and their plots (matplotlib, the ``plot`` extra, imported only when drawing).
 """
 
+from .bounded_range import BoundedRangeLowerBound, bounded_range_lower_bound
 from .bounds import (
     EpsilonEstimate,
     EpsilonLowerBound,
@@ -43,6 +45,8 @@ __all__ = [
     "one_run_bound",
     "GDPLowerBound",
     "gdp_lower_bound",
+    "BoundedRangeLowerBound",
+    "bounded_range_lower_bound",
     "BROKEN",
     "GAMES",
     "GameResult",

@@ -134,6 +134,7 @@ def selection_game(
     delta: float,
     trials: int,
     broken: str | None = None,
+    noise_deficit: float = 0.0,
     d: int = 10,
     n: int = 50,
     clip: float = 1.0,
@@ -151,10 +152,12 @@ def selection_game(
 
     Broken variants: ``"noise-halved"`` (λ_G/2); ``"no-clipping"`` (unclipped gradients);
     ``"raw-smoothness"`` (m_a from each world's raw data: the extreme entry of D′ inflates M_a*).
+    ``noise_deficit`` p is a graded negative control: λ_G(1 − p), a selection whose privacy loss
+    spans ε₀/(1 − p) (``details["epsilon0"]`` stays the claim ε₀).
 
     Parameters
     ----------
-    epsilon, delta, trials, broken, rng
+    epsilon, delta, trials, broken, noise_deficit, rng
         As in :func:`~dpbnsl.audits.games.gaussian_step_game`; ``epsilon`` is ε₀.
     d, n : int
         Variables (d ≥ 3; N = 2⌊d/2⌋⌈d/2⌉ − 1 cross coordinates compete with the canary) and rows.
@@ -165,11 +168,12 @@ def selection_game(
     trials, broken = check_trials(trials), check_broken(broken, "selection")
     d, n = check_int(d, "d", low=3), check_int(n, "n", low=2)
     C = check_real(clip, "clip", low=0.0, low_open=True)
+    deficit = check_real(noise_deficit, "noise_deficit", low=0.0, high=1.0, high_open=True)
     rng = as_generator(rng)
     m = 2.0 / e
     claimed = compose_epsilon(dp_pgcd_entries(m, 1)[:1], dl, "rdp")
     design = _design(d=d, n=n, clip=C, multiplier=m, top=None)
-    m_used = m / 2.0 if broken == "noise-halved" else m
+    m_used = (m / 2.0 if broken == "noise-halved" else m) * (1.0 - deficit)
     logp, zero = [], np.zeros((d, d))
     for X in design.worlds:
         M = (X * X).mean(axis=0) + _RHO2 if broken == "raw-smoothness" else design.m + _RHO2
@@ -204,6 +208,7 @@ def selection_game(
         {
             "multiplier": m,
             "multiplier_used": m_used,
+            "noise_deficit": deficit,
             "epsilon0": 2.0 / m,
             "canary": (a, b),
             "probabilities": tuple(p.reshape(d, d) for p in probs),

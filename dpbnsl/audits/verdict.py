@@ -3,9 +3,11 @@
 :func:`audit` runs a game of :mod:`dpbnsl.audits.games` and summarises it as an :class:`Audit`:
 the claimed ε (what the package's accounting says the audited release costs), the Clopper–Pearson
 lower bound ε_lb (with its failure probability α), the Gaussian-DP point estimate, for games whose
-release is Gaussian the μ-GDP lower bound (:func:`~dpbnsl.audits.gdp.gdp_lower_bound`), and the
-verdict. A correct mechanism must *pass* (ε_lb ≤ claimed ε); a broken variant must be *flagged*.
-The verdict rests on the Clopper–Pearson bound, which assumes nothing about the mechanism.
+release is Gaussian the μ-GDP lower bound (:func:`~dpbnsl.audits.gdp.gdp_lower_bound`), for the
+selection game the bound on its bounded-range parameter
+(:func:`~dpbnsl.audits.bounded_range.bounded_range_lower_bound`), and the verdict. A correct
+mechanism must *pass* (ε_lb ≤ claimed ε); a broken variant must be *flagged*. The verdict rests
+on the Clopper–Pearson bound, which assumes nothing about the mechanism.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_generator, check_real
+from .bounded_range import BoundedRangeLowerBound, bounded_range_lower_bound
 from .bounds import EpsilonEstimate, EpsilonLowerBound, clopper_pearson_bound, gdp_estimate
 from .games import GAMES
 from .gdp import GDPLowerBound, gdp_lower_bound
 from .parallel import play
 
-__all__ = ["Audit", "audit", "MIN_TRIALS", "GAUSSIAN_GAMES"]
+__all__ = ["Audit", "audit", "MIN_TRIALS", "GAUSSIAN_GAMES", "BOUNDED_RANGE_GAMES"]
 
 #: Fewer trials per world cannot bound anything useful; the CLI refuses them.
 MIN_TRIALS = 100
@@ -43,6 +46,11 @@ GAUSSIAN_GAMES: Mapping[str, frozenset[str | None]] = MappingProxyType(
     }
 )
 
+#: Games whose release is one selection by the exponential mechanism, whose claim is a
+#: bounded-range parameter ε₀ (``details["epsilon0"]``): every variant (a broken one is still an
+#: exponential mechanism, with a wider privacy loss). The bound on ε₀ assumes nothing.
+BOUNDED_RANGE_GAMES: frozenset[str] = frozenset({"selection"})
+
 
 @dataclass(frozen=True)
 class Audit:
@@ -59,11 +67,21 @@ class Audit:
     estimate: EpsilonEstimate | None
     flagged: bool
     gdp: GDPLowerBound | None = None
+    bounded_range: BoundedRangeLowerBound | None = None
+    claimed_epsilon0: float | None = None
 
     @property
     def gdp_flagged(self) -> bool | None:
         """Whether the μ-GDP bound exceeds the claim (None for a game without one)."""
         return None if self.gdp is None else self.gdp.violates(self.claimed_epsilon)
+
+    @property
+    def bounded_range_flagged(self) -> bool | None:
+        """Whether the bound on the bounded-range parameter exceeds the claimed ε₀ (None for a game
+        without one)."""
+        if self.bounded_range is None or self.claimed_epsilon0 is None:
+            return None
+        return self.bounded_range.violates(self.claimed_epsilon0)
 
     @property
     def verdict(self) -> str:
@@ -92,7 +110,11 @@ def audit(
     For the games and variants of :data:`GAUSSIAN_GAMES` the μ-GDP bound is computed too (``gdp``,
     ``gdp_flagged``; at the same α), which is much closer to the claim on a correct mechanism and
     flags much smaller noise deficits (the audits' negative-control table); it assumes the Gaussian
-    trade-off curve these games have, so the verdict stays with Clopper–Pearson.
+    trade-off curve these games have, so the verdict stays with Clopper–Pearson. For the
+    selection game (:data:`BOUNDED_RANGE_GAMES`) the lower bound on its bounded-range parameter ε₀
+    is computed too (``bounded_range``, ``bounded_range_flagged`` against ``claimed_epsilon0``, the
+    ε₀ its accounting records; same α, same threshold rule as the Clopper–Pearson bound); it
+    assumes nothing, and tests the claim the accountant composes rather than its ε(δ).
 
     Continuous scores use the Bonferroni rule of
     :func:`~dpbnsl.audits.bounds.clopper_pearson_bound` (no held-out split needed). Scores with
@@ -129,17 +151,21 @@ def audit(
     s0, s1 = np.asarray(game.scores0, float), np.asarray(game.scores1, float)
     values = np.unique(np.concatenate([s0, s1]))
     estimate = None
+    rule: dict[str, Any]
     if values.size <= 2:
-        mid = float(values.mean()) if values.size == 2 else float(values[0])
-        bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha, rule="fixed", threshold=mid)
+        rule = {"rule": "fixed", "threshold": float(values.mean()) if values.size == 2 else float(values[0])}
     elif values.size <= 10:
-        bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha, rule="split", rng=rng)
+        rule = {"rule": "split", "rng": rng}
     else:
-        bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha)
+        rule = {}
         estimate = gdp_estimate(s0, s1, delta=game.delta)
-    gdp = None
+    bound = clopper_pearson_bound(s0, s1, delta=game.delta, alpha=alpha, **rule)
+    gdp = br = epsilon0 = None
     if broken in GAUSSIAN_GAMES.get(mechanism, ()) and values.size > 10:
         gdp = gdp_lower_bound(s0, s1, delta=game.delta, alpha=alpha)
+    if mechanism in BOUNDED_RANGE_GAMES:
+        br = bounded_range_lower_bound(s0, s1, alpha=alpha, **rule)
+        epsilon0 = float(game.details["epsilon0"])
     return Audit(
         mechanism,
         game.broken,
@@ -150,4 +176,6 @@ def audit(
         estimate,
         bound.violates(game.claimed_epsilon),
         gdp,
+        br,
+        epsilon0,
     )

@@ -75,7 +75,17 @@ def add_audit_command(
 
 def print_audit(results: Iterable[Audit]) -> None:
     """One table row per :class:`~dpbnsl.audits.verdict.Audit`."""
-    header = ("mechanism", "variant", "trials", "claimed ε", "ε_lb", "ε_lb (GDP)", "estimate", "verdict")
+    header = (
+        "mechanism",
+        "variant",
+        "trials",
+        "claimed ε",
+        "ε_lb",
+        "ε_lb (GDP)",
+        "ε₀_lb (BR) / ε₀",
+        "estimate",
+        "verdict",
+    )
     rows = [
         [
             a.mechanism,
@@ -84,6 +94,9 @@ def print_audit(results: Iterable[Audit]) -> None:
             a.claimed_epsilon,
             a.bound.epsilon_lb,
             "-" if a.gdp is None else a.gdp.epsilon_lb,
+            "-"
+            if a.bounded_range is None
+            else f"{a.bounded_range.epsilon0_lb:.4g} / {a.claimed_epsilon0:.4g}",
             "-" if a.estimate is None else a.estimate.epsilon,
             a.verdict,
         ]
@@ -109,6 +122,9 @@ def audit_json(a: Audit) -> dict[str, Any]:
         "epsilon_lb_gdp": None if a.gdp is None else a.gdp.epsilon_lb,
         "mu_lb_gdp": None if a.gdp is None else a.gdp.mu_lb,
         "flagged_gdp": a.gdp_flagged,
+        "epsilon0_lb_bounded_range": None if a.bounded_range is None else a.bounded_range.epsilon0_lb,
+        "claimed_epsilon0": a.claimed_epsilon0,
+        "flagged_bounded_range": a.bounded_range_flagged,
         "flagged": a.flagged,
         "expected": a.expected,
         "verdict": a.verdict,
@@ -133,13 +149,21 @@ def _audit(args: argparse.Namespace) -> int:
         f"ε_lb: Clopper-Pearson lower bound, wrong with probability ≤ {args.alpha:g} "
         f"({result.bound.threshold_rule} threshold rule); ε_lb (GDP): lower bound from the whole "
         f"trade-off, for Gaussian releases (assumes their Gaussian trade-off curve; wrong with "
-        f"probability ≤ {args.alpha:g}); estimate: Gaussian-DP point estimate (not a bound). The "
-        f"verdict uses the Clopper-Pearson bound."
+        f"probability ≤ {args.alpha:g}); ε₀_lb (BR): lower bound on a selection's bounded-range "
+        f"parameter against the ε₀ its accounting records (assumes nothing; wrong with probability "
+        f"≤ {args.alpha:g}); estimate: Gaussian-DP point estimate (not a bound). The verdict uses "
+        f"the Clopper-Pearson bound."
     )
     if result.gdp is not None and result.gdp_flagged:
         print(
             f"ε_lb (GDP) = {result.gdp.epsilon_lb:.3g} exceeds the claimed ε: the release is not "
             f"μ-GDP for the μ its claim assumes."
+        )
+    if result.bounded_range is not None and result.bounded_range_flagged:
+        print(
+            f"ε₀_lb (BR) = {result.bounded_range.epsilon0_lb:.3g} exceeds the claimed ε₀ = "
+            f"{result.claimed_epsilon0:.3g}: the selection's privacy loss spans more than its "
+            f"accounting records."
         )
     doc = audit_json(result)
     write_run_bundle(args, "audit", tables={"audit": pd.DataFrame([doc])}, summary=doc)

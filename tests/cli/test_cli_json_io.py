@@ -262,3 +262,19 @@ def test_bad_input_for_the_new_options(argv, message, files, capsys):
     out, err = capsys.readouterr()
     assert rc == 2 and out == "" and err.count("\n") == 1 and message in err, err
     assert sorted(p.relative_to(tmp) for p in tmp.rglob("*")) == before  # nothing written
+
+
+def test_audit_reports_the_shape_bounds(capsys):
+    """The selection audit carries the bounded-range bound against ε₀; the Gaussian step the μ-GDP
+    bound; each field is null where its bound does not apply."""
+    sel, text = _json(
+        ["audit", "--mechanism", "selection", "--trials", "20000", "--seed", "3", "--json"], capsys
+    )
+    assert sel["claimed_epsilon0"] == 1.0 and 0 < sel["epsilon0_lb_bounded_range"] <= 1.0
+    assert sel["flagged_bounded_range"] is False and sel["epsilon_lb_gdp"] is None
+    assert "ε₀_lb (BR)" in text
+    gauss, _ = _json(
+        ["audit", "--mechanism", "gaussian-step", "--trials", "2000", "--seed", "3", "--json"], capsys
+    )
+    assert gauss["epsilon0_lb_bounded_range"] is None and gauss["claimed_epsilon0"] is None
+    assert gauss["flagged_bounded_range"] is None and gauss["epsilon_lb_gdp"] is not None
