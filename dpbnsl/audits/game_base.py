@@ -39,8 +39,15 @@ EXCESS = 4.0
 BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "noise-halved": ("gaussian-step", "selection", "covariance", "smoothness"),
-        "no-clipping": ("gaussian-step", "selection", "covariance", "smoothness", "dp-pgcd"),
-        "raw-smoothness": ("selection", "dp-pgcd", "dp-fed-sparse-bnsl"),
+        "no-clipping": (
+            "gaussian-step",
+            "selection",
+            "covariance",
+            "smoothness",
+            "dp-pgcd",
+            "dp-pgcd-transcript",
+        ),
+        "raw-smoothness": ("selection", "dp-pgcd", "dp-pgcd-transcript", "dp-fed-sparse-bnsl"),
         "noise-before-clipping": ("covariance",),
     }
 )

@@ -42,7 +42,7 @@ from ..learners.linear.dp_fed_bnsl import plan
 from ..learners.linear.pgcd import PGCDNoise, new_state
 from ..mechanisms import clip_bounds, covariance_sensitivity, gaussian_mechanism, release_covariance
 from ..mechanisms.moments import as_bounds, private_smoothness
-from ._pgcd_games import dp_fed_sparse_bnsl_game, dp_pgcd_game, selection_game
+from ._pgcd_games import dp_fed_sparse_bnsl_game, dp_pgcd_game, dp_pgcd_transcript_game, selection_game
 from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "covariance_game",
     "smoothness_game",
     "dp_pgcd_game",
+    "dp_pgcd_transcript_game",
     "dp_fed_sparse_bnsl_game",
 ]
 
@@ -358,6 +359,7 @@ GAMES: dict[str, Callable[..., GameResult]] = {
     "covariance": covariance_game,
     "smoothness": smoothness_game,
     "dp-pgcd": dp_pgcd_game,
+    "dp-pgcd-transcript": dp_pgcd_transcript_game,
     "dp-fed-sparse-bnsl": dp_fed_sparse_bnsl_game,
 }
 

@@ -58,6 +58,7 @@ def test_registries():
         "covariance",
         "smoothness",
         "dp-pgcd",
+        "dp-pgcd-transcript",
         "dp-fed-sparse-bnsl",
     }
     assert set(BROKEN) == {"noise-halved", "no-clipping", "raw-smoothness", "noise-before-clipping"}
@@ -111,7 +112,7 @@ def test_unknown_game_and_other_games_validation():
     with pytest.raises(
         ValueError,
         match=r"`name` must be one of 'gaussian-step', 'selection', "
-        r"'covariance', 'smoothness', 'dp-pgcd', "
+        r"'covariance', 'smoothness', 'dp-pgcd', 'dp-pgcd-transcript', "
         r"'dp-fed-sparse-bnsl'; got 'laplace'",
     ):
         run_game("laplace", epsilon=1.0, delta=DELTA, trials=10)

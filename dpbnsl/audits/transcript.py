@@ -1,0 +1,78 @@
+"""The privacy loss of a DP-PGCD run's releases: the auditor's most powerful statistic.
+
+A DP-PGCD run releases, at each iteration, a coordinate j chosen by the exponential mechanism and
+the noisy gradient g̃ of j; the update that follows is a function of these and of public values.
+Its ledger composes exactly these releases, so the claimed ε covers an observer who sees all of
+them — more than the server, which sees the local matrix B at the end of the run. For two
+neighbouring datasets D and D′ fixed in advance, the log-likelihood ratio of the whole transcript,
+
+    ℓ = Σ_k [ln P′(j_k | past) − ln P(j_k | past)] + Σ_k [ln φ_σ′(g̃_k − g′_k) − ln φ_σ(g̃_k − g_k)],
+
+is the privacy-loss random variable of the run on that pair; by the Neyman–Pearson lemma, tests
+on ℓ are the most powerful tests between D and D′ at every false-positive rate, so an audit on ℓ
+bounds the run's ε from below as sharply as any distinguisher of that pair can. Each term needs
+the state of the run on both datasets after the same past releases: the run's own state, and a
+*shadow* state on the other dataset that applies the same releases (the update rule is public).
+
+The run itself is the package's: :func:`~dpbnsl.learners.linear.pgcd.run_iterations`, one
+iteration at a time. With λ₁ = 0 (the games' design) an update sets B_j ← B_j − g̃/M_a, so the
+released g̃ is read back from the change of B (to rounding, about 10⁻¹⁶ relative: far below σ).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accounting import PrivacyLedger
+from ..learners.linear.pgcd import PGCDNoise, PGCDState, run_iterations, score_sensitivity
+
+__all__ = ["selection_log_probabilities", "transcript_loss"]
+
+
+def selection_log_probabilities(state: PGCDState, multiplier: float) -> np.ndarray:
+    """ln P(j) of DP-PGCD's selection on ``state`` for every flat coordinate j (−∞ on the
+    diagonal): the exponential mechanism with scale λ = m·Δ_s(state)."""
+    logits = state.S.ravel() / (multiplier * score_sensitivity(state))
+    top = logits.max()
+    return logits - (top + math.log(np.exp(logits - top).sum()))
+
+
+def _log_normal(x: float, mean: float, sd: float) -> float:
+    z = (x - mean) / sd
+    return -0.5 * z * z - math.log(sd)
+
+
+def transcript_loss(
+    run: PGCDState,
+    shadow: PGCDState,
+    *,
+    world: int,
+    iters: int,
+    noise: PGCDNoise,
+    rng: np.random.Generator,
+    ledger: PrivacyLedger,
+) -> float:
+    """Run ``iters`` private iterations on ``run`` (the state on world ``world``'s data, 0 for D or
+    1 for D′) and return ℓ = ln p_{D′}/p_D of their releases; ``shadow`` is the state on the other
+    world's data, at the same point, and follows the run's releases. Both states must have
+    λ₁ = 0 (the released gradient is read back from B)."""
+    if run.lam != 0.0 or shadow.lam != 0.0:
+        raise ValueError("transcript_loss reads the released gradient back from B: it needs lambda1 = 0")
+    d = run.d
+    states = (run, shadow) if world == 0 else (shadow, run)
+    m = noise.multiplier
+    loss = 0.0
+    for _ in range(iters):
+        logp = [selection_log_probabilities(s, m) for s in states]
+        G = [s.G.copy() for s in states]
+        before = run.B.copy()
+        (flat,) = run_iterations(run, 1, noise=noise, rng=rng, ledger=ledger)
+        a, b = divmod(int(flat), d)
+        released = (before[a, b] - run.B[a, b]) * run.M[a]  # B_ab − g̃/M_a, read back
+        shadow.update(a, b, released)
+        loss += float(logp[1][flat] - logp[0][flat])
+        sd = [m * 2.0 * float(s.C_a[a]) / s.n for s in states]  # σ = m·Δ_g,a in each world
+        loss += _log_normal(released, G[1][a, b], sd[1]) - _log_normal(released, G[0][a, b], sd[0])
+    return loss
