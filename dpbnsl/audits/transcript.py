@@ -60,6 +60,9 @@ def transcript_loss(
     λ₁ = 0 (the released gradient is read back from B)."""
     if run.lam != 0.0 or shadow.lam != 0.0:
         raise ValueError("transcript_loss reads the released gradient back from B: it needs lambda1 = 0")
+    if run.C_a is None or shadow.C_a is None:
+        raise ValueError("transcript_loss needs private states (clip bounds C_a set)")
+    bounds = (shadow.C_a, run.C_a) if world else (run.C_a, shadow.C_a)  # on D, on D′
     d = run.d
     states = (run, shadow) if world == 0 else (shadow, run)
     m = noise.multiplier
@@ -73,6 +76,6 @@ def transcript_loss(
         released = (before[a, b] - run.B[a, b]) * run.M[a]  # B_ab − g̃/M_a, read back
         shadow.update(a, b, released)
         loss += float(logp[1][flat] - logp[0][flat])
-        sd = [m * 2.0 * float(s.C_a[a]) / s.n for s in states]  # σ = m·Δ_g,a in each world
+        sd = [m * 2.0 * float(c[a]) / s.n for c, s in zip(bounds, states)]  # σ = m·Δ_g,a in each world
         loss += _log_normal(released, G[1][a, b], sd[1]) - _log_normal(released, G[0][a, b], sd[0])
     return loss
