@@ -2,18 +2,23 @@
 
 Two backends compute the same numbers, bit for bit:
 
-- ``"numpy"`` (always there): the products, two clipping passes and the column sums, four passes
-  over the n × d entries;
+- ``"numpy"`` (always there): the products, two clipping passes, a pass that zeroes NaN products,
+  and the column sums, over the n × d entries;
 - ``"numba"`` (the ``fast`` extra, ``pip install "dpbnsl[fast]"``): one compiled pass, several
-  times faster (at n = d = 200 about 4 µs instead of 29 µs per call on this project's benchmark
-  machine), compiled once per process on first use (about a second).
+  times faster (at n = d = 200 about 5 µs instead of 30 µs per call on this project's benchmark
+  machine), compiled once per process on first use (about 0.4 s, and about as long again to
+  import numba).
 
-Both add the rows in order (row 0, then row 1, …) and treat every entry alike: a product that is
-NaN (0·∞, or a residual that became ∞ − ∞ after an overflow) counts as 0, and ±∞ clips to ±C_a.
-Neither branches on the data, so a call takes the same time whatever the records are (a shortcut
-for rows inside their bounds would reveal, through its run time, whether some record is an
-outlier). The environment variable ``DPBNSL_KERNEL`` chooses: ``auto`` (the default: numba when
-it is installed), ``numpy`` or ``numba``.
+Both add the rows in order, starting from 0 (0 + row 0, then row 1, …), and treat every entry
+alike: a product that is NaN (0·∞, or a residual that became ∞ − ∞ after an overflow) counts as
+0, and ±∞ clips to ±C_a. Both do the same work whatever the records are: a shortcut for rows
+inside their bounds, or a pass run only when some product is not finite, would reveal through the
+run time whether some record is an outlier. The compiled pass has no branch on the data at all
+(min/max and masked selects); numpy's passes are the same calls on the same shapes every time.
+One effect remains on both, below the level the guarantee is stated at: subnormal products take
+the processor's slow path on some machines. The environment variable ``DPBNSL_KERNEL`` chooses:
+``auto`` (the default: numba when it is installed and working), ``numpy`` or ``numba``; the
+private learners read it when their noise is set, before any release.
 """
 
 from __future__ import annotations
@@ -47,8 +52,18 @@ def backend() -> str:
     if kernel is not None:
         return "numba"
     if choice == "numba":
-        raise ValueError(f"{ENV}=numba, but {why}; install the fast extra: pip install 'dpbnsl[fast]'")
+        fix = (
+            "install the fast extra: pip install 'dpbnsl[fast]'" if "not installed" in why else "or use numpy"
+        )
+        raise ValueError(f"{ENV}=numba, but {why}; {fix}")
+    if why != "numba is not installed":  # installed but not working: say so once
+        _warn_once(why)
     return "numpy"
+
+
+@functools.cache
+def _warn_once(why: str) -> None:
+    warnings.warn(f"{why}; DP-PGCD's clipping uses numpy", RuntimeWarning, stacklevel=4)
 
 
 @functools.cache
@@ -58,6 +73,10 @@ def numba_kernel() -> tuple[Kernel | None, str]:
         import numba
     except ImportError:
         return None, "numba is not installed"
+    except Exception as exc:  # e.g. llvmlite refused executable memory (OSError)
+        return None, f"numba failed to import ({type(exc).__name__}: {exc})"
+    if getattr(numba.config, "DISABLE_JIT", False):  # the "kernel" would be Python, not compiled
+        return None, "numba's compiler is disabled (NUMBA_DISABLE_JIT)"
     try:
         f64 = numba.float64
         # X, r and the bounds read-only (writable arrays convert), the sums written
@@ -73,6 +92,8 @@ def numba_kernel() -> tuple[Kernel | None, str]:
             X: np.ndarray, r: np.ndarray, upper: np.ndarray, out: np.ndarray
         ) -> None:  # pragma: no cover
             n, d = X.shape
+            for a in range(d):
+                out[a] = 0.0  # numpy's reduction starts from its identity too (signed zeros)
             for i in range(n):
                 ri = r[i]
                 for a in range(d):
@@ -81,28 +102,26 @@ def numba_kernel() -> tuple[Kernel | None, str]:
                     t = t if t == t else 0.0  # NaN counts 0
                     t = c if t > c else t
                     t = -c if t < -c else t
-                    out[a] = t if i == 0 else out[a] + t  # in row order, as np.add.reduce(axis=0)
+                    out[a] += t  # in row order, as np.add.reduce(axis=0)
 
     except Exception as exc:  # numba installed but broken (e.g. a numpy it does not support)
-        warnings.warn(f"numba failed to compile the clip kernel ({exc}); using numpy", stacklevel=3)
-        return None, f"numba failed ({type(exc).__name__})"
+        return None, f"numba failed to compile the clip kernel ({type(exc).__name__}: {exc})"
     return kernel, ""
 
 
 def numpy_column_sums(
-    X: np.ndarray, r: np.ndarray, upper: np.ndarray, lower: np.ndarray, buf: np.ndarray, x_finite: bool
+    X: np.ndarray, r: np.ndarray, upper: np.ndarray, lower: np.ndarray, buf: np.ndarray
 ) -> np.ndarray:
     """The numpy backend: ``upper``/``lower`` are the bounds (shape (d,) or repeated to (n, d)),
-    ``buf`` a C-ordered (n, d) work array; a new array of the d sums."""
+    ``buf`` a C-ordered (n, d) work array; a new array of the d sums. The same calls on the same
+    shapes whatever the data (no pass that runs only for non-finite values)."""
     np.multiply(X, r[:, None], out=buf)  # may overflow (numpy warns): clipped below
     np.minimum(buf, upper, out=buf)
     np.maximum(buf, lower, out=buf)
-    # a product of two finite numbers is never NaN: look for NaN only when r or X is not finite
-    if not (x_finite and np.isfinite(r).all()):
-        np.copyto(buf, 0.0, where=np.isnan(buf))
-    # along axis 0 of a C-ordered array numpy adds row after row (no pairwise summation): the order
-    # of the compiled kernel; except for one column, which is contiguous (numpy would add it
-    # pairwise), so it is accumulated in order
+    np.copyto(buf, 0.0, where=np.isnan(buf))  # NaN (0·∞, ∞ − ∞) counts 0: on every call
+    # along axis 0 of a C-ordered array numpy adds row after row to its identity 0 (no pairwise
+    # summation): the order of the compiled kernel; except for one column, which is contiguous
+    # (numpy would add it pairwise), so it is accumulated in order
     if buf.shape[1] == 1 and buf.shape[0] > 1:
-        return np.add.accumulate(buf[:, 0])[-1:]
+        return 0.0 + np.add.accumulate(buf[:, 0])[-1:]
     return np.add.reduce(buf, axis=0)

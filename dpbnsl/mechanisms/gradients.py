@@ -41,17 +41,10 @@ def clip_bounds(M: np.ndarray, clip: float, scheme: str = "relative") -> np.ndar
     raise ValueError(f"`scheme` must be one of {', '.join(map(repr, CLIP_SCHEMES))}; got {scheme!r}")
 
 
-def clipped_products(
-    X: np.ndarray,
-    r: np.ndarray,
-    bounds: np.ndarray,
-    *,
-    out: np.ndarray | None = None,
-    x_finite: bool | None = None,
-    lower: np.ndarray | None = None,
-) -> np.ndarray:
+def clipped_products(X: np.ndarray, r: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """Per-sample products x_ia·r_i clipped to [−C_a, C_a]: entry (i, a) is −g_i,ab of DP-PGCD for
-    the column b whose residual is ``r`` (g_i,ab = −x_ia r_ib).
+    the column b whose residual is ``r`` (g_i,ab = −x_ia r_ib); a new (n, d) array, computed as
+    the numpy backend of :mod:`~dpbnsl.mechanisms.clip_kernel` does.
 
     Non-finite-safe, so the sensitivity bound holds for every finite record: a product that
     overflows to ±∞ clips to ±C_a like any large value, and one that is NaN (0·∞, or a residual
@@ -63,23 +56,13 @@ def clipped_products(
     X : array of shape (n, d)
     r : array of shape (n,)
     bounds : array of shape (d,), non-negative
-    out : array of shape (n, d), optional
-        Written in place (no allocation) and returned.
-    x_finite : bool, optional
-        Whether every entry of ``X`` is finite, when the caller knows it (else it is checked).
-    lower : array, optional
-        ``-bounds``, from a caller that clips many times with the same bounds (else computed).
-        ``bounds`` and ``lower`` may have the shape (n, d) of ``X`` (the bounds repeated on every
-        row): the clipping passes then run without broadcasting, which is faster.
     """
-    buf = np.multiply(X, r[:, None], out=out)  # may overflow (numpy warns): clipped below
-    np.minimum(buf, bounds, out=buf)
-    np.maximum(buf, -bounds if lower is None else lower, out=buf)
-    # a product of two finite numbers is never NaN: look for NaN only when r or X is not finite
-    if x_finite is None:
-        x_finite = bool(np.isfinite(X).all())
-    if not (x_finite and np.isfinite(r).all()):
-        np.copyto(buf, 0.0, where=np.isnan(buf))
+    X, r, bounds = (np.asarray(v, dtype=float) for v in (X, r, bounds))
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow and 0·∞: clipped and zeroed
+        buf = np.multiply(X, r[:, None])
+        np.minimum(buf, bounds, out=buf)
+        np.maximum(buf, -bounds, out=buf)
+    np.copyto(buf, 0.0, where=np.isnan(buf))
     return buf
 
 
@@ -111,11 +94,14 @@ class ClippedProductSums:
     def __init__(self, X: np.ndarray, bounds: np.ndarray) -> None:
         self.X = np.ascontiguousarray(X, dtype=float)  # row order of the sums needs C order
         self.bounds = np.ascontiguousarray(bounds, dtype=float)
+        if self.X.ndim != 2 or self.bounds.shape != self.X.shape[1:]:
+            raise ValueError(f"`bounds` must have shape ({self.X.shape[-1]},); got {self.bounds.shape}")
+        if not (self.bounds >= 0).all():  # NaN too
+            raise ValueError("`bounds` must be non-negative numbers")
         n, d = self.X.shape
         self.backend = clip_kernel.backend()
         self._kernel = clip_kernel.numba_kernel()[0] if self.backend == "numba" else None
         if self._kernel is None:
-            self.x_finite = bool(np.isfinite(self.X).all())
             full = n * d <= FULL_BOUNDS_MAX  # the bounds repeated on every row: no broadcasting
             self._upper = np.repeat(self.bounds[None, :], n, axis=0) if full else self.bounds
             self._lower = -self._upper
@@ -124,13 +110,12 @@ class ClippedProductSums:
     def __call__(self, r: np.ndarray) -> np.ndarray:
         """The d sums for the vector ``r`` of shape (n,) (a new array)."""
         r = np.ascontiguousarray(r, dtype=float)
+        if r.shape != self.X.shape[:1]:
+            raise ValueError(f"`r` must have shape ({self.X.shape[0]},); got {r.shape}")
         if self._kernel is None:
-            return clip_kernel.numpy_column_sums(
-                self.X, r, self._upper, self._lower, self._buf, self.x_finite
-            )
-        out = np.zeros(self.X.shape[1])
-        if self.X.shape[0]:
-            self._kernel(self.X, r, self.bounds, out)
+            return clip_kernel.numpy_column_sums(self.X, r, self._upper, self._lower, self._buf)
+        out = np.empty(self.X.shape[1])
+        self._kernel(self.X, r, self.bounds, out)
         return out
 
 

@@ -24,6 +24,7 @@ from ...accounting import BudgetExceededError, PrivacyLedger
 from ...federation import Payload
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
+from ...mechanisms import clip_kernel
 from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
 from ...protocol import (
     SETUP_ROUND,
@@ -234,6 +235,7 @@ class DPFedSparseParticipant(_SparseParticipant):
         plan: SparsePlan | None = None,
     ) -> None:
         super().__init__(X, participant=participant, columns=columns)
+        clip_kernel.backend()  # a bad DPBNSL_KERNEL (or numba asked for, broken) fails before any release
         self.settings = dict(settings)
         self.budget = None if budget is None else PrivacyLedger(budget=budget).budget
         self.rng = rng

@@ -360,29 +360,6 @@ def test_clipped_product_sums_replace_one_moves_a_sum_by_at_most_two_bounds():
         assert np.all(diff <= 2 * bounds * (1 + 1e-12))
 
 
-def test_clipped_product_sums_do_the_same_work_whatever_the_data(monkeypatch):
-    """Every call clips every row: a shortcut for rows inside their bounds would make the run time
-    depend on whether some record is an outlier, which the guarantee does not cover. (The compiled
-    kernel has no branch on the data: tests/mechanisms/test_clip_kernel.py.)"""
-    from dpbnsl.mechanisms import clip_kernel
-
-    monkeypatch.setenv(clip_kernel.ENV, "numpy")
-    shapes = []
-    sums_of = clip_kernel.numpy_column_sums
-
-    def spy(X, r, upper, lower, buf, x_finite):
-        shapes.append((X.shape, buf.shape))
-        return sums_of(X, r, upper, lower, buf, x_finite)
-
-    monkeypatch.setattr(clip_kernel, "numpy_column_sums", spy)
-    rng = np.random.default_rng(6)
-    X = rng.normal(size=(50, 4))
-    sums = ClippedProductSums(X, np.full(4, 1.0))
-    for r in (1e-6 * rng.normal(size=50), rng.normal(size=50), 1e6 * rng.normal(size=50)):
-        sums(r)
-    assert shapes == [((50, 4), (50, 4))] * 3
-
-
 @pytest.mark.parametrize("seed", [7, np.random.SeedSequence(7)])
 def test_noise_streams_refuse_a_seed(seed):
     """A seed would be turned into the same fresh generator at every block: the same noise again."""
