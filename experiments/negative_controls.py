@@ -156,9 +156,9 @@ two independent samples of world 0's scores; "reversed" negates the correct mech
 ## A Gaussian release
 
 The Gaussian-step game (`gaussian_step_game`: one DP-PGCD gradient release calibrated to ε = 1 at
-δ = 10⁻⁵; the score is the released value). The μ-GDP bound (`gdp_lower_bound`) assumes the
-mechanism's trade-off curve is Gaussian, which holds for this game; Clopper–Pearson
-(`clopper_pearson_bound`, both directions) assumes nothing.
+δ = 10⁻⁵; the score is the released value). The μ-GDP bound (`gdp_lower_bound`, its default rule:
+the area under the scores' ROC curve) assumes the mechanism's trade-off curve is Gaussian, which
+holds for this game; Clopper–Pearson (`clopper_pearson_bound`, both directions) assumes nothing.
 
 {chr(10).join(gauss)}
 

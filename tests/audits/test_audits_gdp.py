@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from scipy.special import ndtri
 
 from dpbnsl.accounting.gaussian import gaussian_epsilon
 from dpbnsl.audits import clopper_pearson_bound
-from dpbnsl.audits.gdp import ASSUMPTION, gdp_lower_bound, normal_ranks
+from dpbnsl.audits.gdp import ASSUMPTION, auc, gdp_lower_bound, normal_ranks
 
 DELTA = 1e-5
 
@@ -24,7 +25,7 @@ def _gaussian(mu, n, seed):
     return rng.normal(size=n), rng.normal(size=n) + mu
 
 
-@pytest.mark.parametrize("rule", ["bonferroni", "split"])
+@pytest.mark.parametrize("rule", ["auc", "bonferroni", "split"])
 def test_identical_scores_give_zero(rule):
     """FNR = 1 − FPR for every test on identical samples: the bound is below 0 (reported 0)
     whatever the threshold — the failure of a plug-in GDP estimate on uninformative scores."""
@@ -46,45 +47,69 @@ def test_null_scores_rarely_give_a_positive_bound():
     assert positive / 300 <= 0.088
 
 
-@pytest.mark.parametrize("rule", ["bonferroni", "split"])
+@pytest.mark.parametrize("rule", ["auc", "bonferroni", "split"])
 def test_coverage_at_a_correct_gaussian_mechanism(rule):
     """1,000 repetitions of the Gaussian mechanism with μ = 0.5 (1,000 runs per world): the rate of
     μ_lb > μ is at most α = 0.05 plus 3 binomial standard errors, √(0.05·0.95/1000) = 0.0069."""
     mu = 0.5
-    over = sum(
-        gdp_lower_bound(*_gaussian(mu, 1000, seed), delta=DELTA, rule=rule, rng=seed).mu_lb > mu
-        for seed in range(1000)
-    )
+    over = plug_in_over = 0
+    for seed in range(1000):
+        s0, s1 = _gaussian(mu, 1000, seed)
+        over += gdp_lower_bound(s0, s1, delta=DELTA, rule=rule, rng=seed).mu_lb > mu
+        plug_in_over += np.sqrt(2) * ndtri(auc(np.sort(s0), s1)) > mu  # no slack: about half
     assert over / 1000 <= 0.05 + 3 * 0.0069
+    assert plug_in_over / 1000 > 0.3  # the harness catches a bound without its confidence slack
 
 
-def test_monotone_transforms_and_reversed_scores():
-    """Only the order of the scores matters; reversed scores are caught by the "less" tests and do
-    not inflate the bound beyond the unreversed one's."""
+@pytest.mark.parametrize("rule", ["auc", "bonferroni"])
+def test_monotone_transforms_and_reversed_scores(rule):
+    """Only the order of the scores matters; reversed scores are caught by the "less" direction
+    and do not inflate the bound beyond the unreversed one's."""
     s0, s1 = _gaussian(1.0, 20000, 3)
-    b = gdp_lower_bound(s0, s1, delta=DELTA)
-    assert gdp_lower_bound(np.exp(s0), np.exp(s1), delta=DELTA).mu_lb == b.mu_lb
-    r = gdp_lower_bound(-s0, -s1, delta=DELTA)
+    b = gdp_lower_bound(s0, s1, delta=DELTA, rule=rule)
+    assert gdp_lower_bound(np.exp(s0), np.exp(s1), delta=DELTA, rule=rule).mu_lb == b.mu_lb
+    r = gdp_lower_bound(-s0, -s1, delta=DELTA, rule=rule)
     assert r.direction == "less" and r.mu_lb == pytest.approx(b.mu_lb, rel=0.02)
-    assert gdp_lower_bound(-s0, -s1, delta=DELTA, direction="greater").mu_lb == 0.0
+    assert gdp_lower_bound(-s0, -s1, delta=DELTA, direction="greater", rule=rule).mu_lb == 0.0
 
 
-@pytest.mark.parametrize("eps, floor", [(1.0, 0.88), (4.0, 3.84)])
-def test_power_on_the_gaussian_step_at_1e5_runs(eps, floor):
-    """The Gaussian mechanism calibrated to (ε, 10⁻⁵), 10⁵ runs per world, seeds 0–4: ε_lb close
-    to ε and far above the assumption-free Clopper–Pearson bound. Measured over 20 seeds: mean
-    0.912 (min 0.877) at ε = 1, 3.890 (min 3.858) at ε = 4; Clopper–Pearson 0.51–0.57 and
-    2.19–2.67. The floors are below the 20-seed minima; never above ε (the bound's failure rate is
-    5%, and these seeds do not fail)."""
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+def test_at_least_nine_tenths_of_the_claim_at_1e5_runs_on_every_seed(eps):
+    """The issue's target: the Gaussian mechanism calibrated to (ε, 10⁻⁵), 10⁵ runs per world,
+    seeds 0–19, the default rule ("auc"): 0.9ε ≤ ε_lb ≤ ε on every seed (measured: min 0.904, mean
+    0.939 at ε = 1; min 3.872, mean 3.909 at ε = 4), far above the assumption-free
+    Clopper–Pearson bound (0.51–0.57 and 2.19–2.67)."""
     mu = _mu(eps)
     values = []
-    for seed in range(5):
+    for seed in range(20):
         s0, s1 = _gaussian(mu, 10**5, seed)
         values.append(gdp_lower_bound(s0, s1, delta=DELTA).epsilon_lb)
         if seed == 0:
             assert clopper_pearson_bound(s0, s1, delta=DELTA).epsilon_lb < 0.7 * values[0]
+    assert min(values) >= 0.9 * eps and max(values) <= eps
+
+
+@pytest.mark.parametrize("eps, floor", [(1.0, 0.87), (4.0, 3.84)])
+def test_threshold_tests_at_1e5_runs(eps, floor):
+    """The Bonferroni rule on the same scores, seeds 0–4: measured over 20 seeds, mean 0.912 (min
+    0.877) at ε = 1 and 3.890 (min 3.858) at ε = 4; the floors are below the minima."""
+    mu = _mu(eps)
+    values = [
+        gdp_lower_bound(*_gaussian(mu, 10**5, s), delta=DELTA, rule="bonferroni").epsilon_lb for s in range(5)
+    ]
     assert min(values) >= floor and max(values) <= eps
-    assert np.mean(values) >= 0.9 * eps
+
+
+def test_auc_is_the_mann_whitney_statistic():
+    """With ties counted ½: U/(n₀n₁) of scipy's Mann–Whitney test, on scores with many ties."""
+    from scipy.stats import mannwhitneyu
+
+    rng = np.random.default_rng(4)
+    s0, s1 = rng.integers(0, 7, size=301).astype(float), rng.integers(1, 8, size=257).astype(float)
+    u = mannwhitneyu(s1, s0).statistic
+    assert auc(np.sort(s0), s1) == pytest.approx(u / (s0.size * s1.size), rel=1e-12)
+    b = gdp_lower_bound(s0, s1, delta=DELTA)
+    assert b.threshold_rule == "auc" and b.auc == pytest.approx(u / (s0.size * s1.size))
 
 
 def test_a_twenty_percent_noise_deficit_at_epsilon_one_is_flagged():
@@ -107,6 +132,7 @@ def test_normal_ranks():
         ({"delta": 0.0}, ValueError, "delta"),
         ({"delta": 1e-5, "alpha": 1.0}, ValueError, "alpha"),
         ({"delta": 1e-5, "rule": "fixed"}, ValueError, "rule"),
+        ({"delta": 1e-5, "rule": "dkw"}, ValueError, "rule"),
         ({"delta": 1e-5, "direction": "up"}, ValueError, "direction"),
         ({"delta": 1e-5, "n_thresholds": 0}, ValueError, "n_thresholds"),
         ({"delta": 1e-5, "rule": "split", "split": 0.9999}, ValueError, "split"),
