@@ -7,6 +7,7 @@
 - :mod:`~dpbnsl.audits.games`: distinguishing games on worst-case neighbours, with broken variants
   (negative controls);
 - :mod:`~dpbnsl.audits.verdict`: game → bound → verdict in one call;
+- :mod:`~dpbnsl.audits.one_run`: a one-run canary audit of a whole DP-Fed-Sparse-BNSL run;
 - :mod:`~dpbnsl.audits.parallel`: games in independently seeded blocks of trials on any executor;
 - :mod:`~dpbnsl.audits.sensitivity`: grey-box checks that every pre-noise quantity moves by at most
   its declared sensitivity on neighbouring datasets, with identical control flow;
@@ -27,6 +28,7 @@ from .bounds import (
 )
 from .games import BROKEN, GAMES, GameResult, run_game
 from .gdp import GDPLowerBound, gdp_lower_bound
+from .one_run import OneRunAudit, one_run_audit
 from .parallel import play
 from .samplers import check_gaussian_sampler, check_selection_sampler
 from .sensitivity import CHECKS, SensitivityCheck, check_sensitivity
@@ -52,6 +54,8 @@ __all__ = [
     "GameResult",
     "run_game",
     "play",
+    "OneRunAudit",
+    "one_run_audit",
     "SweepResult",
     "summarize",
     "sweep",
