@@ -49,13 +49,14 @@ from ..learners.linear.warm_start import covariance_warm_start
 from ..mechanisms import clip_bounds, clip_score_sensitivity
 from ..simulation import simulate
 from .game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
-from .transcript import transcript_loss
+from .transcript import ShadowedParticipant, transcript_loss
 
 __all__ = [
     "selection_game",
     "dp_pgcd_game",
     "dp_pgcd_transcript_game",
     "dp_fed_sparse_bnsl_game",
+    "dp_fed_sparse_bnsl_transcript_game",
     "pair_epsilon",
     "sparse_run",
 ]
@@ -462,6 +463,7 @@ def _sparse_score(
     warm: tuple[float, float] | None,
     row: int,
     ledger: PrivacyLedger,
+    shadow: tuple[np.ndarray, np.ndarray, int] | None = None,
 ) -> float:
     """The score of one run of :func:`sparse_run` (same streams ``rng.spawn(P)``, same protocol
     objects, bitwise the same messages): −Σ_t Σ_b |B^{(t)}_row,b − W₀_row,b| over participant
@@ -469,6 +471,9 @@ def _sparse_score(
 
     The protocol is :func:`~dpbnsl.learners.linear.sparse_admm.run_sparse_admm`'s, on its
     participant and server objects (:class:`SparseParticipant`, DP-PGCD's mechanisms;
+    with ``shadow`` = (participant 0's data in the other world, its constants there, this
+    world's index), participant 0 is a :class:`~dpbnsl.audits.transcript.ShadowedParticipant`
+    and the score is the privacy loss of its releases;
     :class:`ConsensusServer`), driven round by round as
     :func:`~dpbnsl.federation.run_rounds` does, minus what the score never sees: no transcript,
     no per-run accounting (the game passes a ledger that records nothing), and in the last round only
@@ -498,6 +503,21 @@ def _sparse_score(
         )
         for X, g in zip(data, streams)
     ]
+    if shadow is not None:
+        clients[0] = ShadowedParticipant(
+            data[0],
+            m,
+            schedule,
+            other_X=shadow[0],
+            other_m=shadow[1],
+            world=shadow[2],
+            lambda1=hyper["lambda1"],
+            local_iters=hyper["local_iters"],
+            noise=noise,
+            rng=streams[0],
+            ledger=ledger,
+            init=W0,
+        )
     solver = (
         solve_server
         if hyper["server_solver"] == "lbfgs"
@@ -520,6 +540,8 @@ def _sparse_score(
             break
         sent = reply.payload
         inbox = [sent] * P if isinstance(sent, (Dense, Sparse)) else list(sent)
+    if isinstance(clients[0], ShadowedParticipant):
+        return clients[0].loss
     start = 0.0 if W0 is None else W0[row]
     return -float(np.abs(rows - start).sum())
 
@@ -537,6 +559,7 @@ def dp_fed_sparse_bnsl_game(
     local_iters: int = 3,
     clip: float = 5.0,
     warm_start: bool = False,
+    score: str = "server",
     rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
@@ -576,8 +599,17 @@ def dp_fed_sparse_bnsl_game(
         T and K of the learner.
     clip : float
         The learner's global clip bound C.
+    score : {"server", "transcript"}
+        ``"server"``: the score above. ``"transcript"`` (the game
+        ``dp-fed-sparse-bnsl-transcript``; without the warm start): the privacy loss of all of
+        participant 0's releases over the run (:class:`~dpbnsl.audits.transcript.ShadowedParticipant`),
+        the most powerful statistic for this pair, for an observer who sees every release.
     """
     e, dl = check_target(epsilon, delta)
+    if score not in ("server", "transcript"):
+        raise ValueError(f"`score` must be 'server' or 'transcript'; got {score!r}")
+    if score == "transcript" and warm_start:
+        raise ValueError("`score='transcript'` covers DP-PGCD's releases only: use it with warm_start=False")
     trials, broken = check_trials(trials), check_broken(broken, "dp-fed-sparse-bnsl")
     d, n = check_int(d, "d", low=2), check_int(n, "n", low=2)
     P = check_int(participants, "participants", low=1)
@@ -600,17 +632,27 @@ def dp_fed_sparse_bnsl_game(
     pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
     D, D1 = setup.worlds
     ledger, scores = _Unrecorded(), []
-    for data in (D, D1):
-        raw = broken == "raw-smoothness"
-        m = np.mean([(X * X).mean(axis=0) for X in data], axis=0) if raw else m0
+    raw = broken == "raw-smoothness"
+    ms = [np.mean([(X * X).mean(axis=0) for X in data], axis=0) if raw else m0 for data in (D, D1)]
+    for w, data in enumerate((D, D1)):
+        other = (D, D1)[1 - w]
+        shadow = (other[0], ms[1 - w], w) if score == "transcript" else None
         out = np.empty(trials)
         for t in range(trials):
             out[t] = _sparse_score(
-                data, m, hyper=hyper, noise=pgcd_noise, rng=rng, warm=warm, row=p, ledger=ledger
+                data,
+                ms[w],
+                hyper=hyper,
+                noise=pgcd_noise,
+                rng=rng,
+                warm=warm,
+                row=p,
+                ledger=ledger,
+                shadow=shadow,
             )
         scores.append(out)
     return GameResult(
-        "dp-fed-sparse-bnsl",
+        "dp-fed-sparse-bnsl" if score == "server" else "dp-fed-sparse-bnsl-transcript",
         scores[0],
         scores[1],
         noise.epsilon_rdp,
@@ -625,6 +667,14 @@ def dp_fed_sparse_bnsl_game(
             "hyper": dict(hyper),
             "warm": warm,
             "accountant": "rdp",
-            "score": "minus the mass of row p in participant 0's uploads, measured from W₀",
+            "score": "minus the mass of row p in participant 0's uploads, measured from W₀"
+            if score == "server"
+            else "ln p(D')/p(D) of participant 0's releases (selections and noisy gradients)",
         },
     )
+
+
+def dp_fed_sparse_bnsl_transcript_game(**kwargs: Any) -> GameResult:
+    """:func:`dp_fed_sparse_bnsl_game` with ``score="transcript"``: the privacy loss of all of
+    participant 0's releases, the most powerful statistic for the game's pair of datasets."""
+    return dp_fed_sparse_bnsl_game(score="transcript", **kwargs)

@@ -47,7 +47,13 @@ BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "dp-pgcd",
             "dp-pgcd-transcript",
         ),
-        "raw-smoothness": ("selection", "dp-pgcd", "dp-pgcd-transcript", "dp-fed-sparse-bnsl"),
+        "raw-smoothness": (
+            "selection",
+            "dp-pgcd",
+            "dp-pgcd-transcript",
+            "dp-fed-sparse-bnsl",
+            "dp-fed-sparse-bnsl-transcript",
+        ),
         "noise-before-clipping": ("covariance",),
     }
 )

@@ -42,7 +42,13 @@ from ..learners.linear.dp_fed_bnsl import plan
 from ..learners.linear.pgcd import PGCDNoise, new_state
 from ..mechanisms import clip_bounds, covariance_sensitivity, gaussian_mechanism, release_covariance
 from ..mechanisms.moments import as_bounds, private_smoothness
-from ._pgcd_games import dp_fed_sparse_bnsl_game, dp_pgcd_game, dp_pgcd_transcript_game, selection_game
+from ._pgcd_games import (
+    dp_fed_sparse_bnsl_game,
+    dp_fed_sparse_bnsl_transcript_game,
+    dp_pgcd_game,
+    dp_pgcd_transcript_game,
+    selection_game,
+)
 from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
 __all__ = [
@@ -57,6 +63,7 @@ __all__ = [
     "dp_pgcd_game",
     "dp_pgcd_transcript_game",
     "dp_fed_sparse_bnsl_game",
+    "dp_fed_sparse_bnsl_transcript_game",
 ]
 
 _CHUNK = 1 << 16  # trials per batch for releases of more than one number
@@ -361,6 +368,7 @@ GAMES: dict[str, Callable[..., GameResult]] = {
     "dp-pgcd": dp_pgcd_game,
     "dp-pgcd-transcript": dp_pgcd_transcript_game,
     "dp-fed-sparse-bnsl": dp_fed_sparse_bnsl_game,
+    "dp-fed-sparse-bnsl-transcript": dp_fed_sparse_bnsl_transcript_game,
 }
 
 

@@ -29,7 +29,12 @@ __all__ = ["play", "SEED_BLOCKS"]
 #: Trials per seeded block of the whole-protocol games: about 2 s per block for
 #: ``dp-fed-sparse-bnsl`` at its default size (about 10 ms per trial,
 #: ``benchmarks/bench_audit_scaleout.py``), so 10⁵ trials make 500 tasks to spread.
-SEED_BLOCKS: dict[str, int] = {"dp-pgcd": 200, "dp-pgcd-transcript": 200, "dp-fed-sparse-bnsl": 200}
+SEED_BLOCKS: dict[str, int] = {
+    "dp-pgcd": 200,
+    "dp-pgcd-transcript": 200,
+    "dp-fed-sparse-bnsl": 200,
+    "dp-fed-sparse-bnsl-transcript": 200,
+}
 
 
 def _blocks(

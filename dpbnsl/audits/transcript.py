@@ -15,8 +15,7 @@ the state of the run on both datasets after the same past releases: the run's ow
 *shadow* state on the other dataset that applies the same releases (the update rule is public).
 
 The run itself is the package's: :func:`~dpbnsl.learners.linear.pgcd.run_iterations`, one
-iteration at a time. With λ₁ = 0 (the games' design) an update sets B_j ← B_j − g̃/M_a, so the
-released g̃ is read back from the change of B (to rounding, about 10⁻¹⁶ relative: far below σ).
+iteration at a time, which hands the auditor each released g̃ (its ``trace`` list).
 """
 
 from __future__ import annotations
@@ -25,10 +24,14 @@ import math
 
 import numpy as np
 
+from .._validation import ArrayLike
 from ..accounting import PrivacyLedger
+from ..federation import Payload, Sparse
+from ..learners.admm import PenaltySchedule
 from ..learners.linear.pgcd import PGCDNoise, PGCDState, run_iterations, score_sensitivity
+from ..learners.linear.sparse_admm import SparseParticipant
 
-__all__ = ["selection_log_probabilities", "transcript_loss"]
+__all__ = ["selection_log_probabilities", "transcript_loss", "ShadowedParticipant"]
 
 
 def selection_log_probabilities(state: PGCDState, multiplier: float) -> np.ndarray:
@@ -56,10 +59,9 @@ def transcript_loss(
 ) -> float:
     """Run ``iters`` private iterations on ``run`` (the state on world ``world``'s data, 0 for D or
     1 for D′) and return ℓ = ln p_{D′}/p_D of their releases; ``shadow`` is the state on the other
-    world's data, at the same point, and follows the run's releases. Both states must have
-    λ₁ = 0 (the released gradient is read back from B)."""
-    if run.lam != 0.0 or shadow.lam != 0.0:
-        raise ValueError("transcript_loss reads the released gradient back from B: it needs lambda1 = 0")
+    world's data, at the same point, and follows the run's releases (the same public update)."""
+    if not noise.multiplier > 0:
+        raise ValueError(f"transcript_loss needs a positive noise multiplier; got {noise.multiplier!r}")
     if run.C_a is None or shadow.C_a is None:
         raise ValueError("transcript_loss needs private states (clip bounds C_a set)")
     bounds = (shadow.C_a, run.C_a) if world else (run.C_a, shadow.C_a)  # on D, on D′
@@ -70,12 +72,64 @@ def transcript_loss(
     for _ in range(iters):
         logp = [selection_log_probabilities(s, m) for s in states]
         G = [s.G.copy() for s in states]
-        before = run.B.copy()
-        (flat,) = run_iterations(run, 1, noise=noise, rng=rng, ledger=ledger)
+        out: list[float] = []
+        (flat,) = run_iterations(run, 1, noise=noise, rng=rng, ledger=ledger, trace=out)
         a, b = divmod(int(flat), d)
-        released = (before[a, b] - run.B[a, b]) * run.M[a]  # B_ab − g̃/M_a, read back
+        (released,) = out
         shadow.update(a, b, released)
         loss += float(logp[1][flat] - logp[0][flat])
         sd = [m * 2.0 * float(c[a]) / s.n for c, s in zip(bounds, states)]  # σ = m·Δ_g,a in each world
         loss += _log_normal(released, G[1][a, b], sd[1]) - _log_normal(released, G[0][a, b], sd[0])
     return loss
+
+
+class ShadowedParticipant(SparseParticipant):
+    """A DP-Fed-Sparse-BNSL participant (:class:`~dpbnsl.learners.linear.sparse_admm.SparseParticipant`,
+    the learner's own) that carries a shadow of itself on the other world's data and sums the
+    privacy loss of its releases over the rounds (``loss``): each round both start from the same
+    server message (dual update, PGCD state), the participant runs its K iterations through
+    :func:`transcript_loss`, and the shadow follows its releases. Its uploads are the
+    participant's, so the protocol around it runs as it would without the auditor. The other
+    participants hold the same data in both worlds, so their releases add nothing to the loss."""
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        m: ArrayLike,
+        schedule: PenaltySchedule,
+        *,
+        other_X: np.ndarray,
+        other_m: ArrayLike,
+        world: int,
+        lambda1: float,
+        local_iters: int,
+        noise: PGCDNoise,
+        rng: np.random.Generator,
+        ledger: PrivacyLedger,
+        init: ArrayLike | None = None,
+    ) -> None:
+        super().__init__(
+            X,
+            m,
+            schedule,
+            lambda1=lambda1,
+            local_iters=local_iters,
+            noise=noise,
+            rng=rng,
+            ledger=ledger,
+            init=init,
+        )
+        self.shadow = SparseParticipant(
+            other_X, other_m, schedule, lambda1=lambda1, local_iters=local_iters, noise=noise, init=init
+        )
+        self.world, self.loss = world, 0.0
+
+    def __call__(self, t: int, inbox: Payload | None) -> tuple[str, Payload]:
+        state, other = self.start_round(t, inbox), self.shadow.start_round(t, inbox)
+        noise, rng, ledger = self.noise, self.rng, self.ledger
+        if noise is None or rng is None or ledger is None:  # pragma: no cover - set by __init__
+            raise ValueError("a shadowed participant runs DP-PGCD: noise, rng and ledger are needed")
+        self.loss += transcript_loss(
+            state, other, world=self.world, iters=self.local_iters, noise=noise, rng=rng, ledger=ledger
+        )
+        return "local_B", Sparse.from_dense(self.B)

@@ -41,7 +41,12 @@ from dpbnsl.mechanisms.moments import private_smoothness
 DELTA = 1e-5
 CHEAP = ("gaussian-step", "selection", "covariance", "smoothness")
 # trials per world for the games whose trials are whole runs (enough to flag, see the tests)
-EXPENSIVE = {"dp-pgcd": 500, "dp-fed-sparse-bnsl": 60}
+EXPENSIVE = {
+    "dp-pgcd": 500,
+    "dp-pgcd-transcript": 500,
+    "dp-fed-sparse-bnsl": 60,
+    "dp-fed-sparse-bnsl-transcript": 60,
+}
 
 
 def _bound(result: GameResult, **kw) -> float:
@@ -60,6 +65,7 @@ def test_registries():
         "dp-pgcd",
         "dp-pgcd-transcript",
         "dp-fed-sparse-bnsl",
+        "dp-fed-sparse-bnsl-transcript",
     }
     assert set(BROKEN) == {"noise-halved", "no-clipping", "raw-smoothness", "noise-before-clipping"}
     assert all(set(games) <= set(GAMES) for games in BROKEN.values())
@@ -113,7 +119,7 @@ def test_unknown_game_and_other_games_validation():
         ValueError,
         match=r"`name` must be one of 'gaussian-step', 'selection', "
         r"'covariance', 'smoothness', 'dp-pgcd', 'dp-pgcd-transcript', "
-        r"'dp-fed-sparse-bnsl'; got 'laplace'",
+        r"'dp-fed-sparse-bnsl', 'dp-fed-sparse-bnsl-transcript'; got 'laplace'",
     ):
         run_game("laplace", epsilon=1.0, delta=DELTA, trials=10)
     with pytest.raises(ValueError, match=r"for the 'covariance' game; got 'raw-smoothness'"):

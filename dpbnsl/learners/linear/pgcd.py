@@ -388,9 +388,12 @@ def run_iterations(
     rng: np.random.Generator | None,
     ledger: PrivacyLedger | None,
     label: str = "dp-pgcd",
+    trace: list[float] | None = None,
 ) -> np.ndarray:
     """``iters`` (DP-)PGCD iterations on ``state``, O(n_k·d) each; returns the selected flat
-    indices. Private releases go through the mechanisms and are recorded in ``ledger``.
+    indices. Private releases go through the mechanisms and are recorded in ``ledger``; with
+    ``trace`` (a list), the released noisy gradients are appended to it, in order (an
+    auditor's view of the transcript: :mod:`dpbnsl.audits.transcript`).
 
     With noise, the random numbers come from ``rng`` in blocks of up to :data:`DRAW_BLOCK`
     iterations (the block's selection uniforms, then its Gaussian normals), and the ledger
@@ -407,6 +410,7 @@ def run_iterations(
             cast(np.random.Generator, rng),
             cast("PrivacyLedger", ledger),
             label,
+            trace,
         )
     d, n = state.d, state.n
     selected = np.empty(iters, dtype=np.int64)
@@ -435,6 +439,7 @@ def _run_private(
     rng: np.random.Generator,
     ledger: PrivacyLedger,
     label: str,
+    trace: list[float] | None = None,
 ) -> np.ndarray:
     """DP-PGCD's iterations: a selection by the exponential mechanism, then a Gaussian release of
     the selected gradient coordinate, then the update (see :func:`run_iterations`)."""
@@ -462,6 +467,8 @@ def _run_private(
                 flat = sample()
                 a, b = divmod(flat, d)
                 g = release(G.item(a, b), delta_g[a])
+                if trace is not None:
+                    trace.append(g)
                 if eager:
                     record(select_label, sampler.event)
                     record(gradient_label, gaussian.event)

@@ -51,6 +51,12 @@ class SparseParticipant:
         self.state: PGCDState | None = None
 
     def __call__(self, t: int, inbox: Payload | None) -> tuple[str, Payload]:
+        state = self.start_round(t, inbox)
+        run_iterations(state, self.local_iters, noise=self.noise, rng=self.rng, ledger=self.ledger)
+        return "local_B", Sparse.from_dense(self.B)  # self.B is the state's B, updated in place
+
+    def start_round(self, t: int, inbox: Payload | None) -> PGCDState:
+        """The dual update with the server's W and the PGCD state for round ``t`` (no release)."""
         W = self.W0 if inbox is None else inbox.to_dense()
         if t > 0:
             self.beta += self.schedule.rho(t - 1)[1] * (self.B - W)
@@ -68,8 +74,7 @@ class SparseParticipant:
             )
         else:
             self.state.reset(W, self.beta)
-        run_iterations(self.state, self.local_iters, noise=self.noise, rng=self.rng, ledger=self.ledger)
-        return "local_B", Sparse.from_dense(self.B)  # self.B is the state's B, updated in place
+        return self.state
 
 
 def run_sparse_admm(
