@@ -49,7 +49,8 @@ def cp_upper(k: float | np.ndarray, n: int, level: float) -> np.ndarray:
     """Clopper–Pearson upper bound on a rate from k of n, one-sided at ``level`` (k may be real)."""
     k = np.asarray(k, dtype=float)
     with np.errstate(invalid="ignore"):
-        ub = special.betaincinv(k + 1.0, np.maximum(n - k, 1e-300), 1.0 - level)
+        # the upper tail's inverse at `level` itself: 1 − level would round away levels < 1e-16
+        ub = special.betainccinv(k + 1.0, np.maximum(n - k, 1e-300), level)
     return np.where(k >= n, 1.0, ub)
 
 

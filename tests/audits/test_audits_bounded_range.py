@@ -158,3 +158,52 @@ def test_bad_scores():
         bounded_range_lower_bound([1.0], [np.inf])
     with pytest.raises(ValueError, match="claimed_epsilon0"):
         bounded_range_lower_bound([0.0, 1.0], [1.0, 2.0]).violates(-1.0)
+
+
+def test_the_fixed_rule_is_its_formula():
+    """One test fixed in advance, one direction: both terms from Clopper–Pearson bounds at α/2 per
+    rate (the two rates of the one test share α)."""
+    from dpbnsl.audits.bounded_range import lower_term, upper_term
+    from dpbnsl.audits.rates import cp_upper
+
+    s0, s1 = _two_point(0.4, 0.8, 3000, 5)
+    b = bounded_range_lower_bound(s0, s1, alpha=0.1, rule="fixed", threshold=0.5, direction="greater")
+    fp, fn = int((s0 > 0.5).sum()), int((s1 <= 0.5).sum())
+    fpr_ub, fnr_ub = cp_upper(fp, 3000, 0.05), cp_upper(fn, 3000, 0.05)
+    want = max(float(upper_term(fpr_ub, fnr_ub)), 0.0) + max(float(lower_term(fpr_ub, fnr_ub)), 0.0)
+    assert b.epsilon0_lb == pytest.approx(want, rel=1e-12) and b.n_tests == 1
+
+
+@pytest.mark.parametrize("rule, share", [("bonferroni", 1.0), ("split", 0.5), ("fixed", 1.0)])
+def test_alpha_per_term(monkeypatch, rule, share):
+    """The two maxima share one family of simultaneous bounds (Bonferroni, fixed: α each call, the
+    same event); the split rule makes two selections and two held-out evaluations (α/2 each)."""
+    from dpbnsl.audits import bounded_range as module
+
+    seen = []
+    real = module.best_test
+
+    def spy(*args, **kw):
+        seen.append(kw["alpha"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(module, "best_test", spy)
+    s0, s1 = _continuous(1.0, 2000, 0)
+    bounded_range_lower_bound(s0, s1, alpha=0.08, rule=rule, threshold=0.5, rng=0)
+    assert seen == [0.08 * share] * 2
+
+
+def test_coverage_at_a_tight_pair_with_a_large_alpha():
+    """Where the bound is tight (a two-point pair, its one informative test fixed) and α = 0.5 makes
+    failures frequent enough to count: 1,000 repetitions, rate of ε₀_lb > ε₀ ≤ 0.5 + 3·√(0.25/1000)
+    = 0.547; measured far below (the Clopper–Pearson bounds are conservative for discrete counts)."""
+    over = 0
+    for seed in range(1000):
+        s0, s1 = _two_point(0.2, 1.3, 500, seed)
+        over += (
+            bounded_range_lower_bound(
+                s0, s1, alpha=0.5, rule="fixed", threshold=0.5, direction="greater"
+            ).epsilon0_lb
+            > 1.5
+        )
+    assert over / 1000 <= 0.5 + 3 * np.sqrt(0.25 / 1000)

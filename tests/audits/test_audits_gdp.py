@@ -157,3 +157,42 @@ def test_extreme_scores_and_levels():
     for delta, alpha in ((1e-300, 0.05), (1e-5, 1e-300), (0.999, 0.999)):
         b = gdp_lower_bound(s0, s1, delta=delta, alpha=alpha)
         assert np.isfinite(b.mu_lb) and b.mu_lb >= 0.0 and b.epsilon_lb >= 0.0
+
+
+@pytest.mark.parametrize("direction, k", [("both", 2), ("greater", 1)])
+def test_the_auc_rule_is_its_formula(direction, k):
+    """μ_lb = √2·Φ⁻¹(AÛC − t), t = √(ln(k/α)/(2 min(n₀, n₁))) for k directions: the smaller world
+    sets the slack (Hoeffding for two-sample U-statistics), and α is shared by the directions."""
+    rng = np.random.default_rng(8)
+    s0, s1 = rng.normal(size=300), rng.normal(size=5000) + 0.7
+    b = gdp_lower_bound(s0, s1, delta=DELTA, alpha=0.1, direction=direction)
+    t = np.sqrt(np.log(k / 0.1) / (2 * 300))
+    assert b.mu_lb == pytest.approx(np.sqrt(2) * ndtri(auc(np.sort(s0), s1) - t), rel=1e-12)
+    assert b.n_tests == k and b.evaluation_trials == (300, 5000)
+
+
+def test_auc_coverage_with_unequal_worlds():
+    """1,000 repetitions, n₀ = 200 and n₁ = 5,000 runs, μ = 0.5: rate of μ_lb > μ ≤ 0.05 + 0.0207
+    (3 binomial standard errors); a slack computed from the larger world would fail about 17% of
+    the time here."""
+    over = sum(
+        gdp_lower_bound(
+            np.random.default_rng(s).normal(size=200), np.random.default_rng(10_000 + s).normal(size=5000) + 0.5,
+            delta=DELTA,
+        ).mu_lb
+        > 0.5
+        for s in range(1000)
+    )  # fmt: skip
+    assert over / 1000 <= 0.05 + 3 * 0.0069
+
+
+def test_clopper_pearson_at_tiny_levels():
+    """The upper bound inverts the upper tail at the level itself: at 8.3·10⁻¹⁷ and 10⁻²⁰ (1 − level
+    would round to 1) the binomial CDF at the bound is the level, not 1.34× it or a bound of 1."""
+    from scipy import stats
+
+    from dpbnsl.audits.rates import cp_upper
+
+    for level in (8.3e-17, 1e-20, 0.05):
+        ub = float(cp_upper(3, 100, level))
+        assert ub < 1.0 and stats.binom.cdf(3, 100, ub) == pytest.approx(level, rel=1e-9)
