@@ -118,9 +118,7 @@ def one_run_audit(
     """
     if broken not in (None, "no-noise"):
         raise ValueError(f"`broken` must be None or 'no-noise'; got {broken!r}")
-    e = float(epsilon)
-    if not (e == math.inf or (math.isfinite(e) and e > 0)):
-        raise ValueError(f"`epsilon` must be positive (or inf for the noiseless reference); got {epsilon!r}")
+    e = check_real(epsilon, "epsilon", low=0.0, low_open=True, allow_inf=True)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     m = check_int(canaries, "canaries", low=1)
     d, n = check_int(d, "d", low=2), check_int(n, "n", low=2)

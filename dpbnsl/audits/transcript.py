@@ -71,15 +71,16 @@ def transcript_loss(
     loss = 0.0
     for _ in range(iters):
         logp = [selection_log_probabilities(s, m) for s in states]
-        G = [s.G.copy() for s in states]
+        # the run's gradient changes with its update; the shadow's only when it follows, below
+        G = (run.G.copy(), shadow.G) if world == 0 else (shadow.G, run.G.copy())
         out: list[float] = []
         (flat,) = run_iterations(run, 1, noise=noise, rng=rng, ledger=ledger, trace=out)
         a, b = divmod(int(flat), d)
         (released,) = out
-        shadow.update(a, b, released)
         loss += float(logp[1][flat] - logp[0][flat])
         sd = [m * 2.0 * float(c[a]) / s.n for c, s in zip(bounds, states)]  # σ = m·Δ_g,a in each world
         loss += _log_normal(released, G[1][a, b], sd[1]) - _log_normal(released, G[0][a, b], sd[0])
+        shadow.update(a, b, released)
     return loss
 
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["BACKENDS", "ENV", "backend", "numba_kernel", "numpy_column_sums"]
+__all__ = ["BACKENDS", "ENV", "backend", "numba_kernel", "clip_products", "numpy_column_sums"]
 
 BACKENDS = ("numpy", "numba")
 #: The environment variable that chooses the backend (``auto``, ``numpy`` or ``numba``).
@@ -109,16 +109,25 @@ def numba_kernel() -> tuple[Kernel | None, str]:
     return kernel, ""
 
 
-def numpy_column_sums(
+def clip_products(
     X: np.ndarray, r: np.ndarray, upper: np.ndarray, lower: np.ndarray, buf: np.ndarray
 ) -> np.ndarray:
-    """The numpy backend: ``upper``/``lower`` are the bounds (shape (d,) or repeated to (n, d)),
-    ``buf`` a C-ordered (n, d) work array; a new array of the d sums. The same calls on the same
+    """``buf`` ← clip(x_ia·r_i, lower_a, upper_a), NaN products 0, and returned: the numpy backend's
+    per-sample terms (bounds of shape (d,) or repeated to (n, d)). The same calls on the same
     shapes whatever the data (no pass that runs only for non-finite values)."""
     np.multiply(X, r[:, None], out=buf)  # may overflow (numpy warns): clipped below
     np.minimum(buf, upper, out=buf)
     np.maximum(buf, lower, out=buf)
     np.copyto(buf, 0.0, where=np.isnan(buf))  # NaN (0·∞, ∞ − ∞) counts 0: on every call
+    return buf
+
+
+def numpy_column_sums(
+    X: np.ndarray, r: np.ndarray, upper: np.ndarray, lower: np.ndarray, buf: np.ndarray
+) -> np.ndarray:
+    """The numpy backend: :func:`clip_products` into ``buf`` (a C-ordered (n, d) work array), then
+    a new array of the d column sums."""
+    clip_products(X, r, upper, lower, buf)
     # along axis 0 of a C-ordered array numpy adds row after row to its identity 0 (no pairwise
     # summation): the order of the compiled kernel; except for one column, which is contiguous
     # (numpy would add it pairwise), so it is accumulated in order

@@ -59,11 +59,9 @@ def clipped_products(X: np.ndarray, r: np.ndarray, bounds: np.ndarray) -> np.nda
     """
     X, r, bounds = (np.asarray(v, dtype=float) for v in (X, r, bounds))
     with np.errstate(over="ignore", invalid="ignore"):  # overflow and 0·∞: clipped and zeroed
-        buf = np.multiply(X, r[:, None])
-        np.minimum(buf, bounds, out=buf)
-        np.maximum(buf, -bounds, out=buf)
-    np.copyto(buf, 0.0, where=np.isnan(buf))
-    return buf
+        return clip_kernel.clip_products(
+            X, r, bounds, -bounds, np.empty(np.broadcast_shapes(X.shape, r[:, None].shape))
+        )
 
 
 #: Up to this many entries of X (n·d), :class:`ClippedProductSums` keeps the bounds repeated on

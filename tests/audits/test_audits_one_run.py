@@ -68,3 +68,9 @@ def test_the_design(monkeypatch):
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         one_run_audit(**kwargs)
+
+
+@pytest.mark.parametrize("bad", ["1", None, [1.0]])
+def test_a_non_number_epsilon_is_a_type_error(bad):
+    with pytest.raises(TypeError, match="`epsilon` must be a real number"):
+        one_run_audit(epsilon=bad)

@@ -182,3 +182,8 @@ def test_a_zero_multiplier_is_refused():
     ]
     with pytest.raises(ValueError, match="positive noise multiplier"):
         transcript_loss(*states, world=0, iters=1, noise=PGCDNoise(1.0, 0.0), rng=rng, ledger=PrivacyLedger())
+
+
+def test_bad_score_for_the_whole_protocol_game():
+    with pytest.raises(ValueError, match="`score` must be 'server' or 'transcript'"):
+        run_game("dp-fed-sparse-bnsl", epsilon=1.0, delta=1e-5, trials=2, score="oracle")
