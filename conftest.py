@@ -12,8 +12,8 @@ collect_ignore_glob = [] if importlib.util.find_spec("flwr") else ["dpbnsl/flowe
 
 # Doctests of importable modules that need an optional package: skipped when it is absent.
 DOCTEST_NEEDS = {
-    "dpbnsl.graph_export.to_networkx": "networkx",
-    "dpbnsl.graph_export.from_networkx": "networkx",
+    "dpbnsl.io.graph_export.to_networkx": "networkx",
+    "dpbnsl.io.graph_export.from_networkx": "networkx",
 }
 
 

@@ -40,9 +40,9 @@ import numpy as np
 
 from dpbnsl.learners.constraint.fed_pc import fed_pc, pc_all
 from dpbnsl.metrics import skeleton_scores
-from dpbnsl.partition import split
 from dpbnsl.simulation import simulate
 from dpbnsl.simulation.discrete import simulate_discrete
+from dpbnsl.simulation.partition import split
 
 
 def case(d: int, n: int, P: int, seed: int, test: str) -> dict:

@@ -64,7 +64,7 @@ FORMER_NOISE = "noise after building every parser (former)"
 CASES = (
     Case("python -c pass (interpreter only)", _python("pass")),
     Case("import dpbnsl (lazy)", _python("import dpbnsl"), (EAGER,)),
-    Case(EAGER, _python("import dpbnsl.learners, dpbnsl.metrics, dpbnsl.simulation, dpbnsl.datasets")),
+    Case(EAGER, _python("import dpbnsl.learners, dpbnsl.metrics, dpbnsl.simulation, dpbnsl.io.datasets")),
     Case("import numpy, scipy, pandas, dp_accounting", _python("import numpy, scipy, pandas, dp_accounting")),
     Case(ALL_PARSERS, _python("from dpbnsl.cli import build_parser; build_parser().format_help()")),
     Case("dpbnsl --help", _dpbnsl("--help"), (ALL_PARSERS,)),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 #: where each name this package exports lives; a name is imported on first use (PEP 562), so
 #: ``import dpbnsl`` is fast and a command pays only for the modules it uses
 _EXPORTS = {
-    "load_sachs": "datasets",
+    "load_sachs": "io.datasets",
     **dict.fromkeys(("Dense", "Message", "Sparse", "Transcript"), "federation"),
     **dict.fromkeys(
         ("acyclicity", "dag_to_cpdag", "is_dag", "threshold", "threshold_to_dag", "topological_order"),
@@ -59,18 +59,13 @@ _SUBMODULES = frozenset(
         "attacks",
         "audits",
         "blas",
-        "bundle",
         "cli",
-        "datasets",
         "federation",
-        "graph_export",
         "graphs",
+        "io",
         "learners",
         "mechanisms",
         "metrics",
-        "partition",
-        "protocol",
-        "report",
         "scores",
         "simulation",
         "tasks",
@@ -95,9 +90,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
-    from .datasets import load_sachs
     from .federation import Dense, Message, Sparse, Transcript
     from .graphs import acyclicity, dag_to_cpdag, is_dag, threshold, threshold_to_dag, topological_order
+    from .io.datasets import load_sachs
     from .learners import (
         LearnResult,
         dp_fed_bnsl,

@@ -36,12 +36,12 @@ import pandas as pd
 # _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
 from _runner import mean_spread, print_table, run_tasks
 
-from dpbnsl.datasets import load_sachs
 from dpbnsl.graphs import dag_to_cpdag, is_dag
+from dpbnsl.io.datasets import load_sachs
 from dpbnsl.learners.constraint.fed_pc import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_local
 from dpbnsl.metrics import skeleton_scores
-from dpbnsl.partition import split
 from dpbnsl.simulation.discrete import simulate_discrete
+from dpbnsl.simulation.partition import split
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "results"

@@ -58,7 +58,7 @@ def _theirs(X, test, alpha):
     from causallearn.utils.cit import CIT
     from causallearn.utils.PCUtils import Meek, SkeletonDiscovery, UCSepset
 
-    from dpbnsl.graph_export import from_causallearn
+    from dpbnsl.io.graph_export import from_causallearn
 
     cit = CIT(X, "fisherz" if test == "fisher-z" else "gsq")
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
@@ -86,7 +86,7 @@ def _pvalue_gap(X, test, seed, n_draws=300):
 
 
 def _datasets(seeds):
-    from dpbnsl.datasets import load_sachs
+    from dpbnsl.io.datasets import load_sachs
     from dpbnsl.simulation import simulate
     from dpbnsl.simulation.discrete import simulate_discrete
 

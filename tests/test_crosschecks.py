@@ -34,8 +34,8 @@ from dpbnsl.accounting import ORDERS
 from dpbnsl.accounting.zcdp import cks_epsilon_from_rdp, rho_to_epsilon
 from dpbnsl.audits import clopper_pearson_bound, gdp_lower_bound
 from dpbnsl.audits.rates import cp_upper
-from dpbnsl.graph_export import from_causallearn, to_causallearn
 from dpbnsl.graphs import apply_meek, dag_to_cpdag
+from dpbnsl.io.graph_export import from_causallearn, to_causallearn
 from dpbnsl.learners.constraint.citests import make_ci_test
 from dpbnsl.learners.constraint.pc import cpdag_matrix, orient_pdag, pc
 from dpbnsl.simulation import simulate, simulate_dag

@@ -195,7 +195,7 @@ def _check_options(method_options: Mapping[str, Mapping[str, Any]] | None) -> di
 @functools.cache
 def _versions() -> str:
     """The versions a row was computed with, e.g. ``"dpbnsl 0.1.0; numpy 2.4.6; …"``."""
-    from ..bundle import versions
+    from ..io.bundle import versions
 
     return "; ".join(f"{k} {v}" for k, v in versions().items())
 

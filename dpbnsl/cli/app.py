@@ -46,7 +46,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
-        from ..bundle import versions
+        from ..io.bundle import versions
 
         v = versions()
         deps = ", ".join(f"{k} {x}" for k, x in v.items() if k != "dpbnsl")

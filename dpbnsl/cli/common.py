@@ -85,7 +85,7 @@ def add_bundle_options(parser: argparse.ArgumentParser, what: str) -> None:
 
 def check_bundle_options(args: argparse.Namespace) -> None:
     """Refuse ``--force`` without ``--out-dir``, and an unusable ``--out-dir``, before any work."""
-    from ..bundle import check_bundle_dir
+    from ..io.bundle import check_bundle_dir
 
     if args.force and args.out_dir is None:
         raise CLIError("--force applies only with --out-dir (it allows replacing that bundle)")
@@ -95,7 +95,7 @@ def check_bundle_options(args: argparse.Namespace) -> None:
 
 def write_run_bundle(args: argparse.Namespace, kind: str, **parts: Any) -> None:
     """Write the bundle of ``--out-dir`` (when given) with the command line, and say where."""
-    from ..bundle import write_bundle
+    from ..io.bundle import write_bundle
 
     if args.out_dir is not None:
         write_bundle(args.out_dir, kind, command=args.argv, overwrite=args.force, **parts)

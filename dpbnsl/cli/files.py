@@ -2,11 +2,8 @@
 work and written all-or-nothing.
 
 Reading: ``-`` reads a CSV from standard input (spooled to a temporary file once, so it can be
-read twice); a file ending in ``.parquet`` or ``.pq`` is read as Parquet (needs pyarrow). A
-``--data`` or ``--truth`` file is refused, with the file named, when it is missing, a
-directory, unreadable, empty, header-only, has duplicate or empty column names (a pandas index
-written by ``to_csv()`` shows up as an unnamed first column), a non-numeric column, or a missing
-or non-finite value (named by data row and column).
+read twice); everything else is :func:`dpbnsl.io.tables.read_table`, whose refusals (a missing or
+empty file, no header row, a non-numeric column, a missing value, …) become CLI errors.
 
 Writing: every output path is checked before the command does any work (not a directory, not a
 special file such as ``/dev/full``, its nearest existing ancestor a writable directory, and not an
@@ -16,15 +13,14 @@ only when everything was written, so a failure leaves no partial or half-written
 
 from __future__ import annotations
 
-import csv
 import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from ..io.tables import DataFileError, read_table
 from .common import CLIError
 
 _UMASK = os.umask(0)
@@ -59,128 +55,18 @@ def _stdin_copy() -> Path:
     return Path(name)
 
 
-def _read_parquet(path: Path, label: str) -> pd.DataFrame:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        raise CLIError(f"{label}: reading Parquet needs pyarrow (pip install pyarrow)") from None
-    try:
-        frame = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow's errors have no common base class
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CLIError(f"cannot read {label}: {first}") from None
-    names = [str(c) for c in frame.columns]
-    if len(set(names)) != len(names) or any(not n.strip() for n in names):
-        raise CLIError(f"{label}: column names must be unique and non-empty; got {names}")
-    frame.columns = names
-    return frame.reset_index(drop=True)
-
-
-def _check_input(path: Path, what: str) -> None:
-    if not path.exists():
-        raise CLIError(f"{what} file {str(path)!r} does not exist")
-    if path.is_dir():
-        raise CLIError(f"{what} {str(path)!r} is a directory, not a CSV file")
-    if not path.is_file():
-        raise CLIError(f"{what} {str(path)!r} is not a regular file")
-    if not os.access(path, os.R_OK):
-        raise CLIError(f"{what} file {str(path)!r} is not readable (permission denied)")
-
-
-def _header(path: Path, what: str, shown: str | None = None) -> list[str]:
-    shown = shown or str(path)
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            row = next(csv.reader(fh), None)
-    except UnicodeDecodeError:
-        raise CLIError(f"cannot read {what} file {shown!r}: it is not UTF-8 text") from None
-    except (OSError, csv.Error) as exc:
-        raise CLIError(f"cannot read {what} file {shown!r}: {exc}") from None
-    if row is None or not any(cell.strip() for cell in row):
-        raise CLIError(
-            f"{what} file {shown!r} is empty (a header row of variable names and "
-            f"at least one data row are needed)"
-        )
-    return row
-
-
 def read_csv(
     path: Path, what: str, *, index: bool | str = False, participant: int | None = None
 ) -> pd.DataFrame:
-    """Read one CSV of numbers with a header row; refuse, naming ``what`` and the file, anything
-    a learner could not use as it is. ``index=True`` takes the first column as row labels
-    (``--truth`` matrices may carry them); ``"auto"`` does when the first header cell is empty
-    (as pandas writes an index) or the first column is not numeric. ``-`` is standard input;
-    ``.parquet`` / ``.pq`` files are Parquet."""
-    label = f"{what} file {str(path)!r}" + (
-        f" (participant {participant})" if participant is not None else ""
-    )
-    shown = str(path)
-    if shown == "-":
-        shown = "<stdin>"
-        label = f"{what} file '<stdin>'" + (
-            f" (participant {participant})" if participant is not None else ""
-        )
-        path = _stdin_copy()
-    else:
-        _check_input(path, what)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        return _check_frame(_read_parquet(path, label), label, index=False)
-    header = _header(path, what, shown)
-    if index == "auto":
-        index = _labelled(path, header)
-    names = header[1:] if index else header
-    if any(not n.strip() for n in names):
-        pos = next(i for i, n in enumerate(names) if not n.strip()) + (1 if index else 0)
-        raise CLIError(
-            f"{label}: column {pos + 1} has no name in the header (a row index written "
-            f"by pandas' to_csv? write the file with index=False)"
-        )
-    seen: set[str] = set()
-    dup = [n for n in names if n in seen or seen.add(n)]  # type: ignore[func-returns-value]
-    if dup:
-        raise CLIError(f"{label}: duplicate column name(s) {sorted(set(dup))} in the header")
+    """Read one data table (see :func:`dpbnsl.io.tables.read_table`; ``-`` is standard input),
+    refusing as a :class:`CLIError` anything a learner could not use as it is."""
+    shown = None
+    if str(path) == "-":
+        shown, path = "<stdin>", _stdin_copy()
     try:
-        frame = pd.read_csv(path, index_col=0 if index else None)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CLIError(f"cannot read {label}: {first}") from None
-    if not index and not frame.index.equals(pd.RangeIndex(len(frame))):
-        raise CLIError(f"{label}: some data rows have more fields than the header has names")
-    return _check_frame(frame, label, index=bool(index))
-
-
-def _check_frame(frame: pd.DataFrame, label: str, *, index: bool) -> pd.DataFrame:
-    """Refuse an empty frame, a non-numeric column, or a missing or non-finite value."""
-    if len(frame) == 0 or frame.shape[1] == 0:
-        raise CLIError(
-            f"{label} has a header but no data rows" if len(frame) == 0 else f"{label} has no columns"
-        )
-    for col in frame.columns:
-        if not pd.api.types.is_numeric_dtype(frame[col]) or pd.api.types.is_bool_dtype(frame[col]):
-            bad = frame[col][pd.to_numeric(frame[col], errors="coerce").isna() & frame[col].notna()]
-            example = f" (e.g. {bad.iloc[0]!r} at data row {bad.index[0]})" if len(bad) else ""
-            raise CLIError(f"{label}: column {col!r} is not numeric{example}")
-    values = frame.to_numpy(dtype=float)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        kind = "missing" if np.isnan(values[i, j]) else f"non-finite ({float(values[i, j])!r})"
-        raise CLIError(
-            f"{label}: {kind} value at data row {i} (0-based, header excluded), "
-            f"column {frame.columns[j]!r}; remove or impute it first"
-        )
-    return frame
-
-
-def _labelled(path: Path, header: list[str]) -> bool:
-    if not header[0].strip():
-        return True
-    try:
-        peek = pd.read_csv(path, nrows=5)
-    except Exception:
-        return False
-    return len(peek) > 0 and not pd.api.types.is_numeric_dtype(peek.iloc[:, 0])
+        return read_table(path, what, index=index, participant=participant, shown=shown)
+    except DataFileError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def distinct_files(paths: Sequence[Path], flag: str) -> None:

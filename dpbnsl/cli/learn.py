@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import pandas as pd
 
-from ..bundle import check_bundle_dir, write_bundle
 from ..graphs import is_dag
+from ..io.bundle import check_bundle_dir, write_bundle
 from ..learners.admm import MAX_COUNT
 from ..learners.registry import LEARNERS
 from ..metrics import count_accuracy, shd_cpdag

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bundle import Bundle, read_bundle
+from ..io.bundle import Bundle, read_bundle
 from ..metrics import count_accuracy
 from .common import (
     COMMANDS,
@@ -61,7 +61,7 @@ def _show(args: argparse.Namespace) -> int:
     doc = describe(bundle)
     _print(bundle, doc)
     if args.html is not None:
-        from ..report import render_html
+        from ..io.report import render_html
 
         page = render_html(bundle)
         if to_stdout:

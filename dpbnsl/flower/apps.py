@@ -15,7 +15,6 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -24,11 +23,11 @@ from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
-from ..cli.files import read_csv
 from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
 from ..federation import Message as WireMessage
+from ..federation.protocol import ProtocolError, messages_of, record_reply
+from ..io.tables import read_table
 from ..learners.hosted import hosted
-from ..protocol import ProtocolError, messages_of, record_reply
 from .records import get_payload, get_state, put_payload, put_state
 
 __all__ = ["FlowerRun", "make_client_app", "make_server_app", "run_on_grid", "participant_id"]
@@ -49,23 +48,12 @@ def participant_id(node_config: Mapping[str, Any]) -> int:
 
 def load_csv(k: int, node_config: Mapping[str, Any]) -> pd.DataFrame:
     """The default data loader: the file at ``data-path``, a CSV (numbers, one header row) or, by
-    its suffix ``.parquet``, a Parquet file (needs pyarrow)."""
+    its suffix ``.parquet`` / ``.pq``, a Parquet file (needs pyarrow); see
+    :func:`dpbnsl.io.tables.read_table`."""
     path = node_config.get("data-path")
     if not path:
         raise ProtocolError(f"participant {k}: the node config has no data-path")
-    file = Path(str(path))
-    if file.suffix.lower() == ".parquet":
-        try:
-            frame = pd.read_parquet(file)
-        except ImportError:
-            raise ProtocolError(
-                f"participant {k}: reading {str(file)!r} needs pyarrow (pip install pyarrow)"
-            ) from None
-        bad = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-        if bad:
-            raise ProtocolError(f"participant {k}: data file {str(file)!r} has non-numeric column(s) {bad}")
-        return frame
-    return read_csv(file, "data", participant=k)
+    return read_table(str(path), "data", participant=k)
 
 
 def _generator(k: int, node_config: Mapping[str, Any], default: int | None) -> np.random.Generator:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..protocol import HostedParticipant, HostedServer
+from ..federation.protocol import HostedParticipant, HostedServer
 from .constraint.hosted_fed_pc import FedPCParticipant, FedPCServer
 from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer
 from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer

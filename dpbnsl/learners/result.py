@@ -117,7 +117,7 @@ class LearnResult:
         return pd.DataFrame(np.array(self.W_raw if raw else self.W), index=names, columns=names)
 
     def save(self, path: str | os.PathLike[str], *, truth: Any = None, overwrite: bool = False) -> Path:
-        """Write this result as a run bundle (a directory; see :mod:`dpbnsl.bundle`) that
+        """Write this result as a run bundle (a directory; see :mod:`dpbnsl.io.bundle`) that
         :meth:`load` reads back exactly: weights, history, transcript, ledgers, privacy
         statement, params, info and the package versions, with ``truth`` (a (d, d) matrix or
         DataFrame) when given. All or nothing; an existing non-empty directory is refused unless
@@ -134,14 +134,14 @@ class LearnResult:
         >>> np.array_equal(back.W, r.W), len(back.transcript) == len(r.transcript)
         (True, True)
         """
-        from ..bundle import write_bundle
+        from ..io.bundle import write_bundle
 
         return write_bundle(path, "learn", result=self, truth=truth, overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LearnResult:
         """The result saved at ``path`` by :meth:`save` (or by ``dpbnsl learn --out-dir``)."""
-        from ..bundle import BundleError, read_bundle
+        from ..io.bundle import BundleError, read_bundle
 
         bundle = read_bundle(path)
         if not isinstance(bundle.result, LearnResult):
@@ -150,23 +150,23 @@ class LearnResult:
 
     def to_networkx(self, *, weights: bool = True) -> Any:
         """The thresholded graph as a ``networkx.DiGraph`` named by variable (needs networkx;
-        see :func:`dpbnsl.graph_export.to_networkx`)."""
-        from ..graph_export import to_networkx
+        see :func:`dpbnsl.io.graph_export.to_networkx`)."""
+        from ..io.graph_export import to_networkx
 
         return to_networkx(self.W, names=self.names, weights=weights)
 
     def to_dot(self, *, truth: Any = None, weights: bool = False, title: str | None = None) -> str:
         """Graphviz DOT text of the learned graph (its CPDAG's undirected edges for
         constraint-based learners), coloured against ``truth`` when given (see
-        :func:`dpbnsl.graph_export.to_dot`)."""
-        from ..graph_export import to_dot
+        :func:`dpbnsl.io.graph_export.to_dot`)."""
+        from ..io.graph_export import to_dot
 
         return to_dot(self.W, names=self.names, truth=truth, cpdag=self.cpdag, weights=weights, title=title)
 
     def to_causallearn(self) -> np.ndarray:
         """The learned graph (the CPDAG when there is one) in causal-learn's endpoint encoding
-        (see :func:`dpbnsl.graph_export.to_causallearn`)."""
-        from ..graph_export import to_causallearn
+        (see :func:`dpbnsl.io.graph_export.to_causallearn`)."""
+        from ..io.graph_export import to_causallearn
 
         return to_causallearn(self.cpdag if self.cpdag is not None else self.W, names=self.names)
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validation import ArrayLike, as_generator, as_square_matrix, check_choice, check_int, check_real
 from ..graphs import topological_order
-from ..partition import check_sizes, split
+from .partition import check_sizes, split
 
 __all__ = [
     "HeterogeneousData",

@@ -17,8 +17,8 @@ from scipy.special import expit
 
 from .._validation import ArrayLike, as_generator, as_square_matrix, check_choice, check_int, check_real
 from ..graphs import topological_order
-from ..partition import check_sizes, split
 from .linear import check_noise_scale, simulate_dag, simulate_linear_sem, simulate_weights
+from .partition import check_sizes, split
 
 __all__ = [
     "NONLINEAR_KINDS",

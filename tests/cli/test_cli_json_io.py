@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpbnsl.bundle import read_bundle
 from dpbnsl.cli.app import build_parser, main
+from dpbnsl.io.bundle import read_bundle
 from dpbnsl.learners import LearnResult
 from dpbnsl.simulation import simulate
 

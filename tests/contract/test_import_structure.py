@@ -153,3 +153,48 @@ def test_no_module_hidden_by_a_function_of_its_name(package):
     for info in pkgutil.iter_modules(pkg.__path__):
         value = getattr(pkg, info.name, None)
         assert value is None or type(value).__name__ == "module", (package, info.name, value)
+
+
+#: the layers from the bottom up; a module may import its own layer and the ones below it only
+LAYERS = (
+    ("dpbnsl._validation", "dpbnsl.graphs", "dpbnsl.scores", "dpbnsl.metrics", "dpbnsl.timeseries"),
+    ("dpbnsl.blas", "dpbnsl.tasks", "dpbnsl.simulation", "dpbnsl.mechanisms"),
+    ("dpbnsl.accounting",),
+    ("dpbnsl.federation",),
+    ("dpbnsl.learners",),
+    ("dpbnsl.attacks", "dpbnsl.audits", "dpbnsl.io"),
+    ("dpbnsl.flower",),
+    ("dpbnsl.cli", "dpbnsl._entry", "dpbnsl.__main__"),
+)
+
+
+def _layer(module):
+    for i, names in enumerate(LAYERS):
+        if any(module == n or module.startswith(n + ".") for n in names):
+            return i
+    return None
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in MODULES if m != "dpbnsl" and _layer(m) is None] == []
+
+
+def test_no_import_runs_up_the_layers():
+    """The architecture of the package's root: nothing imports a higher layer (the command line is
+    the top; the Flower hosting reads data through ``dpbnsl.io``, never through the CLI). Imports
+    inside functions count too: they are lazy, not exempt. Exceptions, each an on-demand import
+    of a result's own writer: a LearnResult saving itself as a bundle or exporting its graph
+    (``dpbnsl.io``), the sweeps stamping package versions in their table."""
+    allowed = {
+        ("dpbnsl.learners.result", "dpbnsl.io.bundle"),
+        ("dpbnsl.learners.result", "dpbnsl.io.graph_export"),
+        ("dpbnsl.audits.tradeoff", "dpbnsl.io.bundle"),
+    }
+    bad = []
+    for importer, target, _, line in IMPORTS:
+        if importer == "dpbnsl" or (importer, target) in allowed:
+            continue
+        lo, hi = _layer(importer), _layer(target)
+        if hi is not None and lo is not None and hi > lo:
+            bad.append((importer, target, line))
+    assert bad == []

@@ -13,9 +13,9 @@ pytest.importorskip("flwr")
 from flwr.app import RecordDict
 
 from dpbnsl.federation import Dense, Sparse
+from dpbnsl.federation.protocol import ProtocolError
 from dpbnsl.flower.apps import load_csv, participant_id
 from dpbnsl.flower.records import get_payload, get_state, put_payload, put_state
-from dpbnsl.protocol import ProtocolError
 
 pytestmark = pytest.mark.flower
 ODD = np.array([[np.nan, -0.0, 5e-324], [1e308, -np.inf, 1.0 / 3.0]])

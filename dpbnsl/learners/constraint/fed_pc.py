@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_participants, check_bool, check_choice, check_int
-from ...protocol import run_protocol
+from ...federation.protocol import run_protocol
 from ..result import LearnResult
 from ._fed_pc_baselines import (
     LocalPC,

@@ -1,5 +1,5 @@
 """FedPC as a hosted protocol: the participant and server objects that :func:`fed_pc` drives in
-process and ``dpbnsl.flower`` runs on separate machines (see :mod:`dpbnsl.protocol`).
+process and ``dpbnsl.flower`` runs on separate machines (see :mod:`dpbnsl.federation.protocol`).
 
 Exchanges:
 
@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..._validation import as_float_matrix, check_bool, check_choice, check_int, check_real
 from ...federation import Dense, Payload
-from ...protocol import (
+from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
     HostedServer,

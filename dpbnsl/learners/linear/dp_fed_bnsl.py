@@ -20,10 +20,10 @@ from ...accounting import (
     summarize_privacy,
 )
 from ...federation import Transcript, run_rounds
+from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...mechanisms.covariance import covariance_sensitivity, release_covariance
-from ...protocol import run_protocol
 from ..admm import ConsensusServer, PenaltySchedule
 from ..result import LearnResult
 from .covariance_plan import ACCOUNTANT, CovariancePlan, plan

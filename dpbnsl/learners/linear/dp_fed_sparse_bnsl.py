@@ -25,9 +25,9 @@ from ...accounting import (
     PrivacyLedger,
     summarize_privacy,
 )
+from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...protocol import run_protocol
 from ..result import LearnResult
 from .hosted_sparse import DPFedSparseParticipant, SparseServer
 from .sparse_plan import MAX_STEPS, MIN_STEPS, SNR_KAPPA, SparsePlan, default_schedule, plan

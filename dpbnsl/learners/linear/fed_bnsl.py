@@ -15,7 +15,7 @@ once, so step 1 is ``Q diag(1/(Λ + ρ₂)) Qᵀ M``: two matrix products per ro
 The participant and server steps are the hosted objects of
 :mod:`~dpbnsl.learners.linear.hosted_fed_bnsl` (:func:`fed_bnsl` drives them in process;
 ``dpbnsl.flower`` runs them on separate machines); the run starts with the setup exchange of the
-row counts (:mod:`dpbnsl.protocol`).
+row counts (:mod:`dpbnsl.federation.protocol`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_participants
+from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...protocol import run_protocol
 from ..result import LearnResult
 from .hosted_fed_bnsl import (
     CovarianceParticipant,

@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_participants, check_bool
+from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...protocol import run_protocol
 from ..result import LearnResult
 from .hosted_sparse import FedSparseParticipant, SparseServer
 from .sparse_admm import SparseParticipant, run_sparse_admm, sparse_hyperparameters

@@ -1,5 +1,5 @@
 """Fed-BNSL as a hosted protocol: the participant and server objects that :func:`fed_bnsl` drives in
-process and ``dpbnsl.flower`` runs on separate machines (see :mod:`dpbnsl.protocol`).
+process and ``dpbnsl.flower`` runs on separate machines (see :mod:`dpbnsl.federation.protocol`).
 
 Exchanges: the setup (n_k up, all n_k down), then Fed-BNSL's rounds (B_k up, W down, dense).
 """
@@ -16,11 +16,7 @@ import pandas as pd
 from ..._validation import as_float_matrix, check_bool, check_choice, check_int
 from ...accounting import BudgetExceededError, PrivacyLedger
 from ...federation import Dense, Payload
-from ...graphs import threshold as threshold_weights
-from ...graphs import threshold_to_dag
-from ...mechanisms.covariance import release_covariance
-from ...mechanisms.moments import private_mean
-from ...protocol import (
+from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
     HostedServer,
@@ -34,6 +30,10 @@ from ...protocol import (
     restore_generator,
     shape_upload,
 )
+from ...graphs import threshold as threshold_weights
+from ...graphs import threshold_to_dag
+from ...mechanisms.covariance import release_covariance
+from ...mechanisms.moments import private_mean
 from ...scores import centre as centre_data
 from ...scores import gram
 from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters, stalled_stop, tuned_lbfgs

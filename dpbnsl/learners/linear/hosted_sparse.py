@@ -1,6 +1,6 @@
 """Fed-Sparse-BNSL and DP-Fed-Sparse-BNSL as hosted protocols: the participant and server objects that
 :func:`fed_sparse_bnsl` and :func:`dp_fed_sparse_bnsl` drive in process and ``dpbnsl.flower`` runs on
-separate machines (see :mod:`dpbnsl.protocol`).
+separate machines (see :mod:`dpbnsl.federation.protocol`).
 
 Exchanges: the setup ((n_k, d) up, all n_k down); for the private learner with a warm start, the warm
 phase (Fed-BNSL on each participant's released covariance, B_k up and W down, dense); then the
@@ -22,11 +22,7 @@ import pandas as pd
 from ..._validation import as_float_matrix, check_bool, check_int
 from ...accounting import BudgetExceededError, PrivacyLedger
 from ...federation import Payload
-from ...graphs import threshold as threshold_weights
-from ...graphs import threshold_to_dag
-from ...mechanisms import clip_kernel
-from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
-from ...protocol import (
+from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
     HostedServer,
@@ -40,6 +36,10 @@ from ...protocol import (
     restore_generator,
     shape_upload,
 )
+from ...graphs import threshold as threshold_weights
+from ...graphs import threshold_to_dag
+from ...mechanisms import clip_kernel
+from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
 from ..admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
 from .dp_fed_bnsl import release_covariance
 from .hosted_fed_bnsl import (

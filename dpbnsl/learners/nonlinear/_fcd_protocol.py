@@ -1,4 +1,4 @@
-"""The federated protocol of DS-FCD / AS-FCD as a hosted protocol (see :mod:`dpbnsl.protocol`):
+"""The federated protocol of DS-FCD / AS-FCD as a hosted protocol (see :mod:`dpbnsl.federation.protocol`):
 Algorithm 2 (sub-problem solver with ``it_in`` local Adam steps and an aggregation every ``it_fl``
 steps) inside the augmented-Lagrangian outer loop (Algorithm 1, or the MCSL-style schedule of the
 authors' code).
@@ -33,9 +33,7 @@ import pandas as pd
 
 from ..._validation import as_float_matrix, check_int
 from ...federation import FLOAT_BYTES, Dense, Payload
-from ...graphs import threshold as threshold_weights
-from ...graphs import threshold_to_dag
-from ...protocol import (
+from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
     HostedServer,
@@ -48,6 +46,8 @@ from ...protocol import (
     restore_generator,
     shape_upload,
 )
+from ...graphs import threshold as threshold_weights
+from ...graphs import threshold_to_dag
 from ._fcd_model import Adam, Model, Parts, Workspace, acyclicity_value, sigmoid
 
 __all__ = ["FCDConfig", "FCDParticipant", "FCDServer"]

@@ -30,9 +30,9 @@ from ..._validation import (
     as_generator,
     as_participants,
 )
+from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
-from ...protocol import run_protocol
 from ..result import LearnResult
 from ._fcd_config import fcd_defaults, resolve_config
 from ._fcd_model import Parts, sigmoid

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..._validation import as_generator, as_participants
 from ...federation import Payload
-from ...protocol import Reply, run_protocol
+from ...federation.protocol import Reply, run_protocol
 from ..result import LearnResult
 from ._fed_bnsl_mlp_server import MLPServer
 from ._mlp import MLPLayout

@@ -1,6 +1,6 @@
 """NOTEARS-MLP-ADMM as a hosted protocol: the participant and server objects that
 :func:`fed_bnsl_mlp` drives in process and ``dpbnsl.flower`` runs on separate machines (see
-:mod:`dpbnsl.protocol`).
+:mod:`dpbnsl.federation.protocol`).
 
 Exchanges: the setup ((n_k, d) up; down, one vector: the P row counts followed by the server's
 initial parameters θ⁰, which every θ_k starts from: public, drawn by the server), then the rounds
@@ -16,9 +16,7 @@ import pandas as pd
 
 from ..._validation import as_float_matrix, as_generator, check_choice, check_int
 from ...federation import Dense, Payload
-from ...graphs import threshold as threshold_weights
-from ...graphs import threshold_to_dag
-from ...protocol import (
+from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
     HostedServer,
@@ -28,6 +26,8 @@ from ...protocol import (
     read_shapes,
     shape_upload,
 )
+from ...graphs import threshold as threshold_weights
+from ...graphs import threshold_to_dag
 from ..admm import PenaltySchedule, check_hyperparameters
 from ._fed_bnsl_mlp_server import MLPParticipant, MLPServer
 from ._mlp import MLPLayout, adjacency, init_params

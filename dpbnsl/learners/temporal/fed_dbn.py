@@ -20,7 +20,7 @@ import time
 from typing import Any, Literal, cast
 
 from ..._validation import readonly_copy
-from ...protocol import run_protocol
+from ...federation.protocol import run_protocol
 from ..result import LearnResult
 from ._fed_dbn_server import FedDBNServer
 from ._temporal import as_temporal_participants, lag_index, lag_threshold

@@ -1,5 +1,5 @@
 """FedDBN as a hosted protocol: the participant and server objects that :func:`fed_dbn` drives in
-process and ``dpbnsl.flower`` runs on separate machines (see :mod:`dpbnsl.protocol`).
+process and ``dpbnsl.flower`` runs on separate machines (see :mod:`dpbnsl.federation.protocol`).
 
 Exchanges: the setup (the participant's design rows n_k = Σ (T − p) over its realisations, and d,
 up; all n_k down), then FedDBN's rounds (Θ_k = [B_k; D_k] up, [W; A] down, dense)."""
@@ -14,9 +14,7 @@ import pandas as pd
 
 from ..._validation import check_bool, check_choice, check_int, check_real
 from ...federation import Dense, Payload
-from ...graphs import threshold as threshold_weights
-from ...graphs import threshold_to_dag
-from ...protocol import (
+from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
     HostedServer,
@@ -27,6 +25,8 @@ from ...protocol import (
     read_n_vector,
     read_shapes,
 )
+from ...graphs import threshold as threshold_weights
+from ...graphs import threshold_to_dag
 from ..admm import PenaltySchedule
 from ._fed_dbn_server import FedDBNServer
 from ._temporal import as_temporal_series, design_gram

@@ -27,9 +27,9 @@ from dpbnsl.learners.constraint.fed_pc import (
 from dpbnsl.learners.constraint.pc import pc
 from dpbnsl.learners.result import LearnResult
 from dpbnsl.metrics import count_accuracy, skeleton_scores
-from dpbnsl.partition import split
 from dpbnsl.simulation import simulate
 from dpbnsl.simulation.discrete import simulate_discrete
+from dpbnsl.simulation.partition import split
 
 FEDPC_DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "fedpc"
 

@@ -1,6 +1,6 @@
 """Reports of run bundles: one self-contained HTML page per run.
 
-:func:`render_html` turns a :class:`~dpbnsl.bundle.Bundle` (from :func:`~dpbnsl.bundle.read_bundle`)
+:func:`render_html` turns a :class:`~dpbnsl.io.bundle.Bundle` (from :func:`~dpbnsl.io.bundle.read_bundle`)
 into a page that loads nothing from anywhere: the style is embedded and every figure is inline SVG
 drawn by this package (no plotting library is needed). :func:`write_html` writes it atomically.
 

@@ -1,7 +1,7 @@
 """A learned graph as inline SVG: nodes on a circle, edges coloured against the truth.
 
 The edge classes are those of :func:`dpbnsl.metrics.count_accuracy` and
-:func:`dpbnsl.graph_export.to_dot`: a drawn edge is a *true positive* (``"tp"``) when the truth has
+:func:`dpbnsl.io.graph_export.to_dot`: a drawn edge is a *true positive* (``"tp"``) when the truth has
 it (an undirected CPDAG edge: either direction), *reversed* when the truth has only the opposite
 edge and the drawing lacks the true one, and *extra* otherwise; a true edge whose pair is not
 adjacent in the drawing is *missing* (dashed grey). Without a truth every edge is of class
@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._validation import ArrayLike, as_square_matrix
+from ..._validation import ArrayLike, as_square_matrix
 
 __all__ = ["Edge", "EDGE_CLASSES", "EDGE_COLOURS", "classify_edges", "graph_svg"]
 

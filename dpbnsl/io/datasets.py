@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._validation import check_choice
+from .._validation import check_choice
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable

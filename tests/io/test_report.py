@@ -1,4 +1,4 @@
-"""HTML reports of run bundles (dpbnsl.report): what the page shows, that it is self-contained and
+"""HTML reports of run bundles (dpbnsl.io.report): what the page shows, that it is self-contained and
 escaped, that it survives odd inputs, that write_html refuses cleanly, and (marker ``browser``) that
 headless Chromium draws it in colour."""
 
@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from dpbnsl import fed_bnsl
-from dpbnsl.bundle import Bundle, BundleError, read_bundle, write_bundle
+from dpbnsl.io.bundle import Bundle, BundleError, read_bundle, write_bundle
+from dpbnsl.io.report import EDGE_COLOURS, classify_edges, render_html, write_html
+from dpbnsl.io.report.charts import bar_chart, claim_chart, line_chart
 from dpbnsl.learners import LearnResult
 from dpbnsl.learners.registry import LEARNERS
 from dpbnsl.metrics import count_accuracy
-from dpbnsl.report import EDGE_COLOURS, classify_edges, render_html, write_html
-from dpbnsl.report.charts import bar_chart, claim_chart, line_chart
 from dpbnsl.simulation import simulate
 
 HOSTILE = "<script>alert('x')</script> & \"ü\""
@@ -410,7 +410,7 @@ def test_write_html_checks_the_output_before_reading_the_bundle(tmp_path):
 
 
 def test_write_html_failure_leaves_no_temporary_file(bundle_dir, tmp_path, monkeypatch):
-    import dpbnsl.report.html as module
+    import dpbnsl.io.report.html as module
 
     def boom(fd, mode):
         os.close(fd)

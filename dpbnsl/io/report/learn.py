@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from ..metrics import count_accuracy
+from ...metrics import count_accuracy
 from .charts import line_chart, number
 from .graph import EDGE_CLASSES, EDGE_COLOURS, classify_edges, graph_svg
 from .tables import definition_list, numeric_columns, plain, table_html
 
 if TYPE_CHECKING:
-    from ..accounting.compose import Accountant
-    from ..learners.result import LearnResult
+    from ...accounting.compose import Accountant
+    from ...learners.result import LearnResult
 
 __all__ = ["graph_section", "history_section", "privacy_section", "run_section"]
 

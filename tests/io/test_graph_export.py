@@ -1,4 +1,4 @@
-"""Tests for dpbnsl.graph_export: networkx, DOT and causal-learn formats.
+"""Tests for dpbnsl.io.graph_export: networkx, DOT and causal-learn formats.
 
 The DOT output is checked as text (escaping, colour classes, determinism), parsed with pydot and
 rendered with Graphviz's ``dot`` when those are installed. The causal-learn encoding is checked
@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpbnsl.graph_export import (
+from dpbnsl.graphs import dag_to_cpdag
+from dpbnsl.io.graph_export import (
     CAUSALLEARN_ENDPOINTS,
     DOT_COLOURS,
     from_causallearn,
@@ -26,7 +27,6 @@ from dpbnsl.graph_export import (
     to_dot,
     to_networkx,
 )
-from dpbnsl.graphs import dag_to_cpdag
 from dpbnsl.simulation import simulate_dag, simulate_weights
 
 NASTY = ['say "hi"', "p44/42", "ünï cødé ✓", "back\\slash", "two\nlines", "a b", "{x}; y -> z", "\\N"]
@@ -373,7 +373,7 @@ def test_to_causallearn_as_graph_without_causallearn(monkeypatch):
 
 def test_no_optional_package_is_imported_at_module_import():
     code = (
-        "import sys, dpbnsl.graph_export\n"
+        "import sys, dpbnsl.io.graph_export\n"
         "bad = [m for m in ('networkx', 'causallearn', 'pydot') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._validation import ArrayLike, as_generator, check_bool, check_int
+from .._validation import ArrayLike, as_generator, check_bool, check_int
 
 __all__ = ["split", "check_sizes"]
 

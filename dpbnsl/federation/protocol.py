@@ -28,7 +28,7 @@ from typing import Any, Union, cast
 
 import numpy as np
 
-from .federation import SERVER, SETUP_ROUND, Dense, Message, Payload, Sparse, Transcript
+from .messages import SERVER, SETUP_ROUND, Dense, Message, Payload, Sparse, Transcript
 
 __all__ = [
     "SETUP_ROUND",

@@ -1,4 +1,4 @@
-"""Tests for dpbnsl.datasets.load_sachs: the packaged copy, conditions, reference graphs, checksums."""
+"""Tests for dpbnsl.io.datasets.load_sachs: the packaged copy, conditions, reference graphs, checksums."""
 
 import gzip
 import hashlib
@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpbnsl.datasets as datasets
-from dpbnsl.datasets import (
+import dpbnsl.io.datasets as datasets
+from dpbnsl.graphs import is_dag
+from dpbnsl.io.datasets import (
     SACHS_CONDITIONS,
     SACHS_SHA256,
     SACHS_VARIABLES,
@@ -19,13 +20,12 @@ from dpbnsl.datasets import (
     SachsNotFoundError,
     load_sachs,
 )
-from dpbnsl.graphs import is_dag
 from dpbnsl.metrics import count_accuracy, shd_cpdag, skeleton_scores
 
 PROTEINS = ["praf", "pmek", "plcg", "PIP2", "PIP3", "p44/42", "pakts473", "PKA", "PKC", "P38", "pjnk"]
 PACKAGED = resources.files("dpbnsl") / "data" / "sachs"
-# tests/test_datasets.py -> <repository>/../shared/data/sachs (the repository's sibling `shared/`).
-SHARED_SACHS = Path(__file__).resolve().parents[2] / "shared" / "data" / "sachs"
+# tests/io/test_datasets.py -> <repository>/../shared/data/sachs (the repository's sibling `shared/`).
+SHARED_SACHS = Path(__file__).resolve().parents[3] / "shared" / "data" / "sachs"
 
 
 def edges(truth: pd.DataFrame) -> set[tuple[str, str]]:
@@ -282,7 +282,7 @@ def test_attribution_ships_with_the_data():
 
 def test_pyproject_ships_the_data_and_has_no_sachs_extra():
     tomllib = pytest.importorskip("tomllib")
-    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
     assert "data/sachs/*" in pyproject["tool"]["setuptools"]["package-data"]["dpbnsl"]
     assert "sachs" not in pyproject["project"]["optional-dependencies"]
 

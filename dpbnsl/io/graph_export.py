@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import ArrayLike, as_square_matrix, check_bool
+from .._validation import ArrayLike, as_square_matrix, check_bool
 
 __all__ = [
     "to_networkx",

@@ -1,4 +1,4 @@
-"""One self-contained HTML page per run bundle (:mod:`dpbnsl.bundle`).
+"""One self-contained HTML page per run bundle (:mod:`dpbnsl.io.bundle`).
 
 The page loads nothing: its style is embedded, its figures are inline SVG drawn here, and every
 piece of text from the bundle (variable names, parameters, table cells, the command line) is
@@ -159,7 +159,7 @@ def render_html(bundle: Bundle) -> str:
     --------
     >>> import tempfile
     >>> from dpbnsl import fed_bnsl, simulate
-    >>> from dpbnsl.bundle import read_bundle
+    >>> from dpbnsl.io.bundle import read_bundle
     >>> data = simulate(4, 100, participants=2, rng=0)
     >>> result = fed_bnsl(data.participants, max_rounds=3)
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -169,7 +169,7 @@ def render_html(bundle: Bundle) -> str:
     """
     if not isinstance(bundle, Bundle):
         raise TypeError(
-            f"`bundle` must be a Bundle (see dpbnsl.bundle.read_bundle); got {type(bundle).__name__}"
+            f"`bundle` must be a Bundle (see dpbnsl.io.bundle.read_bundle); got {type(bundle).__name__}"
         )
     if bundle.kind == "learn" and bundle.result is not None:
         title, kpis, body = _learn(bundle)
@@ -230,7 +230,7 @@ def write_html(
     Parameters
     ----------
     bundle_or_path : Bundle, or path of a bundle directory
-        What :func:`~dpbnsl.bundle.read_bundle` returns, or the directory to read it from.
+        What :func:`~dpbnsl.io.bundle.read_bundle` returns, or the directory to read it from.
     out_path : path
         The HTML file to write (writing to standard output is the command line's business:
         ``"-"`` is refused here).
@@ -250,7 +250,7 @@ def write_html(
         ``out_path`` is a directory.
     FileExistsError
         ``out_path`` exists (and ``overwrite`` is False, or it is not a regular file).
-    dpbnsl.bundle.BundleError
+    dpbnsl.io.bundle.BundleError
         ``bundle_or_path`` is not a readable bundle.
 
     Examples

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from dpbnsl.accounting import BoundedRangeDpEvent, PrivacyLedger, PrivacySummary
-from dpbnsl.bundle import BundleError, read_bundle, write_bundle
 from dpbnsl.federation import Dense, Message, Sparse, Transcript
+from dpbnsl.io.bundle import BundleError, read_bundle, write_bundle
 from dpbnsl.learners import LearnResult
 from dpbnsl.learners.registry import LEARNERS
 from dpbnsl.simulation import simulate

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import ArrayLike
+from ..._validation import ArrayLike
 
 __all__ = ["line_chart", "bar_chart", "claim_chart", "nice_ticks", "number"]
 

@@ -13,6 +13,7 @@ import pytest
 
 from dpbnsl.accounting import BudgetExceededError
 from dpbnsl.federation import SETUP_ROUND, Dense
+from dpbnsl.federation.protocol import HostedParticipant, ProtocolError, run_protocol
 from dpbnsl.learners.constraint.fed_pc import fed_pc
 from dpbnsl.learners.hosted import hosted
 from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
@@ -22,7 +23,6 @@ from dpbnsl.learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
 from dpbnsl.learners.nonlinear.ds_fcd import as_fcd, ds_fcd
 from dpbnsl.learners.nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
 from dpbnsl.learners.temporal.fed_dbn import fed_dbn
-from dpbnsl.protocol import HostedParticipant, ProtocolError, run_protocol
 from dpbnsl.simulation import simulate
 from dpbnsl.simulation.temporal import simulate_temporal
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, Union, cast, overload
 import numpy as np
 import pandas as pd
 
-from ._validation import check_choice, check_int, readonly_copy
+from .._validation import check_choice, check_int, readonly_copy
 
 __all__ = [
     "SERVER",

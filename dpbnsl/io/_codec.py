@@ -62,8 +62,8 @@ def _unindex(data: Any, arrays: Mapping[str, np.ndarray]) -> pd.Index:
 
 def encode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
     """JSON-ready data for ``value``; arrays go into ``arrays`` (see the module docstring)."""
-    from .accounting.ledger import PrivacyLedger
-    from .federation import Dense, Sparse, Transcript
+    from ..accounting.ledger import PrivacyLedger
+    from ..federation import Dense, Sparse, Transcript
 
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -144,8 +144,8 @@ def _array(ref: Any, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 def _decode_tagged(tag: str, body: Any, arrays: Mapping[str, np.ndarray]) -> Any:
-    from .accounting.ledger import PrivacyLedger
-    from .federation import Dense, Message, Sparse, Transcript
+    from ..accounting.ledger import PrivacyLedger
+    from ..federation import Dense, Message, Sparse, Transcript
 
     if tag == "$float":
         return float(body)
