@@ -142,6 +142,14 @@ class PrivacyLedger:
 
     def _record_all(self, records: list[tuple[str, DpEvent, int]]) -> None:
         """Record several (label, event, count) at once: all of them, or none."""
+        entries, index = self._prospective(records)
+        if self.budget is not None and records:
+            self._check_budget(entries, f"{len(records)} composed event(s) ({records[0][0]!r})")
+        self._entries, self._index = entries, index
+
+    def _prospective(
+        self, records: Sequence[tuple[str, DpEvent, int]]
+    ) -> tuple[list[LedgerEntry], dict[tuple[str, DpEvent], int]]:
         entries = list(self._entries)
         index = dict(self._index)
         for label, event, count in records:
@@ -152,9 +160,25 @@ class PrivacyLedger:
                 entries.append(entry)
             else:
                 entries[i] = merged(entries[i], count)
-        if self.budget is not None and records:
-            self._check_budget(entries, f"{len(records)} composed event(s) ({records[0][0]!r})")
-        self._entries, self._index = entries, index
+        return entries, index
+
+    def fits(self, records: Sequence[tuple[str, DpEvent, int]]) -> bool:
+        """Whether recording every ``(label, event, count)`` of ``records`` would keep the ledger
+        within its budget (always True without one). Records nothing. A caller about to make
+        many releases checks them at once here, then records them together.
+
+        Examples
+        --------
+        >>> from dp_accounting import GaussianDpEvent
+        >>> ledger = PrivacyLedger(budget=(1.0, 1e-5))
+        >>> ledger.fits([("g", GaussianDpEvent(50.0), 10)]), ledger.fits([("g", GaussianDpEvent(5.0), 10)])
+        (True, False)
+        """
+        if self.budget is None:
+            return True
+        entries, _ = self._prospective(records)
+        eps_budget, delta = self.budget
+        return compose_epsilon(entries, delta, self.accountant) <= eps_budget
 
     def _check_budget(self, prospective: list[LedgerEntry], what: str) -> None:
         assert self.budget is not None  # the callers check it first

@@ -25,6 +25,7 @@ from flwr.serverapp import Grid, ServerApp
 
 from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
 from ..federation import Message as WireMessage
+from ..federation.guard import ParticipantFailure, public_failure
 from ..federation.protocol import ProtocolError, messages_of, record_reply
 from ..io.tables import read_table
 from ..learners.hosted import hosted
@@ -59,20 +60,43 @@ def load_csv(k: int, node_config: Mapping[str, Any]) -> pd.DataFrame:
 def _generator(k: int, node_config: Mapping[str, Any], default: int | None) -> np.random.Generator:
     """Participant k's noise: fresh entropy, unless the node config (or the app) has a ``seed``
     (for tests on simulated data only: it gives the in-process learner's stream k of ``rng=seed``)."""
-    seed = node_config.get("seed", default)
-    if seed is None or seed == "":
+    if not _seeded(node_config, default):
         return np.random.default_rng()
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(k,)))
+    seed = int(node_config.get("seed", default))  # type: ignore[arg-type]
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
 
 
 def _budget(
-    k: int, node_config: Mapping[str, Any], budgets: Mapping[int, tuple[float, float]] | None
-) -> tuple[float, float] | None:
-    """Participant k's own (ε, δ) budget: its node config's ``epsilon-budget`` / ``delta-budget``,
-    else the app's ``budgets[k]``, else none (it accepts what the study asks)."""
-    if "epsilon-budget" in node_config:
-        return float(node_config["epsilon-budget"]), float(node_config.get("delta-budget", 1.0 - 1e-12))
-    return None if budgets is None else budgets.get(k)
+    k: int,
+    node_config: Mapping[str, Any],
+    budgets: Mapping[int, tuple[float, float]] | None,
+    accept_study_budget: bool,
+) -> tuple[float, float] | str | None:
+    """Participant k's own (ε, δ) budget: its node config's ``epsilon-budget`` and
+    ``delta-budget``, else the app's ``budgets[k]``, else ``"study"`` when its operator opted out
+    (node config ``accept-study-budget=true``, or the app's ``accept_study_budget``), else None:
+    the participant then refuses to run (:func:`dpbnsl.federation.guard.own_budget`)."""
+    if "epsilon-budget" in node_config or "delta-budget" in node_config:
+        if not ("epsilon-budget" in node_config and "delta-budget" in node_config):
+            raise ProtocolError(
+                f"participant {k}: the node config gives only one of epsilon-budget and delta-budget; "
+                f"give both"
+            )
+        return float(node_config["epsilon-budget"]), float(node_config["delta-budget"])
+    if budgets is not None and k in budgets:
+        return budgets[k]
+    if accept_study_budget or _truthy(node_config.get("accept-study-budget", False)):
+        return "study"
+    return None
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).strip().lower() in ("true", "1", "yes")
+
+
+def _seeded(node_config: Mapping[str, Any], default: int | None) -> bool:
+    seed = node_config.get("seed", default)
+    return not (seed is None or seed == "")
 
 
 def make_client_app(
@@ -80,40 +104,66 @@ def make_client_app(
     *,
     seed: int | None = None,
     budgets: Mapping[int, tuple[float, float]] | None = None,
+    accept_study_budget: bool = False,
 ) -> ClientApp:
     """The participant's ClientApp; ``load(participant_id, node_config)`` returns its data (default:
     the file at node config ``data-path``). The data and the noise never leave this process: only
-    the protocol's uploads are sent. ``seed`` (or a node config ``seed``) fixes the noise: **for
-    tests on simulated data only** (a fixed seed voids the guarantee). ``budgets`` maps a
-    participant id to its own (ε, δ) budget (a node config's ``epsilon-budget`` takes
-    precedence): a private participant refuses a study that asks for more."""
+    the protocol's uploads are sent.
+
+    ``seed`` (or a node config ``seed``) fixes the noise: **for tests on simulated data only** (a
+    fixed seed voids the guarantee). Without a seed, every message draws fresh entropy and the
+    generator's state is never saved (nothing lets a later reader replay the noise).
+
+    A private participant needs a budget of its own: node config ``epsilon-budget`` and
+    ``delta-budget``, else ``budgets[participant id]``; or, as an explicit opt-out, node config
+    ``accept-study-budget=true`` (or ``accept_study_budget=True`` here) to accept the study's
+    (ε, δ), refused when ε is infinite or δ above min(1e-3, 1/n_k). It refuses a study beyond its
+    budget, any request its plan does not have and changed settings, before releasing anything
+    (:mod:`dpbnsl.federation.guard`).
+
+    On failure the reply carries only :func:`~dpbnsl.federation.guard.public_failure`'s data-free
+    message (the participant, the phase and round, the kind of failure); the detail, which may
+    quote the data, is logged on this machine only (logger ``dpbnsl.participant``)."""
     app = ClientApp()
 
-    @app.query()
-    def handle(msg: Message, ctx: Context) -> Message:
+    def answer(msg: Message, ctx: Context, k: int, phase: str, t: int) -> Message:
         cfg = msg.content["config"]
-        k = participant_id(ctx.node_config)
         proto = hosted(str(cfg["protocol"]))
         settings = json.loads(str(cfg["settings"]))
         extra: dict[str, Any] = {}
         if proto.private:
             extra = {
                 "rng": _generator(k, ctx.node_config, seed),
-                "budget": _budget(k, ctx.node_config, budgets),
+                "budget": _budget(k, ctx.node_config, budgets, accept_study_budget),
             }
         elif proto.participant_random:  # not private, but random (e.g. DS-FCD's Gumbel noise)
             extra = {"rng": _generator(proto.stream_offset + k, ctx.node_config, seed)}
         p = proto.participant(load(k, ctx.node_config), settings=settings, participant=k, **extra)
         p.load_state_dict(get_state(ctx.state))
-        phase, t = str(cfg["phase"]), int(cfg["round"])
         if phase == "done":
             report = ConfigRecord({"participant": k, "report": json.dumps(p.report())})
             return Message(RecordDict({"config": report}), reply_to=msg)
         p.receive_extra(_get_messages(msg.content, "extra"))
-        answer = p.respond(phase, t, get_payload(msg.content["inbox"]))
-        put_state(ctx.state, p.state_dict())
-        config = ConfigRecord({"participant": k, "multi": isinstance(answer, list)})
-        return Message(_put_messages(messages_of(answer), "upload", config), reply_to=msg)
+        upload = p.respond(phase, t, get_payload(msg.content["inbox"]))
+        state = p.state_dict()
+        if not _seeded(ctx.node_config, seed):  # fresh entropy at every message: nothing to keep
+            state.pop("rng", None)
+        put_state(ctx.state, state)
+        config = ConfigRecord({"participant": k, "multi": isinstance(upload, list)})
+        return Message(_put_messages(messages_of(upload), "upload", config), reply_to=msg)
+
+    @app.query()
+    def handle(msg: Message, ctx: Context) -> Message:
+        k: int | None = None
+        phase, t = "(unknown phase)", 0
+        try:
+            cfg = msg.content["config"]
+            phase, t = str(cfg["phase"]), int(cfg["round"])  # type: ignore[arg-type]
+            k = participant_id(ctx.node_config)
+            return answer(msg, ctx, k, phase, t)
+        except Exception as exc:  # what leaves this machine: a data-free message only
+            failure = public_failure(exc, participant=k, phase=phase, t=t)
+        raise ParticipantFailure(failure)  # outside the except block: no chained detail
 
     return app
 
@@ -178,12 +228,26 @@ def _exchange(
         if r is None:
             bad.append(f"{who}: no reply" + (f" within {timeout:g} s" if timeout else ""))
         elif r.has_error():
-            bad.append(
-                f"{who}: {r.error.reason.strip().splitlines()[-1] if r.error.reason else r.error.code}"
-            )
+            bad.append(f"{who}: {_reason(r.error.reason, r.error.code)}")
     if bad:
         raise ProtocolError(f"{where}: " + "; ".join(bad))
     return [(k, replies[m.metadata.message_id]) for k, m in sent]
+
+
+def _reason(reason: str | None, code: int) -> str:
+    """A participant's error message from Flower's reason: ``"<class '…'>:<'message'>"`` in a
+    deployment; on the simulation engine the message is the last line of Ray's report, after
+    ``"Message: "``."""
+    text = (reason or "").strip()
+    head, sep, rest = text.partition(":<'")
+    if sep and head.startswith("<class ") and rest.endswith("'>"):
+        text = rest[:-2].strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return f"error code {code}"
+    last = lines[-1]
+    marker = "occurred. Message: "
+    return last.partition(marker)[2] if marker in last else last
 
 
 def run_on_grid(

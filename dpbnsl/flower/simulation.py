@@ -39,8 +39,11 @@ def simulate_on_flower(
     participant draws fresh entropy. For a protocol whose server draws public randomness (the
     initial parameters of ``"fed-bnsl-mlp"``), ``seed`` is the server's, as the learner's ``rng``.
     ``budgets`` maps a participant id to its own (ε, δ) budget: a private participant refuses a
-    study that asks for more, and the run ends with an error naming it. Needs the ``flower`` extra
-    (it brings Ray, the engine's backend).
+    study that asks for more, and the run ends with an error naming it. A participant without an
+    entry accepts the study's own (ε, δ) (``budget="study"``: you run every side of the
+    simulation), which it still refuses when ε is infinite or δ above min(1e-3, 1/n_k); give it a
+    budget of its own to allow those. Needs the ``flower`` extra (it brings Ray, the engine's
+    backend).
     """
     from flwr.simulation import run_simulation
 
@@ -58,7 +61,9 @@ def simulate_on_flower(
         round_timeout=round_timeout,
         server_rng=seed if proto.server_random else None,
     )
-    client_app = make_client_app(lambda k, _cfg: arrays[k], seed=seed, budgets=budgets)
+    client_app = make_client_app(
+        lambda k, _cfg: arrays[k], seed=seed, budgets=budgets, accept_study_budget=True
+    )
     saved = os.environ.get("PYTHONPATH")  # the engine overwrites it for its workers
     try:
         run_simulation(

@@ -269,8 +269,11 @@ class ColumnwiseExponentialStream:
     distribution P(a, b) ∝ exp(s_ab/λ), sampled in the same two levels, and the same event.
 
     Each column keeps the cumulative weights of its rows, and the columns' weights are kept
-    against a common reference (re-based when they drift far from it), so that a draw costs one
-    cumulative sum over the d columns and two binary searches, and :meth:`update_column` O(d).
+    against a common reference, the largest column's, so that a draw costs one cumulative sum
+    over the d columns and two binary searches, and :meth:`update_column` O(d). The reference is
+    renewed at every update, whatever the scores: the work of an update is the same for any
+    scores (a re-base only when the weights drifted far would make the participant's run time
+    depend on its unnoised scores, which a server can time).
     The two uniforms of each draw are drawn from ``rng`` for ``count`` draws at once
     (:meth:`draw`); each pair is used by exactly one :meth:`sample`, so the draws stay independent
     of each other and of the scores.
@@ -278,9 +281,10 @@ class ColumnwiseExponentialStream:
     Privacy: each draw on scores of sensitivity Δ with scale λ = mΔ is ε₀ = 2/m bounded-range.
     """
 
-    #: Column weights exp(lse_b − ref) are re-based on the largest when one would exceed e^HIGH
-    #: or when their total falls below FLOOR = e^−30 (then every column's weight is tiny).
-    HIGH, FLOOR = 600.0, math.exp(-30.0)
+    #: The columns' total weight is at least 1 (the largest column's is e^0) unless no entry can
+    #: be drawn at all; below FLOOR the weights are re-based before a draw (never on scores that
+    #: have an entry to draw).
+    FLOOR = math.exp(-30.0)
 
     def __init__(self, scores: np.ndarray, *, sensitivity: float, multiplier: float) -> None:
         self.sensitivity = check_real(sensitivity, "sensitivity", low=0.0, low_open=True)
@@ -317,19 +321,15 @@ class ColumnwiseExponentialStream:
         np.divide(scores, self.scale, out=col)
         # dividing by λ > 0 keeps the order, so max(s)/λ is exactly the largest logit
         top = float(np.maximum.reduce(col)) if top is None else top / self.scale
-        if top == -math.inf:  # no entry of the column can be drawn
+        if top == -math.inf:  # no entry of the column can be drawn (a structural zero, public)
             cum.fill(0.0)
-            self._lse[b], self._weights[b] = -math.inf, 0.0
-            return
-        np.subtract(col, top, out=col)
-        np.exp(col, out=col)
-        np.add.accumulate(col, out=cum)  # np.cumsum, without its wrapper
-        lse = top + math.log(cum[-1])
-        self._lse[b] = lse
-        if lse - self._ref > self.HIGH:
-            self._rebase()
+            self._lse[b] = -math.inf
         else:
-            self._weights[b] = math.exp(lse - self._ref)
+            np.subtract(col, top, out=col)
+            np.exp(col, out=col)
+            np.add.accumulate(col, out=cum)  # np.cumsum, without its wrapper
+            self._lse[b] = top + math.log(cum[-1])
+        self._rebase()  # at every update: the same work whatever the scores
 
     def draw(self, rng: np.random.Generator, count: int) -> None:
         """Draw the uniforms of the next ``count`` samples (2·count numbers from ``rng``); the

@@ -16,6 +16,7 @@ from dpbnsl.federation import Dense, Sparse
 from dpbnsl.federation.protocol import ProtocolError
 from dpbnsl.flower.apps import load_csv, participant_id
 from dpbnsl.flower.records import get_payload, get_state, put_payload, put_state
+from dpbnsl.io.tables import DataFileError
 
 pytestmark = pytest.mark.flower
 ODD = np.array([[np.nan, -0.0, 5e-324], [1e308, -np.inf, 1.0 / 3.0]])
@@ -51,11 +52,11 @@ def test_the_loader_reads_the_participants_file_or_names_the_problem(tmp_path):
         import pyarrow  # noqa: F401
     except ImportError:
         parquet.write_bytes(b"not read")
-        with pytest.raises(ProtocolError, match="participant 1: reading .* needs pyarrow"):
+        with pytest.raises(DataFileError, match=r"\(participant 1\): reading Parquet needs pyarrow"):
             load_csv(1, {"data-path": str(parquet)})
     else:
         pd.DataFrame({"a": [1.0], "b": ["x"]}).to_parquet(parquet)
-        with pytest.raises(ProtocolError, match=r"non-numeric column\(s\) \['b'\]"):
+        with pytest.raises(DataFileError, match=r"\(participant 1\): column 'b' is not numeric"):
             load_csv(1, {"data-path": str(parquet)})
 
 

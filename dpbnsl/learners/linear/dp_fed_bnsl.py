@@ -169,7 +169,9 @@ def dp_fed_bnsl(
 
     start = time.perf_counter()
     clients = [
-        DPFedBNSLParticipant(X, settings=settings, participant=k, rng=g, columns=columns, plan=pl)
+        DPFedBNSLParticipant(
+            X, settings=settings, participant=k, rng=g, budget=(e, dl), columns=columns, plan=pl
+        )
         for k, (X, g) in enumerate(zip(arrays, as_generator(rng).spawn(P)))
     ]
     server = FedBNSLServer(settings=params, n_participants=P)

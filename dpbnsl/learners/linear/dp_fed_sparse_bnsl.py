@@ -210,7 +210,9 @@ def dp_fed_sparse_bnsl(
     start = time.perf_counter()
     streams = as_generator(rng).spawn(P)
     clients = [
-        DPFedSparseParticipant(X, settings=settings, participant=k, rng=g, columns=columns, plan=pl)
+        DPFedSparseParticipant(
+            X, settings=settings, participant=k, rng=g, budget=(e, dl), columns=columns, plan=pl
+        )
         for k, (X, g) in enumerate(zip(arrays, streams))
     ]
     server = SparseServer(settings=settings, n_participants=P, private=True, plan=pl)

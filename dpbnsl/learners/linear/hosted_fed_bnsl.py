@@ -6,16 +6,18 @@ Exchanges: the setup (n_k up, all n_k down), then Fed-BNSL's rounds (B_k up, W d
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from ..._validation import as_float_matrix, check_bool, check_choice, check_int
-from ...accounting import BudgetExceededError, PrivacyLedger
+from ...accounting import PrivacyLedger
 from ...federation import Dense, Payload
+from ...federation.guard import RequestGuard, SettingsLock, check_study, own_budget
 from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
@@ -201,8 +203,13 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
     the rounds are Fed-BNSL's on that release (post-processing).
 
     ``settings`` are the public keywords of :func:`dp_fed_bnsl` (ε and δ included); ``rng`` is its
-    own source of noise (**fresh entropy unless testing on simulated data**); ``budget`` (ε, δ) is
-    what this participant agreed to spend: it refuses a study that asks for more.
+    own source of noise (**fresh entropy unless testing on simulated data**); ``budget`` is what
+    this participant agreed to spend: its operator's ``(epsilon, delta)``, or ``"study"`` to accept
+    the study's own (refused when infinite or when δ exceeds
+    :func:`~dpbnsl.federation.guard.delta_ceiling`). It refuses a study beyond its budget, a request
+    its plan does not have (a round beyond ``max_rounds``, repeated or going backwards) and a
+    request whose settings differ from those it planned with, before releasing anything
+    (:mod:`dpbnsl.federation.guard`); its ledger is a privacy filter with its budget.
     """
 
     def __init__(
@@ -212,30 +219,35 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
         settings: Mapping[str, Any],
         participant: int,
         rng: np.random.Generator,
-        budget: tuple[float, float] | None = None,
+        budget: tuple[float, float] | str | None,
         columns: tuple[str, ...] | None = None,
         plan: CovariancePlan | None = None,
     ) -> None:
         self.X = as_float_matrix(X, "X")
         self.k = check_int(participant, "participant", low=0)
         self.settings, self.columns, self.rng = dict(settings), columns, rng
+        study = (self.settings.get("epsilon", math.nan), self.settings.get("delta", math.nan))
+        self.budget = own_budget(budget, participant=self.k, n_rows=self.X.shape[0], study=study)
         self.plan = plan if plan is not None else covariance_plan(**self.settings)
-        self.budget = None if budget is None else PrivacyLedger(budget=budget).budget
+        check_study((self.plan.epsilon, self.plan.delta), self.budget, participant=self.k)
         self.params = dict(self.plan.hyper)
         self.schedule = schedule_of(self.params)
         self.ledger = PrivacyLedger(
-            accountant=ACCOUNTANT[self.settings.get("calibration", "tight")], neighbouring="replace-one"
+            budget=self.budget if math.isfinite(self.budget[0]) else None,
+            accountant=ACCOUNTANT[self.settings.get("calibration", "tight")],
+            neighbouring="replace-one",
         )
+        self.lock = SettingsLock(self.k, self.settings)
+        self.guard = RequestGuard(self.k, [("rounds", self.params["max_rounds"])])
         self.repaired = False
         self.core = None
 
+    def respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Payload]:
+        self.guard.admit(phase, t)  # before anything is computed or released
+        return super().respond(phase, t, inbox)
+
     def statistic(self, n: tuple[int, ...]) -> np.ndarray:
         pl, X, k, rng, ledger = self.plan, self.X, self.k, self.rng, self.ledger
-        if self.budget is not None and (pl.epsilon > self.budget[0] or pl.delta > self.budget[1]):
-            raise BudgetExceededError(
-                f"participant {k}: the study asks for (ε, δ) = ({pl.epsilon:g}, {pl.delta:g}), beyond "
-                f"this participant's budget ({self.budget[0]:g}, {self.budget[1]:g}); nothing was released"
-            )
         # local warnings to the data owner (nothing is released): centre or rows off-scale
         if self.settings.get("centre", "declared") == "declared":
             check_declared_centre(X, participant=k, columns=self.columns)
@@ -269,10 +281,18 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
 
     def state_dict(self) -> dict[str, StateValue]:
         out = super().state_dict()
-        out.update(rng=generator_state(self.rng), ledger=self.ledger.to_json(), repaired=int(self.repaired))
+        out.update(
+            settings=self.lock.text,
+            guard=self.guard.state(),
+            rng=generator_state(self.rng),
+            ledger=self.ledger.to_json(),
+            repaired=int(self.repaired),
+        )
         return out
 
     def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
+        self.lock.check(cast("str | None", state.get("settings")))
+        self.guard.restore(cast("str | None", state.get("guard")))
         super().load_state_dict(state)
         restore_generator(self.rng, state.get("rng"))  # type: ignore[arg-type]
         if state.get("ledger") is not None:

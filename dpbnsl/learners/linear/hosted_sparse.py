@@ -13,15 +13,17 @@ its ledger.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_float_matrix, check_bool, check_int
-from ...accounting import BudgetExceededError, PrivacyLedger
+from ..._validation import as_float_matrix, check_bool, check_epsilon, check_int, check_real
+from ...accounting import PrivacyLedger
 from ...federation import Payload
+from ...federation.guard import RequestGuard, SettingsLock, check_study, own_budget
 from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
@@ -123,21 +125,33 @@ class _SparseParticipant(HostedParticipant):
         self.warm: Any = None
         self.core: SparseParticipant | None = None
 
-    def prepare(self, n: tuple[int, ...]) -> None:  # pragma: no cover - abstract
+    def make_plan(self, n: tuple[int, ...]) -> None:
+        """Decide everything that touches no data (the private participant: its plan, checked
+        against its budget); nothing is released."""
+
+    def prepare(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def admit(self, phase: str, t: int) -> None:
+        """Refuse a request the participant's plan does not have (the private participant)."""
 
     def warm_start(self, inbox: Payload | None) -> np.ndarray | None:
         return None
 
     def respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Payload]:
         if t == SETUP_ROUND:
+            self.admit(phase, t)
             return shape_upload(self.X)
         if not self.prepared:  # the first request after the setup: inbox holds everybody's n_k
             n = read_n_vector(inbox, self.k)
             if not (0 <= self.k < len(n) and n[self.k] == self.X.shape[0]):
                 raise ProtocolError(f"participant {self.k}: the setup reply does not hold its row count")
-            self.prepare(n)
+            self.make_plan(n)
+            self.admit(phase, t)  # before any release
+            self.prepare()
             self.prepared, inbox = True, None
+        else:
+            self.admit(phase, t)
         if phase == "warm":
             if self.warm is None:
                 raise ProtocolError(f"participant {self.k}: a warm-start round it did not plan")
@@ -207,7 +221,7 @@ class FedSparseParticipant(_SparseParticipant):
         self.params = fed_sparse_settings(**settings)
         self.hyper = {k: v for k, v in self.params.items() if k != "centre"}
 
-    def prepare(self, n: tuple[int, ...]) -> None:
+    def prepare(self) -> None:
         if self.params["centre"]:  # as scores.centre does: X − its column means
             self.offset = self.X.mean(axis=0, keepdims=True)
             self.Xr = self.X - self.offset
@@ -218,9 +232,17 @@ class DPFedSparseParticipant(_SparseParticipant):
     """Participant ``participant`` of DP-Fed-Sparse-BNSL, holding its data ``X``.
 
     ``settings`` are the public keywords of :func:`dp_fed_sparse_bnsl` (ε and δ included); ``rng``
-    is its own source of noise (**fresh entropy unless testing on simulated data**); ``budget``
-    (ε, δ) is what this participant agreed to spend: it refuses a plan beyond it. ``plan`` (the
-    in-process driver's, computed from the same settings and row counts) saves recomputing it.
+    is its own source of noise (**fresh entropy unless testing on simulated data**); ``budget`` is
+    what this participant agreed to spend: its operator's ``(epsilon, delta)``, or ``"study"`` to
+    accept the study's own (refused when infinite or when δ exceeds
+    :func:`~dpbnsl.federation.guard.delta_ceiling`); see :func:`~dpbnsl.federation.guard.own_budget`.
+    ``plan`` (the in-process driver's, computed from the same settings and row counts) saves
+    recomputing it.
+
+    The participant defends itself (:mod:`dpbnsl.federation.guard`): it refuses a study beyond its
+    budget, any request its plan does not have (a round beyond T, a repeated round, a round going
+    backwards, a phase it did not plan) and a request whose settings differ from those it planned
+    with — each before releasing anything; and its ledger is a privacy filter with its budget.
     """
 
     def __init__(
@@ -230,27 +252,46 @@ class DPFedSparseParticipant(_SparseParticipant):
         settings: Mapping[str, Any],
         participant: int,
         rng: np.random.Generator,
-        budget: tuple[float, float] | None = None,
+        budget: tuple[float, float] | str | None,
         columns: tuple[str, ...] | None = None,
         plan: SparsePlan | None = None,
     ) -> None:
         super().__init__(X, participant=participant, columns=columns)
         clip_kernel.backend()  # a bad DPBNSL_KERNEL (or numba asked for, broken) fails before any release
         self.settings = dict(settings)
-        self.budget = None if budget is None else PrivacyLedger(budget=budget).budget
+        study = (self.settings.get("epsilon", math.nan), self.settings.get("delta", math.nan))
+        self.budget = own_budget(budget, participant=self.k, n_rows=self.X.shape[0], study=study)
+        if plan is None:  # the study's own (ε, δ), validated as plan() will (a data-free refusal)
+            check_study(
+                (check_epsilon(study[0], allow_inf=True), check_real(study[1], "delta")),
+                self.budget,
+                participant=self.k,
+            )
+        else:
+            check_study((plan.epsilon, plan.delta), self.budget, participant=self.k)
         self.rng = rng
-        self.ledger = PrivacyLedger(neighbouring="replace-one")
+        self.ledger = PrivacyLedger(
+            budget=self.budget if math.isfinite(self.budget[0]) else None, neighbouring="replace-one"
+        )
+        self.lock = SettingsLock(self.k, self.settings)
+        self.guard = RequestGuard(self.k, [])
         self.plan = plan
         self.W0: np.ndarray | None = None
 
-    def prepare(self, n: tuple[int, ...]) -> None:
-        X, k, cols = self.X, self.k, self.columns
-        pl = self.plan if self.plan is not None else plan(X.shape[1], n_k=n, **self.settings)
-        if self.budget is not None and (pl.epsilon > self.budget[0] or pl.delta > self.budget[1]):
-            raise BudgetExceededError(
-                f"participant {k}: the study asks for (ε, δ) = ({pl.epsilon:g}, {pl.delta:g}), beyond "
-                f"this participant's budget ({self.budget[0]:g}, {self.budget[1]:g}); nothing was released"
-            )
+    def admit(self, phase: str, t: int) -> None:
+        self.guard.admit(phase, t)
+
+    def make_plan(self, n: tuple[int, ...]) -> None:
+        pl = self.plan if self.plan is not None else plan(self.X.shape[1], n_k=n, **self.settings)
+        check_study((pl.epsilon, pl.delta), self.budget, participant=self.k)
+        self.plan = pl
+        phases = [("rounds", pl.hyper["rounds"])]
+        if pl.m_warm is not None:  # the warm phase (post-processing) ends when the server's rule says
+            phases.insert(0, ("warm", fed_bnsl_hyper()["max_rounds"]))
+        self.guard.phases = phases
+
+    def prepare(self) -> None:
+        pl, X, k, cols = cast(SparsePlan, self.plan), self.X, self.k, self.columns
         centre = str(self.settings.get("centre", "declared"))  # dp_fed_sparse_bnsl's default
         bound, public_m, rng, ledger = pl.feature_bound, pl.smoothness, self.rng, self.ledger
         assert rng is not None and ledger is not None
@@ -293,6 +334,9 @@ class DPFedSparseParticipant(_SparseParticipant):
 
     def state_dict(self) -> dict[str, StateValue]:
         out = super().state_dict()
+        out["settings"] = self.lock.text
+        out["guard"] = self.guard.state()
+        out["guard.phases"] = json.dumps(self.guard.phases)
         out["rng"] = generator_state(self.rng)
         out["ledger"] = self.ledger.to_json() if self.ledger is not None else None
         if self.noise is not None:
@@ -305,6 +349,10 @@ class DPFedSparseParticipant(_SparseParticipant):
         return out
 
     def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
+        self.lock.check(cast("str | None", state.get("settings")))
+        self.guard.restore(cast("str | None", state.get("guard")))
+        if state.get("guard.phases") is not None:
+            self.guard.phases = [(str(p), int(n)) for p, n in json.loads(str(state["guard.phases"]))]
         restore_generator(self.rng, state.get("rng"))  # type: ignore[arg-type]
         if state.get("ledger") is not None:
             self.ledger = PrivacyLedger.from_json(str(state["ledger"]))

@@ -398,9 +398,10 @@ def run_iterations(
     With noise, the random numbers come from ``rng`` in blocks of up to :data:`DRAW_BLOCK`
     iterations (the block's selection uniforms, then its Gaussian normals), and the ledger
     receives each block's selections and gradient releases as one record of each with their
-    count (the same entries as one record per release). A ledger with a budget instead gets one
-    record of each per iteration, before the update, so that a release the budget refuses never
-    reaches B."""
+    count (the same entries as one record per release). A ledger with a budget checks the whole
+    block first (:meth:`~dpbnsl.accounting.PrivacyLedger.fits`); a block that would not fit gets
+    one record of each per iteration instead, before the update, so that a release the budget
+    refuses never reaches B."""
     if noise is not None and noise.multiplier > 0:
         # when private, the callers give rng and ledger, and state.C_a is set (the casts below)
         return _run_private(
@@ -452,13 +453,18 @@ def _run_private(
     select_label, gradient_label = f"{label}/select", f"{label}/gradient"
     # Δ_g,ab = 2C_a/n_k, the expression gaussian_mechanism was given
     delta_g = (2.0 * cast(np.ndarray, state.C_a) / state.n).tolist()
-    eager = getattr(ledger, "budget", None) is not None
+    filtered = getattr(ledger, "budget", None) is not None
     G, S, col_max, update = state.G, state.S, state.col_max, state.update
     sample, release, update_column = sampler.sample, gaussian.release, sampler.update_column
     record = ledger.record
     done = 0
     while done < iters:
         block = min(DRAW_BLOCK, iters - done)
+        # a ledger with a budget checks the block's releases at once; only a block that would not
+        # fit is recorded release by release, so that the one the budget refuses never reaches B
+        eager = filtered and not ledger.fits(
+            [(select_label, sampler.event, block), (gradient_label, gaussian.event, block)]
+        )
         sampler.draw(rng, block)
         gaussian.draw(rng, block)
         released = 0  # iterations of the block whose two releases were made (to record)

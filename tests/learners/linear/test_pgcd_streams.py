@@ -428,6 +428,60 @@ def test_stream_sampler_after_updates_draws_as_a_fresh_one():
         assert [stream.sample() for _ in range(5)] == want
 
 
+class _Calls:
+    """A stand-in for a module (numpy or math) that records the calls made through it."""
+
+    def __init__(self, module, calls):
+        self.module, self.calls = module, calls
+
+    def __getattr__(self, name):
+        real = getattr(self.module, name)
+        if not callable(real) or isinstance(real, type):
+            return real
+        return _Call(self.calls, name, real)
+
+
+class _Call:
+    def __init__(self, calls, name, real):
+        self.calls, self.name, self.real = calls, name, real
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((self.name, tuple(getattr(a, "shape", type(a).__name__) for a in args)))
+        return self.real(*args, **kwargs)
+
+    def __getattr__(self, method):
+        return _Call(self.calls, f"{self.name}.{method}", getattr(self.real, method))
+
+
+def test_the_sampler_does_the_same_work_whatever_the_scores(monkeypatch):
+    """An update and a draw make the same numpy and math calls on the same shapes for ordinary
+    scores, for scores that move a column's weight far above the others (where an earlier
+    version re-based all weights, and otherwise did not) and far below (where its draw re-based):
+    the participant's run time, which the server can measure, does not depend on its unnoised
+    scores."""
+    from dpbnsl.mechanisms import releases
+
+    d = 6
+    rng = np.random.default_rng(3)
+    S = rng.normal(size=(d, d))
+    np.fill_diagonal(S, -np.inf)
+    seen = []
+    for shift in (0.0, 1.0, 900.0, -900.0, 5000.0, -50.0):
+        stream = ColumnwiseExponentialStream(S, sensitivity=0.5, multiplier=2.0)
+        col = S[:, 2] + shift
+        stream.draw(np.random.default_rng(0), 1)
+        calls = []
+        monkeypatch.setattr(releases, "np", _Calls(np, calls))
+        monkeypatch.setattr(releases, "math", _Calls(math, calls))
+        stream.update_column(2, col)
+        stream.sample()
+        monkeypatch.setattr(releases, "np", np)
+        monkeypatch.setattr(releases, "math", math)
+        seen.append(calls)
+    assert seen[0] and all(calls == seen[0] for calls in seen)
+    assert {name for name, _ in seen[0]} >= {"exp", "subtract", "add.accumulate", "log"}
+
+
 def test_streams_need_their_draws():
     stream = ColumnwiseExponentialStream(SCORES, sensitivity=1.0, multiplier=1.0)
     with pytest.raises(RuntimeError, match=r"call draw\(rng, count\) first"):
