@@ -1,11 +1,16 @@
 """The documentation's promises: every ``python`` block of the README and of the pages under
-``docs/`` runs, every ``dpbnsl`` command they show parses, CI runs exactly the README's test
-command, and the site builds with ``mkdocs build --strict`` (marker ``docs``).
+``docs/`` runs, every ``bash`` block with a ``dpbnsl`` command runs as written (in a shell, in a
+fresh directory, the blocks of a page in order), every ``dpbnsl`` command they show parses, CI
+runs exactly the README's test command, and the site builds with ``mkdocs build --strict``
+(marker ``docs``).
 
 Conventions (docs/development.md, "Documentation tests"): a block runs when its fence is exactly
-```` ```python ````; any other fence (```` ```text ````, ```` ```console ````, ```` ```bash ````, or
-```` ```python title="…" ````) is not run. A page holding the line ``<!-- docs-test: slow -->``
-(on a line of its own) has its blocks marked ``slow``.
+```` ```python ```` or ```` ```bash ````; any other fence (```` ```text ````, ```` ```console ````,
+or ```` ```python title="…" ````) is not run. A page holding the line
+``<!-- docs-test: slow -->`` (on a line of its own) has its blocks marked ``slow``; the line
+``<!-- docs-test: slow block -->`` right before a fence marks that block only (the page's other
+blocks run by default, without it; with ``-m slow`` all of them run, in order). A ``bash`` block
+that installs (``pip install``, ``venv``) or serves (``mkdocs``) is not run: CI runs those.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ def _python_blocks():
 def _commands():
     for page in PAGES:
         for block in BASH_BLOCK.findall(page.read_text(encoding="utf-8")):
-            for line in block.splitlines():
+            for line in block.replace("\\\n", " ").splitlines():  # continuation lines joined
                 for part in re.split(r"&&|\|", line.split("#", 1)[0]):  # commands of a pipeline too
                     argv = shlex.split(part)
                     argv = argv[: argv.index(">")] if ">" in argv else argv  # not the redirection
@@ -52,6 +57,52 @@ def _commands():
 
 
 DOC_BLOCKS = list(_python_blocks())
+
+#: a bash block, with the block-level slow marker on the line before its fence when it has one
+SHELL_BLOCK = re.compile(r"^(<!-- docs-test: slow block -->\n)?```bash\n(.*?)^```", flags=re.S | re.M)
+#: commands a docs shell test never runs (installs, servers): CI and the README tests cover them
+NOT_RUN = ("pip install", "python3 -m venv", "mkdocs serve")
+
+
+def _shell_pages():
+    """One case per page with runnable bash blocks (the fast ones), and one slow case per page
+    that has slow blocks (all its blocks, in order)."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        blocks = [
+            (bool(mark), code)
+            for mark, code in SHELL_BLOCK.findall(text)
+            if re.search(r"(^|[|;&(]\s*)dpbnsl\b", code, flags=re.M) and not any(x in code for x in NOT_RUN)
+        ]
+        if not blocks:
+            continue
+        page_slow = bool(SLOW_MARK.search(text))
+        fast = [code for slow, code in blocks if not slow]
+        if fast:
+            marks = [pytest.mark.slow] if page_slow else []
+            yield pytest.param(_name(page), fast, id=f"{_name(page)}:shell", marks=marks)
+        if any(slow for slow, _ in blocks):
+            codes = [code for _, code in blocks]
+            yield pytest.param(_name(page), codes, id=f"{_name(page)}:shell-all", marks=[pytest.mark.slow])
+
+
+@pytest.mark.parametrize("page, blocks", list(_shell_pages()))
+def test_shell_blocks_run_as_written(page, blocks, tmp_path):
+    """The page's bash blocks, as one script in a fresh directory, with this environment's
+    ``dpbnsl`` first on the PATH; every command must succeed (``set -euo pipefail``)."""
+    import os
+
+    bin_dir = Path(sys.executable).parent
+    if not (bin_dir / "dpbnsl").exists():
+        pytest.skip("the dpbnsl console script is not installed beside this interpreter")
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("DPBNSL_DEBUG", None)
+    script = "set -euo pipefail\n" + "\n".join(blocks)
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert done.returncode == 0, f"{page}: exit {done.returncode}\n{done.stderr[-3000:]}"
+    assert "internal error" not in done.stderr
 
 
 def test_readme_has_python_examples():

@@ -12,16 +12,57 @@ public hyperparameters (never of the participants' data):
 - :mod:`~dpbnsl.attacks.report`: all of it against every participant of one run.
 """
 
-from .covariance import (
-    CovarianceError,
-    CovarianceReconstruction,
-    covariance_error,
-    reconstruct_covariance,
-    reconstruct_covariances,
-)
-from .inference import attribute_inference, membership_inference, reconstruct_record, roc_auc, tpr_at_fpr
-from .report import AttackReport, attack_report, population_covariance, server_covariances
-from .sparse import SparseGramReconstruction, reconstruct_gram_sparse, reconstruct_gram_sparse_from_result
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: where each exported name lives; imported on first use (PEP 562), so that importing one
+#: submodule (e.g. for a name table) does not load the others
+_EXPORTS = {
+    "CovarianceError": "covariance",
+    "CovarianceReconstruction": "covariance",
+    "covariance_error": "covariance",
+    "reconstruct_covariance": "covariance",
+    "reconstruct_covariances": "covariance",
+    "attribute_inference": "inference",
+    "membership_inference": "inference",
+    "reconstruct_record": "inference",
+    "roc_auc": "inference",
+    "tpr_at_fpr": "inference",
+    "AttackReport": "report",
+    "attack_report": "report",
+    "population_covariance": "report",
+    "server_covariances": "report",
+    "SparseGramReconstruction": "sparse",
+    "reconstruct_gram_sparse": "sparse",
+    "reconstruct_gram_sparse_from_result": "sparse",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from .covariance import (
+        CovarianceError,
+        CovarianceReconstruction,
+        covariance_error,
+        reconstruct_covariance,
+        reconstruct_covariances,
+    )
+    from .inference import attribute_inference, membership_inference, reconstruct_record, roc_auc, tpr_at_fpr
+    from .report import AttackReport, attack_report, population_covariance, server_covariances
+    from .sparse import SparseGramReconstruction, reconstruct_gram_sparse, reconstruct_gram_sparse_from_result
 
 __all__ = [
     "CovarianceError",

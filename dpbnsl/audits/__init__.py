@@ -16,24 +16,76 @@
   and their plots (matplotlib, the ``plot`` extra, imported only when drawing).
 """
 
-from .bounded_range import BoundedRangeLowerBound, bounded_range_lower_bound
-from .bounds import (
-    EpsilonEstimate,
-    EpsilonLowerBound,
-    OneRunBound,
-    clopper_pearson_bound,
-    gdp_epsilon,
-    gdp_estimate,
-    one_run_bound,
-)
-from .games import BROKEN, GAMES, GameResult, run_game
-from .gdp import GDPLowerBound, gdp_lower_bound
-from .one_run import OneRunAudit, one_run_audit
-from .parallel import play
-from .samplers import check_gaussian_sampler, check_selection_sampler
-from .sensitivity import CHECKS, SensitivityCheck, check_sensitivity
-from .tradeoff import SweepResult, summarize, sweep
-from .verdict import Audit, audit
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: where each exported name lives; imported on first use (PEP 562), so that importing one
+#: submodule (e.g. for a name table) does not load the others
+_EXPORTS = {
+    "BoundedRangeLowerBound": "bounded_range",
+    "bounded_range_lower_bound": "bounded_range",
+    "EpsilonEstimate": "bounds",
+    "EpsilonLowerBound": "bounds",
+    "OneRunBound": "bounds",
+    "clopper_pearson_bound": "bounds",
+    "gdp_epsilon": "bounds",
+    "gdp_estimate": "bounds",
+    "one_run_bound": "bounds",
+    "BROKEN": "games",
+    "GAMES": "games",
+    "GameResult": "games",
+    "run_game": "games",
+    "GDPLowerBound": "gdp",
+    "gdp_lower_bound": "gdp",
+    "OneRunAudit": "one_run",
+    "one_run_audit": "one_run",
+    "play": "parallel",
+    "check_gaussian_sampler": "samplers",
+    "check_selection_sampler": "samplers",
+    "CHECKS": "sensitivity",
+    "SensitivityCheck": "sensitivity",
+    "check_sensitivity": "sensitivity",
+    "SweepResult": "tradeoff",
+    "summarize": "tradeoff",
+    "sweep": "tradeoff",
+    "Audit": "verdict",
+    "audit": "verdict",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from .bounded_range import BoundedRangeLowerBound, bounded_range_lower_bound
+    from .bounds import (
+        EpsilonEstimate,
+        EpsilonLowerBound,
+        OneRunBound,
+        clopper_pearson_bound,
+        gdp_epsilon,
+        gdp_estimate,
+        one_run_bound,
+    )
+    from .games import BROKEN, GAMES, GameResult, run_game
+    from .gdp import GDPLowerBound, gdp_lower_bound
+    from .one_run import OneRunAudit, one_run_audit
+    from .parallel import play
+    from .samplers import check_gaussian_sampler, check_selection_sampler
+    from .sensitivity import CHECKS, SensitivityCheck, check_sensitivity
+    from .tradeoff import SweepResult, summarize, sweep
+    from .verdict import Audit, audit
 
 __all__ = [
     "Audit",

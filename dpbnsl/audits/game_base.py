@@ -20,6 +20,8 @@ __all__ = [
     "check_target",
     "check_trials",
     "MAX_TRIALS",
+    "MIN_TRIALS",
+    "GAME_NAMES",
 ]
 
 #: The crafted row exceeds the clip bound by this factor (in the clipped statistic: a per-sample
@@ -128,6 +130,20 @@ def check_broken(broken: str | None, game: str) -> str | None:
 #: Trials per world at most: the games hold a few float64 arrays of this length (~0.3 GB at
 #: 10^7), and whole-protocol games take hours there.
 MAX_TRIALS = 10**7
+#: The fewest runs per world an audit takes (fewer bound nothing; see :mod:`dpbnsl.audits.power`).
+MIN_TRIALS = 100
+#: The games' names, in the order of :data:`dpbnsl.audits.games.GAMES` (a light table for the
+#: command line; a test checks that the two agree).
+GAME_NAMES = (
+    "gaussian-step",
+    "selection",
+    "covariance",
+    "smoothness",
+    "dp-pgcd",
+    "dp-pgcd-transcript",
+    "dp-fed-sparse-bnsl",
+    "dp-fed-sparse-bnsl-transcript",
+)
 
 
 def check_target(epsilon: float, delta: float) -> tuple[float, float]:

@@ -219,10 +219,8 @@ def _run_task(task: _Task) -> dict:
     result = entry.function(sim.X if entry.stacked else sim.participants, **kwargs)
     seconds = time.perf_counter() - start
     acc = count_accuracy(sim.B_true, result.W)
-    comm = math.nan if result.transcript is None else result.transcript.total_mb
-    warm = result.info.get("warm_start") if isinstance(result.info, dict) else None
-    if warm:  # the warm start's messages (kept apart from the DP-PGCD rounds' transcript)
-        comm += warm["transcript"].total_mb
+    mb = result.communication_mb  # every phase, the warm start's included
+    comm = math.nan if mb is None else mb
     return dict(
         zip(KEY, task[:10]),
         shd=acc.shd,
@@ -350,7 +348,9 @@ def sweep(
         Report progress on one stderr line.
     method_options : dict, optional
         Method name → keyword arguments of its learner, over the learner registry's defaults and
-        simulation settings (e.g. ``feature_bound=30.0`` for dp-fed-sparse-bnsl). Values must be JSON-like
+        simulation settings (the public bounds at the simulator's scale for each d,
+        :func:`~dpbnsl.simulation.simulated_bounds`: e.g. ``feature_bound=100.0`` for
+        dp-fed-sparse-bnsl at d = 20). Values must be JSON-like
         (numbers, strings, bools, None, lists): the result is the row's ``options`` column.
     graph : {"ER", "SF"}, edges_per_node : int >= 0
         Random DAG family with ``edges_per_node·d`` edges (at most d(d−1)/2).
@@ -400,17 +400,21 @@ def sweep(
     path = None if csv is None else Path(csv)
     existing = None if path is None else _read_csv(path)
 
-    kwargs = {m: {**_entry(m).defaults, **_entry(m).simulation, **options.get(m, {})} for m in methods}
-    texts = {m: _options_text(kw) for m, kw in kwargs.items()}
+    kwargs = {
+        (m, dd): {**_entry(m).defaults, **_entry(m).simulation_settings(dd), **options.get(m, {})}
+        for m in methods
+        for dd in ds
+    }
+    texts = {key: _options_text(kw) for key, kw in kwargs.items()}
     for m in methods:  # every private setting is validated and calibrated before any run
         plan = _entry(m).plan
         if plan is not None:
             for e in eps:
                 for dd in ds:
                     for nk in nks:
-                        plan(dd, (nk,), epsilon=e, delta=delta, **kwargs[m])
+                        plan(dd, (nk,), epsilon=e, delta=delta, **kwargs[m, dd])
     tasks = [
-        _Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m], kwargs[m])
+        _Task(m, e, delta if e < math.inf else 0.0, dd, P, nk, s, graph, edges, texts[m, dd], kwargs[m, dd])
         for s in seed_list
         for dd in ds
         for P in Ps

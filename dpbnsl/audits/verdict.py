@@ -23,6 +23,7 @@ import numpy as np
 from .._validation import as_generator, check_real
 from .bounded_range import BoundedRangeLowerBound, bounded_range_lower_bound
 from .bounds import EpsilonEstimate, EpsilonLowerBound, clopper_pearson_bound, gdp_estimate
+from .game_base import MIN_TRIALS
 from .games import GAMES
 from .gdp import GDPLowerBound, gdp_lower_bound
 from .parallel import play
@@ -30,7 +31,6 @@ from .parallel import play
 __all__ = ["Audit", "audit", "MIN_TRIALS", "GAUSSIAN_GAMES", "BOUNDED_RANGE_GAMES"]
 
 #: Fewer trials per world cannot bound anything useful; the CLI refuses them.
-MIN_TRIALS = 100
 
 #: Games whose release is a Gaussian mechanism (one release, or a composition of Gaussian
 #: releases), with the broken variants that keep it one: the release's trade-off curve is

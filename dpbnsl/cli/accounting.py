@@ -30,37 +30,92 @@ def add_noise_command(
         "noise",
         formatter_class=formatter,
         help=COMMANDS["noise"],
-        description="Calibrate the noise of T·K DP-PGCD iterations (each a Gumbel-max selection "
-        "and a Gaussian gradient release) to a target (ε, δ). Multipliers are relative to the "
-        "sensitivities: gumbel_multiplier = λ_G/Δ_s, gaussian_multiplier = σ/Δ_g. rho_per_step is "
-        "the ρ of one release (an iteration spends twice that). 'paper' is Theorem 5.1 (zCDP, "
-        "Bun–Steinke conversion); 'tight' is the smallest multiplier whose RDP accounting (exact "
-        "bounded-range curve, CKS conversion) meets the target, so its eps_zcdp exceeds it.",
+        description="Calibrate the noise of a private learner to a target (ε, δ), before any "
+        "data. Default (--method dp-pgcd): T·K DP-PGCD iterations (each a Gumbel-max selection "
+        "and a Gaussian gradient release); multipliers are relative to the sensitivities: "
+        "gumbel_multiplier = λ_G/Δ_s, gaussian_multiplier = σ/Δ_g; rho_per_step is the ρ of one "
+        "release (an iteration spends twice that). 'paper' is Theorem 5.1 (zCDP, Bun–Steinke "
+        "conversion); 'tight' is the smallest multiplier whose RDP accounting (exact bounded-range "
+        "curve, CKS conversion) meets the target, so its eps_zcdp exceeds it. --method "
+        "dp-fed-sparse-bnsl or dp-fed-bnsl prints that learner's whole plan: every release a "
+        "participant makes, its multiplier and count, and the composed ε.",
     )
     noise.add_argument("--epsilon", type=float, required=True, help="target ε > 0 (required)")
     noise.add_argument("--delta", type=float, default=1e-5, help="target δ in (0, 1)")
-    noise.add_argument("--rounds", type=count(1, MAX_COUNT), default=100, help="communication rounds T")
-    noise.add_argument(
-        "--local-iters", type=count(1, MAX_COUNT), default=10, help="local iterations K per round"
-    )
     noise.add_argument(
         "--method",
-        default="all",
-        choices=("tight", "paper", "all"),
-        help="calibration(s) to print; the saving line needs 'all'",
+        default="dp-pgcd",
+        choices=("dp-pgcd", "dp-fed-sparse-bnsl", "dp-fed-bnsl"),
+        help="what to calibrate: DP-PGCD's steps alone, or a private learner's whole plan",
+    )
+    noise.add_argument(
+        "--rounds",
+        type=count(1, MAX_COUNT),
+        default=None,
+        help="communication rounds T (dp-pgcd: default 100; dp-fed-sparse-bnsl: default chosen "
+        "from d, n_k, ε, δ)",
+    )
+    noise.add_argument(
+        "--local-iters",
+        type=count(1, MAX_COUNT),
+        default=None,
+        help="local iterations K per round (dp-pgcd: default 10; dp-fed-sparse-bnsl: as --rounds)",
+    )
+    noise.add_argument(
+        "--calibration",
+        default=None,
+        choices=("tight", "paper", "classic", "zcdp", "all"),
+        help="calibration(s): dp-pgcd 'tight', 'paper' or 'all' (default, with the saving line); "
+        "dp-fed-sparse-bnsl 'tight' (default) or 'paper'; dp-fed-bnsl 'tight' (default), 'classic' "
+        "or 'zcdp'",
     )
     noise.add_argument(
         "--laplace",
         action="store_true",
-        help="also print the Laplace-noise predecessor (advanced composition)",
+        help="dp-pgcd: also print the Laplace-noise predecessor (advanced composition)",
     )
     noise.add_argument(
         "--smoothness-d",
         type=count(1, 10**6),
         default=None,
         metavar="D",
-        help="also print the multiplier for privately estimating the D smoothness "
+        help="dp-pgcd: also print the multiplier for privately estimating the D smoothness "
         "constants (Thm D.1), calibrated to the same (ε, δ)",
+    )
+    plan = noise.add_argument_group("a learner's plan (--method dp-fed-sparse-bnsl or dp-fed-bnsl)")
+    plan.add_argument(
+        "--d", type=count(2, 10**6), default=None, help="dp-fed-sparse-bnsl: number of variables"
+    )
+    plan.add_argument(
+        "--n-k",
+        type=count(1, 10**9),
+        default=None,
+        help="dp-fed-sparse-bnsl: the smallest participant's row count (sets T and K; public)",
+    )
+    plan.add_argument(
+        "--feature-bound", type=float, default=None, help="dp-fed-sparse-bnsl: public bound on x_ia²"
+    )
+    plan.add_argument("--clip", type=float, default=None, help="dp-fed-sparse-bnsl: DP-PGCD clip bound")
+    plan.add_argument(
+        "--smoothness",
+        default=None,
+        choices=("private", "bounds"),
+        help="dp-fed-sparse-bnsl: smoothness constants estimated privately (default) or the bounds",
+    )
+    plan.add_argument(
+        "--centre",
+        default=None,
+        choices=("declared", "private"),
+        help="both: data declared centred (default), or centred by a private mean",
+    )
+    plan.add_argument(
+        "--warm-start",
+        default=None,
+        choices=("auto", "covariance", "none"),
+        help="dp-fed-sparse-bnsl: the warm start's covariance release ('auto': when d <= 30)",
+    )
+    plan.add_argument(
+        "--clip-norm", type=float, default=None, help="dp-fed-bnsl: row clipping norm R (public)"
     )
     add_json_option(noise)
     noise.set_defaults(handler=run_noise)
@@ -102,14 +157,65 @@ def add_account_command(
     account.set_defaults(handler=_account)
 
 
+#: the noise options each --method reads (any other one given is refused, never ignored)
+_NOISE_OPTIONS = {
+    "dp-pgcd": ("rounds", "local_iters", "calibration", "laplace", "smoothness_d"),
+    "dp-fed-sparse-bnsl": (
+        "rounds",
+        "local_iters",
+        "calibration",
+        "d",
+        "n_k",
+        "feature_bound",
+        "clip",
+        "smoothness",
+        "centre",
+        "warm_start",
+    ),
+    "dp-fed-bnsl": ("calibration", "centre", "clip_norm"),
+}
+_CALIBRATIONS = {
+    "dp-pgcd": ("tight", "paper", "all"),
+    "dp-fed-sparse-bnsl": ("tight", "paper"),
+    "dp-fed-bnsl": ("tight", "classic", "zcdp"),
+}
+
+
+def _check_noise_options(args: argparse.Namespace) -> None:
+    method = getattr(args, "method", "dp-pgcd")
+    reads = _NOISE_OPTIONS[method]
+    given: set[str] = getattr(args, "given", set())
+    for name in sorted(given):
+        if name in ("epsilon", "delta", "method", "json") or name in reads:
+            continue
+        users = [m for m, opts in _NOISE_OPTIONS.items() if name in opts]
+        raise CLIError(
+            f"--{name.replace('_', '-')} does not apply to --method {method}"
+            + (f" (it is read by --method {' and '.join(users)})" if users else "")
+        )
+    calibration = getattr(args, "calibration", None)
+    if calibration is not None and calibration not in _CALIBRATIONS[method]:
+        raise CLIError(
+            f"--calibration {calibration} does not apply to --method {method}; choose from "
+            f"{', '.join(_CALIBRATIONS[method])}"
+        )
+
+
 def run_noise(args: argparse.Namespace) -> int:
+    _check_noise_options(args)
+    method = getattr(args, "method", "dp-pgcd")
+    if method != "dp-pgcd":
+        return _run_plan(args, method)
     from .._validation import check_int
     from ..accounting import calibrate_dp_pgcd, calibrate_dp_pgcd_laplace, calibrate_smoothness
 
+    calibration = getattr(args, "calibration", None) or "all"
+    args.rounds = 100 if args.rounds is None else args.rounds
+    args.local_iters = 10 if args.local_iters is None else args.local_iters
     if args.smoothness_d is not None:
         check_int(args.smoothness_d, "smoothness_d", low=1)
     methods: tuple[Literal["tight", "paper"], ...] = (
-        ("tight", "paper") if args.method == "all" else (args.method,)
+        ("tight", "paper") if calibration == "all" else (cast(Literal["tight", "paper"], calibration),)
     )
     scales = {
         m: calibrate_dp_pgcd(
@@ -165,7 +271,6 @@ def run_noise(args: argparse.Namespace) -> int:
         if smooth is not None:
             out["smoothness"] = {"d": args.smoothness_d, **smooth}
         set_json(args, out)
-        return 0
 
     print(
         f"DP-PGCD for (ε, δ) = ({one.epsilon:g}, {one.delta:g}): T = {one.rounds} rounds × "
@@ -188,6 +293,112 @@ def run_noise(args: argparse.Namespace) -> int:
     return 0
 
 
+_PLAN_COLUMNS = ("release", "event", "multiplier", "count", "rho")
+
+
+def _run_plan(args: argparse.Namespace, method: str) -> int:
+    """A private learner's whole plan: every release, its multiplier and count, and the ε."""
+    from ..accounting import LedgerEntry, PrivacyLedger, event_rho
+
+    options = {
+        k: getattr(args, k)
+        for k in _NOISE_OPTIONS[method]
+        if k not in ("d", "n_k") and getattr(args, k, None) is not None
+    }
+    if method == "dp-fed-sparse-bnsl":
+        from ..learners.linear.sparse_plan import plan as sparse_plan
+
+        if args.d is None:
+            raise CLIError("--method dp-fed-sparse-bnsl needs --d (the number of variables)")
+        if args.feature_bound is None:
+            raise CLIError(
+                "--method dp-fed-sparse-bnsl needs --feature-bound B, a public bound on every x_ia² "
+                "in the data's units"
+            )
+        if (args.rounds is None or args.local_iters is None) and args.n_k is None:
+            raise CLIError(
+                "--method dp-fed-sparse-bnsl needs --n-k (the smallest participant's rows) to "
+                "choose --rounds and --local-iters, or both of those"
+            )
+        sp = sparse_plan(args.d, epsilon=args.epsilon, delta=args.delta, n_k=args.n_k, **options)
+        entries = sp.entries()
+        accountant = "rdp"
+        head = (
+            f"DP-Fed-Sparse-BNSL plan for (ε, δ) = ({sp.epsilon:g}, {sp.delta:g}) per participant, "
+            f"d = {args.d}: T = {sp.hyper['rounds']} rounds × K = {sp.hyper['local_iters']} DP-PGCD "
+            f"steps, clip {sp.clip:g} ({sp.clip_scheme})"
+            + ("" if sp.m_warm is None else f", warm start (clip norm {sp.warm_clip_norm:g})")
+        )
+        extra = {
+            "rounds": sp.hyper["rounds"],
+            "local_iters": sp.hyper["local_iters"],
+            "dp_pgcd_multiplier": sp.noise.gumbel_multiplier,
+            "smoothness_multiplier": sp.m_smooth,
+            "centring_multiplier": sp.m_centre,
+            "warm_start_multiplier": sp.m_warm,
+        }
+    else:
+        from ..learners.linear.covariance_plan import ACCOUNTANT
+        from ..learners.linear.covariance_plan import plan as covariance_plan
+
+        if args.clip_norm is None:
+            raise CLIError(
+                "--method dp-fed-bnsl needs --clip-norm R, a public bound on each row's norm in the "
+                "data's units"
+            )
+        cp = covariance_plan(epsilon=args.epsilon, delta=args.delta, **options)
+        from dp_accounting import GaussianDpEvent
+
+        entries = [LedgerEntry("covariance", GaussianDpEvent(cp.z_cov), 1)]
+        if cp.z_mean is not None:
+            entries.insert(0, LedgerEntry("mean", GaussianDpEvent(cp.z_mean), 1))
+        accountant = ACCOUNTANT[str(options.get("calibration", "tight"))]
+        head = (
+            f"DP-Fed-BNSL plan for (ε, δ) = ({cp.epsilon:g}, {cp.delta:g}) per participant: one "
+            f"covariance release of the rows clipped at norm R = {cp.clip_norm:g} (sensitivity "
+            f"√2·R²/n_k = {2**0.5 * cp.clip_norm**2:.4g}/n_k)"
+            + ("" if cp.z_mean is None else " after one private mean (sensitivity 2R/n_k)")
+        )
+        extra = {"covariance_multiplier": cp.z_cov, "mean_multiplier": cp.z_mean}
+    ledger = PrivacyLedger(accountant=cast(Literal["rdp", "zcdp", "pld"], accountant))
+    for e in entries:
+        ledger.record(e.label, e.event, e.count)
+    rows = []
+    for e in entries:
+        param = getattr(e.event, "noise_multiplier", None)
+        if param is None:  # a selection: its bounded-range ε₀ = 2/m
+            param = 2.0 / float(e.event.epsilon0)
+        rows.append(
+            {
+                "release": e.label,
+                "event": type(e.event).__name__,
+                "multiplier": float(param),
+                "count": e.count,
+                "rho": e.count * event_rho(e.event)[0],
+            }
+        )
+    spent = {a: ledger.epsilon(args.delta, accountant=a) for a in dict.fromkeys((accountant, "zcdp"))}
+    print(head)
+    print(_table(_PLAN_COLUMNS, [[r[c] for c in _PLAN_COLUMNS] for r in rows], round_up=True))
+    print(
+        "multiplier: noise over sensitivity (a selection's: λ/Δ, its ε₀ = 2/multiplier); "
+        + "; ".join(f"ε({args.delta:g}) by {a}: {v:.6g}" for a, v in spent.items())
+    )
+    set_json(
+        args,
+        {
+            "method": method,
+            "epsilon": args.epsilon,
+            "delta": args.delta,
+            "releases": rows,
+            "accountant": accountant,
+            "spent": spent,
+            **extra,
+        },
+    )
+    return 0
+
+
 def _account(args: argparse.Namespace) -> int:
     from dp_accounting import GaussianDpEvent, UnsupportedEventError
 
@@ -203,11 +414,9 @@ def _account(args: argparse.Namespace) -> int:
             c: rho_to_epsilon(rho, args.delta, conversion=cast(Literal["bun-steinke", "cks"], c))
             for c in ("bun-steinke", "cks")
         }
-        if args.json:
-            set_json(args, {"rho": rho, "delta": args.delta, "epsilon": eps_rho})
-            return 0
         print(f"ρ = {rho:g} zCDP at δ = {args.delta:g}")
         print(_table(("conversion", "epsilon"), [[c, e] for c, e in eps_rho.items()], round_up=True))
+        set_json(args, {"rho": rho, "delta": args.delta, "epsilon": eps_rho})
         return 0
 
     if args.steps is None:
@@ -229,19 +438,6 @@ def _account(args: argparse.Namespace) -> int:
             eps["pld"], pld_note = ledger.epsilon(args.delta, accountant="pld"), None
         except UnsupportedEventError:  # σ/Δ or δ beyond what the PLD accountant represents
             eps["pld"], pld_note = None, "n/a (beyond the PLD accountant's range)"
-    if args.json:
-        set_json(
-            args,
-            {
-                "sigma": sigma,
-                "steps": steps,
-                "selection_scale": args.selection_scale,
-                "delta": args.delta,
-                "rho": ledger.rho(),
-                "epsilon": eps,
-            },
-        )
-        return 0
     what = (
         f"{steps} DP-PGCD step(s): Gumbel-max selection with λ/Δ = {args.selection_scale:g} "
         f"(ε₀ = {2.0 / args.selection_scale:.6g}) and Gaussian release with σ/Δ = {sigma:g}"
@@ -255,5 +451,16 @@ def _account(args: argparse.Namespace) -> int:
             [[a, pld_note if e is None else e] for a, e in eps.items()],
             round_up=True,
         )
+    )
+    set_json(
+        args,
+        {
+            "sigma": sigma,
+            "steps": steps,
+            "selection_scale": args.selection_scale,
+            "delta": args.delta,
+            "rho": ledger.rho(),
+            "epsilon": eps,
+        },
     )
     return 0

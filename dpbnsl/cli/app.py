@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import os
+import re
 import sys
 import warnings
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import NoReturn, TextIO
 
 from .common import COMMANDS, STDIO, CLIError, warn
@@ -33,10 +35,31 @@ _Adder = Callable[[argparse._SubParsersAction, Callable[..., argparse.HelpFormat
 
 
 class _Parser(argparse.ArgumentParser):
-    """Argument errors become one line on stderr and exit status 2 (``--help`` shows the usage)."""
+    """Argument errors become one line on stderr and exit status 2 (``--help`` shows the usage); a
+    value outside a closed list gets the closest names ("did you mean") instead of the whole list
+    when the list is long."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"dpbnsl: error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, f"dpbnsl: error: {_suggest(message)} (see `{self.prog} --help`)\n")
+
+
+#: argparse's message for a value outside ``choices``
+_INVALID_CHOICE = re.compile(r"^(argument [^:]+): invalid choice: '(.*)' \(choose from (.*)\)$", flags=re.S)
+
+
+def _suggest(message: str) -> str:
+    """argparse's invalid-choice message with a "did you mean" and, for long lists, no list."""
+    match = _INVALID_CHOICE.match(message)
+    if match is None:
+        return message
+    where, value, listed = match.groups()
+    choices = [c.strip().strip("'") for c in listed.split(",")]
+    close = difflib.get_close_matches(value, choices, n=3, cutoff=0.6)
+    if not close:  # a prefix or a part of a name: 'dp' -> dp-fed-bnsl, dp-fed-sparse-bnsl
+        close = [c for c in choices if value and value.lower() in c.lower()][:3]
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    shown = f" (choose from {', '.join(choices)})" if len(choices) <= 8 or not close else ""
+    return f"{where}: invalid choice: {value!r}{hint}{shown}"
 
 
 class _Version(argparse.Action):
@@ -153,9 +176,50 @@ def _given(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[str]:
     return set(vars(parser.parse_args(argv))) - {"command", "handler"}
 
 
-def _show_warning(
-    seen: set[str],
-) -> Callable[..., None]:
+def _flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, str]:
+    """The options of ``command`` by the name of their Python parameter (``feature_bound`` →
+    ``--feature-bound``), to say in flags what the library says in parameter names."""
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if sub is None or command not in sub.choices:
+        return {}
+    out = {}
+    for action in sub.choices[command]._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and action.dest not in ("help", "json"):
+            out[action.dest] = longs[0]
+    return out
+
+
+_PARAMETER = re.compile(r"`(\w+)`(?: = (?=\S))?")
+_ASSIGNED = re.compile(r"\b(\w+)=('[^']*'|\"[^\"]*\"|<[^>]*>|[^\s,;)]+)")
+_SPACED = re.compile(r"\b(\w+_\w+) = ([^\s,;)]+)")
+
+
+def in_flags(text: str, flags: Mapping[str, str]) -> str:
+    """``text`` with the Python parameter names of the command's options replaced by its flags:
+    `` `epsilon` `` → ``--epsilon``, ``centre='private'`` → ``--centre private``,
+    ``clip_norm = 0.01`` → ``--clip-norm 0.01`` (other names are left as they are)."""
+
+    def value(v: str) -> str:
+        return v[1:-1] if v[:1] in "'\"" and v[-1:] == v[:1] else v
+
+    text = _PARAMETER.sub(
+        lambda m: (
+            flags[m.group(1)] + (" " if m.group(0).endswith("= ") else "")
+            if m.group(1) in flags
+            else m.group(0)
+        ),
+        text,
+    )
+    text = _ASSIGNED.sub(
+        lambda m: f"{flags[m.group(1)]} {value(m.group(2))}" if m.group(1) in flags else m.group(0), text
+    )
+    return _SPACED.sub(
+        lambda m: f"{flags[m.group(1)]} {m.group(2)}" if m.group(1) in flags else m.group(0), text
+    )
+
+
+def _show_warning(seen: set[str], flags: Mapping[str, str]) -> Callable[..., None]:
     def show(
         message: Warning | str,
         category: type[Warning],
@@ -165,6 +229,7 @@ def _show_warning(
         line: str | None = None,
     ) -> None:
         text = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
+        text = in_flags(text, flags)
         if text not in seen:
             seen.add(text)
             warn(text)
@@ -205,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
+    flags = _flags(parser, getattr(args, "command", None))
     args.given = _given(parser, argv)
     args.argv = ["dpbnsl", *argv]
     import numpy as np  # only now: the help, --version and argument errors never need it
@@ -212,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), _one_blas_thread():
             warnings.simplefilter("always")
-            warnings.showwarning = _show_warning(set())
+            warnings.showwarning = _show_warning(set(), flags)
             return _run(args)
     except KeyboardInterrupt:
         print("dpbnsl: interrupted", file=sys.stderr)
@@ -227,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Exception as exc:
         if _user_error(exc):
-            print(f"dpbnsl: error: {_one_line(exc)}", file=sys.stderr)
+            print(f"dpbnsl: error: {in_flags(_one_line(exc), flags)}", file=sys.stderr)
             return 2
         if os.environ.get("DPBNSL_DEBUG"):  # a bug: one line, not a traceback, unless asked
             raise

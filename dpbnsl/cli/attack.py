@@ -9,20 +9,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..attacks.report import ATTACKABLE, AttackReport, attack_report, population_covariance
-from ..learners.admm import MAX_COUNT
-from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
-from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from ..learners.linear.fed_bnsl import fed_bnsl
-from ..learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
-from ..learners.result import LearnResult
-from ..scores import centre
-from ..simulation import simulate
+from ..learners.registry import names
 from .common import (
     COMMANDS,
+    MAX_COUNT,
     MAX_SEED,
     CLIError,
     add_bundle_options,
@@ -39,7 +31,14 @@ from .common import (
     table,
     write_run_bundle,
 )
-from .files import distinct_files, read_csv, same_columns
+from .files import check_input_files, distinct_files, read_csv, same_columns
+
+if TYPE_CHECKING:
+    from ..attacks.report import AttackReport
+    from ..learners.result import LearnResult
+
+#: the protocols whose messages the attacks read (dense, then sparse)
+ATTACKABLE = names(messages="dense") + names(messages="sparse")
 
 __all__ = ["add_attack_command", "run_attack"]
 
@@ -108,10 +107,17 @@ def add_attack_command(
     p.add_argument(
         "--feature-bound",
         type=float,
-        default=30.0,
-        help="dp-fed-sparse-bnsl: public bound on x_ia² (private smoothness)",
+        default=None,
+        help="dp-fed-sparse-bnsl: public bound on x_ia² (private smoothness); default on simulated "
+        "participants: the simulator's scale, max(30, 5d); required with --data",
     )
-    p.add_argument("--clip-norm", type=float, default=10.0, help="dp-fed-bnsl: row-norm clip bound R")
+    p.add_argument(
+        "--clip-norm",
+        type=float,
+        default=None,
+        help="dp-fed-bnsl: row-norm clip bound R; default on simulated participants: the "
+        "simulator's scale, 4√d; required with --data",
+    )
     p.add_argument(
         "--target",
         type=count(0, 10_000),
@@ -145,13 +151,34 @@ def run_attack(args: argparse.Namespace) -> tuple[LearnResult, AttackReport]:
     given: set[str] = getattr(args, "given", set())
     refuse_unused(argparse.Namespace(given=given), _USERS, args.method)
     refuse_no_noise(args)
+    bound = {"dp-fed-sparse-bnsl": "feature_bound", "dp-fed-bnsl": "clip_norm"}.get(args.method)
     if args.data is not None:
         extra = [n for n in _SIMULATED if n in given]
         if extra:
             raise CLIError(
                 f"--{extra[0].replace('_', '-')} applies to simulated participants only, not with --data"
             )
+        if bound is not None and getattr(args, bound) is None:
+            flag = "--" + bound.replace("_", "-")
+            raise CLIError(
+                f"--method {args.method} with --data needs {flag}, a public bound in your data's units "
+                f"(from the measurement's known range, not from the data)"
+            )
+        check_input_files(args.data, "--data")
         distinct_files(args.data, "--data")
+    import numpy as np
+
+    from ..attacks.report import attack_report, population_covariance
+    from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
+    from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+    from ..learners.linear.fed_bnsl import fed_bnsl
+    from ..learners.linear.fed_sparse_bnsl import fed_sparse_bnsl
+    from ..scores import centre
+    from ..simulation import simulate, simulated_bounds
+
+    if args.data is None and bound is not None and getattr(args, bound) is None:
+        setattr(args, bound, simulated_bounds(args.d)[bound])  # public: the simulator's design
+    if args.data is not None:
         frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
         same_columns(frames, args.data, "--data")
         participants = [f.to_numpy(dtype=float) for f in frames]
@@ -209,7 +236,7 @@ def _attack(args: argparse.Namespace) -> int:
     d = result.W.shape[0]
     print(
         f"{result.method}: {len(report.table) - 1} participants, d = {d}, "
-        f"{len(result.history)} rounds, {result.transcript.total_mb:.3f} MB"
+        f"{len(result.history)} rounds, communication {result.communication_text()}"
     )
     print_privacy(result)
     rows = [[r[c] for c in _COLUMNS] for r in report.table.to_dict("records")]
@@ -225,7 +252,7 @@ def _attack(args: argparse.Namespace) -> int:
         "participants": len(report.table) - 1,
         "d": d,
         "rounds": len(result.history),
-        "communication_mb": result.transcript.total_mb,
+        "communication_mb": result.communication_mb,
         "privacy": privacy_json(result),
         "rtol": report.rtol,
         "fpr": report.fpr,

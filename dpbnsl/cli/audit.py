@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from ..audits.game_base import MAX_TRIALS
-from ..audits.games import BROKEN, GAMES
-from ..audits.verdict import MIN_TRIALS, Audit, audit
+from ..audits.game_base import BROKEN, GAME_NAMES, MAX_TRIALS, MIN_TRIALS
 from .common import (
     COMMANDS,
     MAX_SEED,
@@ -25,9 +21,13 @@ from .common import (
     count,
     set_json,
     table,
+    warn,
     write_run_bundle,
 )
 from .executors import add_executor_options, executor
+
+if TYPE_CHECKING:
+    from ..audits.verdict import Audit
 
 __all__ = ["add_audit_command", "print_audit", "audit_json"]
 
@@ -45,7 +45,7 @@ def add_audit_command(
         "from the whole trade-off curve). A correct mechanism must stay below its claimed ε; a "
         "--broken variant must be flagged.",
     )
-    p.add_argument("--mechanism", required=True, choices=tuple(GAMES), help="what to audit")
+    p.add_argument("--mechanism", required=True, choices=GAME_NAMES, help="what to audit")
     p.add_argument("--epsilon", type=float, default=1.0, help="the ε the release is calibrated to")
     p.add_argument("--delta", type=float, default=1e-5, help="δ")
     p.add_argument("--trials", type=count(MIN_TRIALS, MAX_TRIALS), default=100_000, help="runs per world")
@@ -133,6 +133,11 @@ def audit_json(a: Audit) -> dict[str, Any]:
 
 def _audit(args: argparse.Namespace) -> int:
     check_bundle_options(args)
+    import pandas as pd
+
+    from ..audits.power import audit_power
+    from ..audits.verdict import audit
+
     with executor(args) as pool:
         result = audit(
             args.mechanism,
@@ -144,6 +149,7 @@ def _audit(args: argparse.Namespace) -> int:
             rng=args.seed,
             executor=pool,
         )
+    power = audit_power(args.epsilon, delta=args.delta, trials=min(result.trials), alpha=args.alpha)
     print_audit([result])
     print(
         f"ε_lb: Clopper-Pearson lower bound, wrong with probability ≤ {args.alpha:g} "
@@ -165,7 +171,23 @@ def _audit(args: argparse.Namespace) -> int:
             f"{result.claimed_epsilon0:.3g}: the selection's privacy loss spans more than its "
             f"accounting records."
         )
+    if not power.sufficient and not result.flagged:
+        needed = f"about {power.trials_needed:,}" if power.trials_needed else "more than 10^9"
+        warn(
+            f"too few trials to test the claim: with {power.trials:,} runs per world a release "
+            f"spending twice the claimed ε would be bounded at about {power.expected_lb:.2g} "
+            f"(expected), not above the claim, and would pass; {needed} runs per world would catch "
+            f"it (--trials)"
+        )
+    wanted = "FLAGGED (a broken variant)" if args.broken else "pass (the real mechanism)"
+    print(f"exit status {0 if result.expected else 1}: the expected verdict is {wanted}")
     doc = audit_json(result)
-    write_run_bundle(args, "audit", tables={"audit": pd.DataFrame([doc])}, summary=doc)
+    doc["power"] = {
+        "factor": power.factor,
+        "expected_epsilon_lb": power.expected_lb,
+        "sufficient": power.sufficient,
+        "trials_needed": power.trials_needed,
+    }
+    write_run_bundle(args, "audit", tables={"audit": pd.DataFrame([audit_json(result)])}, summary=doc)
     set_json(args, doc)
     return 0 if result.expected else 1

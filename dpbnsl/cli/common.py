@@ -85,11 +85,11 @@ def add_bundle_options(parser: argparse.ArgumentParser, what: str) -> None:
 
 def check_bundle_options(args: argparse.Namespace) -> None:
     """Refuse ``--force`` without ``--out-dir``, and an unusable ``--out-dir``, before any work."""
-    from ..io.bundle import check_bundle_dir
-
     if args.force and args.out_dir is None:
         raise CLIError("--force applies only with --out-dir (it allows replacing that bundle)")
     if args.out_dir is not None:
+        from ..io.bundle import check_bundle_dir
+
         check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
 
 

@@ -7,16 +7,26 @@ status 2 and leaves an existing CSV untouched.
 from __future__ import annotations
 
 import argparse
+import difflib
 from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..audits.tradeoff import METHODS, SweepResult, summarize, sweep
+from ..learners.registry import LEARNERS, names
 from .common import COMMANDS, CLIError, add_json_option, count, set_json
 from .executors import add_executor_options, executor
 from .files import check_output_file, write_files
 
+if TYPE_CHECKING:
+    from ..audits.tradeoff import SweepResult
+
 __all__ = ["add_curve_command"]
+
+#: the methods a sweep runs: the linear learners that need no true graph
+METHODS = tuple(n for n in names(family="linear") if not LEARNERS[n].oracle)
+#: the public bounds a private method needs, settable here (default: the simulator's scale)
+_BOUNDS = {"feature_bound": "dp-fed-sparse-bnsl", "clip_norm": "dp-fed-bnsl"}
 
 
 def _floats(text: str, flag: str) -> list[float]:
@@ -68,6 +78,19 @@ def add_curve_command(
     p.add_argument("--d", default="20", help="dimension(s), comma-separated")
     p.add_argument("--participants", default="10", help="participant count(s), comma-separated")
     p.add_argument("--n-per-participant", type=count(2, 10**6), default=200, help="rows per participant")
+    p.add_argument(
+        "--feature-bound",
+        type=float,
+        default=None,
+        help="dp-fed-sparse-bnsl: public bound on x_ia² (default: the simulator's scale for each "
+        "d, max(30, 5d))",
+    )
+    p.add_argument(
+        "--clip-norm",
+        type=float,
+        default=None,
+        help="dp-fed-bnsl: row-norm clip bound R (default: the simulator's scale for each d, 4√d)",
+    )
     add_executor_options(p)
     p.add_argument(
         "--out",
@@ -92,8 +115,23 @@ def _check_csv_path(path: Path) -> None:
         check_output_file(path, "--out", force=False)
 
 
+def _methods(text: str) -> list[str]:
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    if not methods:
+        raise CLIError(f"--methods must name at least one method, from {', '.join(METHODS)}")
+    for m in methods:
+        if m not in METHODS:
+            close = difflib.get_close_matches(m, METHODS, n=2, cutoff=0.6)
+            hint = f"did you mean {' or '.join(close)}? " if close else ""
+            raise CLIError(f"--methods: unknown method {m!r}; {hint}choose from {', '.join(METHODS)}")
+    return methods
+
+
 def _curve(args: argparse.Namespace) -> int:
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    methods = _methods(args.methods)
+    for bound, method in _BOUNDS.items():
+        if getattr(args, bound) is not None and method not in methods:
+            raise CLIError(f"--{bound.replace('_', '-')} applies to {method}, which --methods does not run")
     ds = _ints(args.d, "--d", 2, 10_000)
     ps = _ints(args.participants, "--participants", 1, 100_000)
     if len(ds) > 1 and len(ps) > 1:
@@ -112,6 +150,8 @@ def _curve(args: argparse.Namespace) -> int:
             raise CLIError("--plot needs matplotlib: pip install 'dpbnsl[plot]'") from None
         if x == "epsilon" and not any(m.startswith("dp-") for m in methods):
             raise CLIError("--plot against ε needs a private method (dp-...) in --methods")
+    from ..audits.tradeoff import summarize
+
     with executor(args) as pool:
         result = _sweep(args, methods, ds, ps, pool)
     print(f"{result.computed} runs computed, {result.skipped} already in {args.out}")
@@ -144,6 +184,13 @@ def _curve(args: argparse.Namespace) -> int:
 def _sweep(
     args: argparse.Namespace, methods: list[str], ds: list[int], ps: list[int], pool: Executor | None
 ) -> SweepResult:
+    from ..audits.tradeoff import sweep
+
+    options = {
+        method: {bound: getattr(args, bound)}
+        for bound, method in _BOUNDS.items()
+        if getattr(args, bound) is not None
+    }
     return sweep(
         methods=methods,
         epsilons=_floats(args.epsilons, "--epsilons"),
@@ -154,4 +201,5 @@ def _sweep(
         delta=args.delta,
         csv=args.out,
         executor=pool,  # local processes (--jobs) or a Dask cluster (--scheduler)
+        method_options=options,
     )

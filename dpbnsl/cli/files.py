@@ -17,11 +17,12 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from ..io.tables import DataFileError, read_table
 from .common import CLIError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -33,6 +34,7 @@ __all__ = [
     "write_files",
     "same_columns",
     "distinct_files",
+    "check_input_files",
 ]
 
 
@@ -60,6 +62,8 @@ def read_csv(
 ) -> pd.DataFrame:
     """Read one data table (see :func:`dpbnsl.io.tables.read_table`; ``-`` is standard input),
     refusing as a :class:`CLIError` anything a learner could not use as it is."""
+    from ..io.tables import DataFileError, read_table  # pandas: only when a file is read
+
     shown = None
     if str(path) == "-":
         shown, path = "<stdin>", _stdin_copy()
@@ -67,6 +71,22 @@ def read_csv(
         return read_table(path, what, index=index, participant=participant, shown=shown)
     except DataFileError as exc:
         raise CLIError(str(exc)) from None
+
+
+def check_input_files(paths: Sequence[Path], flag: str) -> None:
+    """Refuse a missing, unreadable or non-regular input file (``-``, standard input, passes)
+    before anything heavy is loaded: a typo answers at once."""
+    for p in paths:
+        if str(p) == "-":
+            continue
+        if not p.exists():
+            raise CLIError(f"{flag} file {str(p)!r} does not exist")
+        if p.is_dir():
+            raise CLIError(f"{flag} {str(p)!r} is a directory, not a CSV or Parquet file")
+        if not p.is_file():
+            raise CLIError(f"{flag} {str(p)!r} is not a regular file")
+        if not os.access(p, os.R_OK):
+            raise CLIError(f"{flag} file {str(p)!r} is not readable (permission denied)")
 
 
 def distinct_files(paths: Sequence[Path], flag: str) -> None:

@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from ..learners.hosted import HOSTED
+from ..learners.registry import names
 from .common import COMMANDS, CLIError, add_json_option, count, set_json
 
 __all__ = ["add_flower_app_command"]
@@ -26,7 +26,10 @@ def add_flower_app_command(
     )
     p.add_argument("directory", type=Path, help="the project directory to create (must not exist)")
     p.add_argument(
-        "--protocol", choices=sorted(HOSTED), default="fed-bnsl", help="the run config's default protocol"
+        "--protocol",
+        choices=sorted(names(hosted=True)),
+        default="fed-bnsl",
+        help="the run config's default protocol",
     )
     p.add_argument("--participants", type=count(1, 10_000), default=2, help="the run config's default P")
     add_json_option(p)

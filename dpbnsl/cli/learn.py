@@ -8,17 +8,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-import numpy as np
-import pandas as pd
-
-from ..graphs import is_dag
-from ..io.bundle import check_bundle_dir, write_bundle
-from ..learners.admm import MAX_COUNT
 from ..learners.registry import LEARNERS
-from ..metrics import count_accuracy, shd_cpdag
-from ..simulation import split
 from .common import (
     COMMANDS,
+    MAX_COUNT,
     MAX_SEED,
     STDIO,
     CLIError,
@@ -34,10 +27,12 @@ from .common import (
     seed_warning,
     set_json,
 )
-from .files import check_output_file, distinct_files, read_csv, same_columns, write_files
+from .files import check_input_files, check_output_file, distinct_files, read_csv, same_columns, write_files
 from .learn_options import add_extra_options
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..learners.result import LearnResult
 
 __all__ = ["add_learn_command", "learn_document"]
@@ -193,8 +188,9 @@ def add_learn_command(
     dp.add_argument(
         "--clip-norm",
         type=float,
-        default=1.0,
-        help="dp-fed-bnsl: row clipping norm R of the covariance release (public)",
+        default=None,
+        help="dp-fed-bnsl: row clipping norm R of the covariance release, a public bound on "
+        "‖x_i‖₂ in the data's units (required by dp-fed-bnsl)",
     )
     add_extra_options(learn)
     learn.set_defaults(handler=_learn)
@@ -208,6 +204,8 @@ def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
         raise CLIError(f"--truth {str(path)!r} must be a square matrix; got shape {df.shape}")
     if df.shape[0] != len(columns):
         raise CLIError(f"--truth {str(path)!r} has {df.shape[0]} variables but the data have {len(columns)}")
+    import numpy as np
+
     labels = [str(c) for c in df.columns]
     if labels != columns and labels != [str(i) for i in range(len(columns))]:
         # unlabelled (pandas' default 0 .. d−1 header) is matched by position; names must match
@@ -229,6 +227,8 @@ def _read_truth(path: Path, columns: list[str]) -> pd.DataFrame:
 
 
 def _participants(args: argparse.Namespace) -> tuple[list[pd.DataFrame], list[Path]]:
+    from ..simulation import split
+
     distinct_files(args.data, "--data")
     frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
     same_columns(frames, args.data, "--data")
@@ -255,12 +255,30 @@ def _temporal(method: str) -> bool:
     return LEARNERS[method].family == "temporal"
 
 
+#: the public bounds a private method cannot run without (no default can know the data's units)
+_PUBLIC_BOUNDS = {
+    "dp-fed-sparse-bnsl": (
+        "feature_bound",
+        "--feature-bound B, a public bound on every x_ia² in the data's units (from the "
+        "measurement's known range, not from the data)",
+    ),
+    "dp-fed-bnsl": (
+        "clip_norm",
+        "--clip-norm R, a public bound on each row's norm ‖x_i‖₂ in the data's units (from the "
+        "measurement's known range, not from the data)",
+    ),
+}
+
+
 def _learn(args: argparse.Namespace) -> int:
     # --- everything is checked before any learning and before any file is written -------------
     private = args.method in private_methods()
     if private and args.epsilon is None:
         raise CLIError(f"--method {args.method} needs --epsilon")
     _refuse_unused_options(args)
+    needed = _PUBLIC_BOUNDS.get(args.method)
+    if needed is not None and getattr(args, needed[0]) is None:
+        raise CLIError(f"--method {args.method} needs {needed[1]}")
     refuse_no_noise(args)
     if args.force and args.out is None and args.out_dir is None:
         raise CLIError("--force applies only with --out or --out-dir (it allows overwriting them)")
@@ -271,10 +289,15 @@ def _learn(args: argparse.Namespace) -> int:
             check_output_file(args.out.with_suffix(".lagged.csv"), "--out (lagged weights)", force=args.force)
     if stdout and _temporal(args.method):
         raise CLIError("--out - writes one CSV; a time-series learner writes two (use a file, or --out-dir)")
-    if args.out_dir is not None:
-        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
     if [str(p) for p in args.data].count(STDIO) and args.truth is not None and str(args.truth) == STDIO:
         raise CLIError("--data and --truth cannot both read stdin ('-')")
+    check_input_files(args.data, "--data")
+    if args.truth is not None:
+        check_input_files([args.truth], "--truth")
+    if args.out_dir is not None:
+        from ..io.bundle import check_bundle_dir
+
+        check_bundle_dir(args.out_dir, overwrite=args.force, what="--out-dir")
     participants, _ = _participants(args)
     names = [str(c) for c in participants[0].columns]
     entry = LEARNERS[args.method]
@@ -304,6 +327,9 @@ def _report(
     truth: pd.DataFrame | None,
     result: LearnResult,
 ) -> None:
+    import numpy as np
+    import pandas as pd
+
     W = result.to_frame()
     doc = learn_document(result, truth, participants=len(participants))
     print(
@@ -320,14 +346,16 @@ def _report(
             f"warm start: {warm['edges']} edges from one private covariance release per "
             f"participant ({warm['share']:.0%} of the budget after pre-processing)"
         )
-    if result.transcript is not None:
-        print(f"communication: {doc['communication_mb']:.3f} MB")
+    if result.communication_mb is not None:
+        print(f"communication: {result.communication_text()}")
     print_privacy(result)
     if "accuracy" in doc:
         print(format_accuracy(doc["accuracy"]))
     if "shd_cpdag" in doc:
         print(f"shd_cpdag={doc['shd_cpdag']}")
     if args.out_dir is not None:  # first: encoding the bundle is what can still fail
+        from ..io.bundle import write_bundle
+
         write_bundle(
             args.out_dir,
             "learn",
@@ -361,6 +389,11 @@ def _report(
 
 def learn_document(result: LearnResult, truth: pd.DataFrame | None, *, participants: int) -> dict:
     """The JSON summary of a learning run (``learn --json``, and a bundle's summary)."""
+    import numpy as np
+
+    from ..graphs import is_dag
+    from ..metrics import count_accuracy, shd_cpdag
+
     names = result.names
     doc: dict = {
         "method": result.method,
@@ -375,9 +408,9 @@ def learn_document(result: LearnResult, truth: pd.DataFrame | None, *, participa
     }
     if result.lagged is not None:
         doc["lagged_edges"] = int(np.count_nonzero(result.lagged))
-    warm = result.info.get("warm_start")
-    if result.transcript is not None:
-        doc["communication_mb"] = result.transcript.total_mb + (warm["transcript"].total_mb if warm else 0.0)
+    if result.communication_mb is not None:  # every phase (per phase: communication_phases_mb)
+        doc["communication_mb"] = result.communication_mb
+        doc["communication_phases_mb"] = {k: t.total_mb for k, t in result.transcripts.items()}
     if truth is not None:
         T = truth.to_numpy(dtype=float)
         doc["accuracy"] = jsonable(count_accuracy(T, result.W).as_dict())

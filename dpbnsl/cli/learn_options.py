@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..learners.admm import MAX_COUNT
-from .common import count
+from .common import MAX_COUNT, count
 
 __all__ = ["add_extra_options"]
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..io.bundle import Bundle, read_bundle
-from ..metrics import count_accuracy
 from .common import (
     COMMANDS,
     STDIO,
@@ -23,6 +19,9 @@ from .common import (
     table,
 )
 from .files import check_output_file, write_files
+
+if TYPE_CHECKING:
+    from ..io.bundle import Bundle
 
 __all__ = ["add_show_command"]
 
@@ -57,6 +56,13 @@ def _show(args: argparse.Namespace) -> int:
         if args.html.suffix.lower() not in (".html", ".htm"):
             raise CLIError(f"--html {str(args.html)!r} must end in .html or .htm")
         check_output_file(args.html, "--html", force=args.force)
+    if not args.bundle.is_dir():
+        what = "does not exist" if not args.bundle.exists() else "is not a directory"
+        raise CLIError(
+            f"{str(args.bundle)!r} is not a bundle: it {what} (give the directory `--out-dir` wrote)"
+        )
+    from ..io.bundle import read_bundle
+
     bundle = read_bundle(args.bundle)
     doc = describe(bundle)
     _print(bundle, doc)
@@ -75,6 +81,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def describe(bundle: Bundle) -> dict[str, Any]:
+    from ..metrics import count_accuracy
+
     """A bundle as JSON-ready data: what it is, when and with what it was made, and its results."""
     doc: dict[str, Any] = {
         "bundle": str(bundle.path),
@@ -92,7 +100,8 @@ def describe(bundle: Bundle) -> dict[str, Any]:
             "n_edges": r.n_edges,
             "rounds": len(r.history),
             "privacy": privacy_json(r),
-            "communication_mb": None if r.transcript is None else r.transcript.total_mb,
+            "communication_mb": r.communication_mb,
+            "communication_phases_mb": {k: t.total_mb for k, t in r.transcripts.items()},
         }
         if bundle.truth is not None:
             acc = count_accuracy(bundle.truth.to_numpy(dtype=float), r.W).as_dict()
@@ -102,6 +111,8 @@ def describe(bundle: Bundle) -> dict[str, Any]:
 
 
 def _print(bundle: Bundle, doc: dict[str, Any]) -> None:
+    import numpy as np
+
     print(f"{bundle.kind} bundle {str(bundle.path)!r}, written {bundle.created}")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in bundle.versions.items()))
     if doc["command"]:

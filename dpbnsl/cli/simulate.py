@@ -8,10 +8,6 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from ..simulation import simulate
 from .common import COMMANDS, MAX_SEED, CLIError, add_json_option, count, set_json
 from .files import check_output_dir, write_files
 
@@ -27,7 +23,9 @@ def add_simulate_command(
         formatter_class=formatter,
         help=COMMANDS["simulate"],
         description="Simulate an ER/SF DAG with weights U(±[0.5, 2]) and a linear "
-        "SEM; write participant_<k>.csv, true_graph.csv and true_weights.csv.",
+        "SEM; write participant_<k>.csv, true_graph.csv and true_weights.csv. With --lag L, "
+        "a structural VAR(L) time series instead (FedDBN's benchmark): each participant's file "
+        "holds its segment of the series, rows in time order, and true_lagged.csv the lag weights.",
     )
     sim.add_argument("--d", type=count(2, 10_000), default=10, help="number of variables")
     sim.add_argument("--n", type=count(2, 10**8), default=1000, help="total number of samples")
@@ -45,6 +43,13 @@ def add_simulate_command(
         type=count(0, MAX_SEED),
         default=0,
         help="random seed (simulated data, not privacy noise: a fixed default keeps examples reproducible)",
+    )
+    sim.add_argument(
+        "--lag",
+        type=count(1, 100),
+        default=None,
+        help="simulate a structural VAR time series of this lag instead (for fed-dbn; "
+        "--n design rows in all, --graph-type and --noise do not apply)",
     )
     sim.add_argument("--out", type=Path, default=Path("dpbnsl-data"), help="output directory")
     sim.add_argument(
@@ -68,7 +73,7 @@ def _stale(out: Path, names: list[str]) -> list[Path]:
 
 def _simulate(args: argparse.Namespace) -> int:
     names = [f"participant_{k}.csv" for k in range(args.participants)]
-    outputs = names + ["true_graph.csv", "true_weights.csv"]
+    outputs = names + ["true_graph.csv", "true_weights.csv"] + (["true_lagged.csv"] if args.lag else [])
     check_output_dir(args.out, "--out", outputs, force=args.force)
     stale = _stale(args.out, names)
     if stale and not args.force:  # `--data out/participant_*.csv` would pick them up
@@ -81,36 +86,59 @@ def _simulate(args: argparse.Namespace) -> int:
             f"--participants {args.participants} exceeds --n {args.n}: every "
             f"participant needs at least one row"
         )
-    data = simulate(
-        args.d,
-        args.n,
-        participants=args.participants,
-        s0=args.s0,
-        graph_type=args.graph_type,
-        noise=args.noise,
-        rng=args.seed,
-    )
+    import numpy as np
+    import pandas as pd
+
+    from ..simulation import simulate
+    from ..simulation.temporal import simulate_temporal
+
     cols = [f"X{i}" for i in range(args.d)]
-    frames = [pd.DataFrame(X, columns=cols) for X in data.participants]
+    if args.lag is not None:
+        if args.graph_type != "ER" or args.noise != "gaussian" or args.s0 is not None:
+            raise CLIError("--lag simulates FedDBN's benchmark: --graph-type, --noise and --s0 do not apply")
+        temporal = simulate_temporal(
+            args.d, args.n, participants=args.participants, lag=args.lag, rng=args.seed
+        )
+        series, B_true, W_true = [s[0] for s in temporal.series], temporal.B_true, temporal.W_true
+        lagged = pd.DataFrame(
+            temporal.A_true,
+            index=[f"{c}(t-{k})" for k in range(1, args.lag + 1) for c in cols],
+            columns=cols,
+        )
+    else:
+        data = simulate(
+            args.d,
+            args.n,
+            participants=args.participants,
+            s0=args.s0,
+            graph_type=args.graph_type,
+            noise=args.noise,
+            rng=args.seed,
+        )
+        series, B_true, W_true = list(data.participants), data.B_true, data.W_true
+    frames = [pd.DataFrame(X, columns=cols) for X in series]
     files: list[tuple[Path, Callable[..., object]]] = [
         (args.out / n, lambda tmp, f=f: f.to_csv(tmp, index=False)) for n, f in zip(names, frames)
     ]
     files += [
         (
             args.out / "true_graph.csv",
-            lambda tmp: pd.DataFrame(data.B_true, index=cols, columns=cols).to_csv(tmp),
+            lambda tmp: pd.DataFrame(B_true, index=cols, columns=cols).to_csv(tmp),
         ),
         (
             args.out / "true_weights.csv",
-            lambda tmp: pd.DataFrame(data.W_true, index=cols, columns=cols).to_csv(tmp),
+            lambda tmp: pd.DataFrame(W_true, index=cols, columns=cols).to_csv(tmp),
         ),
     ]
+    if args.lag is not None:
+        files.append((args.out / "true_lagged.csv", lambda tmp: lagged.to_csv(tmp)))
     write_files(files)
     for p in stale:  # only with --force (refused above otherwise)
         p.unlink()
     print(
-        f"wrote {len(data.participants)} participant files, true_graph.csv and true_weights.csv "
-        f"to {args.out} ({int(np.count_nonzero(data.B_true))} true edges)"
+        f"wrote {len(series)} participant files, true_graph.csv"
+        + (", true_weights.csv and true_lagged.csv " if args.lag else " and true_weights.csv ")
+        + f"to {args.out} ({int(np.count_nonzero(B_true))} true edges)"
         + (f"; removed {len(stale)} participant file(s) of an earlier simulation" if stale else "")
     )
     set_json(
@@ -120,8 +148,9 @@ def _simulate(args: argparse.Namespace) -> int:
             "files": [str(p) for p, _ in files],
             "d": args.d,
             "n": args.n,
-            "participants": len(data.participants),
-            "true_edges": int(np.count_nonzero(data.B_true)),
+            "participants": len(series),
+            "true_edges": int(np.count_nonzero(B_true)),
+            "lag": args.lag,
             "removed": [str(p) for p in stale],
             "seed": args.seed,
         },

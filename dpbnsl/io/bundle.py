@@ -26,12 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-
-from ._codec import CodecError, decode, encode
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 #: a :class:`~dpbnsl.learners.LearnResult` (not imported here: ``LearnResult.save`` imports this
 #: module, and the package's import graph has no cycle)
@@ -156,6 +155,11 @@ def write_bundle(
     Everything is validated and encoded before the first byte is written; the directory appears
     complete or not at all.
     """
+    import numpy as np
+    import pandas as pd
+
+    from ._codec import CodecError, encode
+
     out = check_bundle_dir(path, overwrite=overwrite)
     if kind not in KINDS:
         raise ValueError(f"`kind` must be one of {', '.join(KINDS)}; got {kind!r}")
@@ -214,6 +218,9 @@ def write_bundle(
 
 
 def _truth_frame(truth: Any, result: LearnResult | None) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     if isinstance(truth, pd.DataFrame):
         frame = truth.copy()
     else:
@@ -260,6 +267,10 @@ def _write_readable(
 
 def read_bundle(path: str | os.PathLike[str]) -> Bundle:
     """The :class:`Bundle` at ``path`` (a directory written by :func:`write_bundle`)."""
+    import numpy as np
+
+    from ._codec import decode
+
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"`path` must be a str or path-like; got {type(path).__name__}")
     root = Path(path)
@@ -299,6 +310,8 @@ def read_bundle(path: str | os.PathLike[str]) -> Bundle:
 
 def _check_contents(bundle: Bundle, root: Path) -> None:
     """The decoded parts have the types their kind promises."""
+    import pandas as pd
+
     problem = None
     is_result = type(bundle.result).__name__ == "LearnResult"
     if bundle.kind not in KINDS:

@@ -1,33 +1,106 @@
-"""Structure learners: one algorithm per module, each returning a :class:`LearnResult`."""
+"""Structure learners: one algorithm per module, each returning a :class:`LearnResult`.
 
-from .combiners import LocalFits, notears_average, notears_best, notears_local, notears_voting
-from .constraint.fed_pc import (
-    LocalPC,
-    fed_pc,
-    fed_pc_simple_i,
-    fed_pc_simple_ii,
-    pc_all,
-    pc_avg_scores,
-    pc_best,
-    pc_local,
-)
-from .constraint.pc import pc
-from .linear.dp_fed_bnsl import dp_fed_bnsl
-from .linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-from .linear.fed_bnsl import fed_bnsl
-from .linear.fed_sparse_bnsl import fed_sparse_bnsl
-from .linear.notears import notears
-from .linear.personalize import Personalized, personalize, personalized_nmse
-from .linear.pgcd import PGCDNoise, pgcd
-from .linear.private_selection import select_dp_fed_sparse_bnsl
-from .linear.scale_checks import DataScaleWarning
-from .nonlinear.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
-from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
-from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
-from .result import LearnResult
-from .temporal.dynotears import dynotears
-from .temporal.dynotears_baselines import dynotears_all, dynotears_average, dynotears_best, dynotears_local
-from .temporal.fed_dbn import fed_dbn
+The names below are imported on first use (PEP 562), so importing one learner module (or the
+light registry, :mod:`~dpbnsl.learners.registry`) does not load every other learner."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: where each exported name lives (a submodule of this package)
+_EXPORTS = {
+    "LearnResult": "result",
+    "DataScaleWarning": "linear.scale_checks",
+    "LocalFits": "combiners",
+    "notears": "linear.notears",
+    "fed_bnsl": "linear.fed_bnsl",
+    "fed_sparse_bnsl": "linear.fed_sparse_bnsl",
+    "dp_fed_sparse_bnsl": "linear.dp_fed_sparse_bnsl",
+    "dp_fed_bnsl": "linear.dp_fed_bnsl",
+    "select_dp_fed_sparse_bnsl": "linear.private_selection",
+    "personalize": "linear.personalize",
+    "personalized_nmse": "linear.personalize",
+    "Personalized": "linear.personalize",
+    "pgcd": "linear.pgcd",
+    "PGCDNoise": "linear.pgcd",
+    "notears_local": "combiners",
+    "notears_voting": "combiners",
+    "notears_best": "combiners",
+    "notears_average": "combiners",
+    "pc": "constraint.pc",
+    "fed_pc": "constraint.fed_pc",
+    "pc_local": "constraint.fed_pc",
+    "LocalPC": "constraint.fed_pc",
+    "pc_all": "constraint.fed_pc",
+    "pc_best": "constraint.fed_pc",
+    "pc_avg_scores": "constraint.fed_pc",
+    "fed_pc_simple_i": "constraint.fed_pc",
+    "fed_pc_simple_ii": "constraint.fed_pc",
+    "ds_fcd": "nonlinear.ds_fcd",
+    "as_fcd": "nonlinear.ds_fcd",
+    "fcd_centralized": "nonlinear.ds_fcd",
+    "fcd_defaults": "nonlinear.ds_fcd",
+    "notears_mlp": "nonlinear.notears_mlp",
+    "notears_mlp_local": "nonlinear.notears_mlp",
+    "notears_mlp_voting": "nonlinear.notears_mlp",
+    "notears_mlp_best": "nonlinear.notears_mlp",
+    "fed_bnsl_mlp": "nonlinear.fed_bnsl_mlp",
+    "dynotears": "temporal.dynotears",
+    "dynotears_local": "temporal.dynotears_baselines",
+    "dynotears_average": "temporal.dynotears_baselines",
+    "dynotears_best": "temporal.dynotears_baselines",
+    "dynotears_all": "temporal.dynotears_baselines",
+    "fed_dbn": "temporal.fed_dbn",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from .combiners import LocalFits, notears_average, notears_best, notears_local, notears_voting
+    from .constraint.fed_pc import (
+        LocalPC,
+        fed_pc,
+        fed_pc_simple_i,
+        fed_pc_simple_ii,
+        pc_all,
+        pc_avg_scores,
+        pc_best,
+        pc_local,
+    )
+    from .constraint.pc import pc
+    from .linear.dp_fed_bnsl import dp_fed_bnsl
+    from .linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+    from .linear.fed_bnsl import fed_bnsl
+    from .linear.fed_sparse_bnsl import fed_sparse_bnsl
+    from .linear.notears import notears
+    from .linear.personalize import Personalized, personalize, personalized_nmse
+    from .linear.pgcd import PGCDNoise, pgcd
+    from .linear.private_selection import select_dp_fed_sparse_bnsl
+    from .linear.scale_checks import DataScaleWarning
+    from .nonlinear.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
+    from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
+    from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
+    from .result import LearnResult
+    from .temporal.dynotears import dynotears
+    from .temporal.dynotears_baselines import (
+        dynotears_all,
+        dynotears_average,
+        dynotears_best,
+        dynotears_local,
+    )
+    from .temporal.fed_dbn import fed_dbn
 
 __all__ = [
     "LearnResult",

@@ -24,35 +24,20 @@ contract tests (``tests/contract/test_learners.py``) run it.
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
-
-import numpy as np
-
-from .combiners import notears_average, notears_best, notears_voting
-from .constraint.fed_pc import fed_pc, fed_pc_simple_i, fed_pc_simple_ii, pc_all, pc_best
-from .constraint.pc import pc
-from .linear.dp_fed_bnsl import CovariancePlan, dp_fed_bnsl
-from .linear.dp_fed_bnsl import plan as _plan_covariance
-from .linear.dp_fed_sparse_bnsl import SparsePlan, dp_fed_sparse_bnsl
-from .linear.dp_fed_sparse_bnsl import plan as _plan_sparse
-from .linear.fed_bnsl import fed_bnsl
-from .linear.fed_sparse_bnsl import fed_sparse_bnsl
-from .linear.notears import notears
-from .nonlinear.ds_fcd import as_fcd, ds_fcd
-from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
-from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_voting
-from .result import LearnResult
-from .temporal.dynotears import dynotears
-from .temporal.dynotears_baselines import dynotears_all, dynotears_average, dynotears_best
-from .temporal.fed_dbn import fed_dbn
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from .._validation import ArrayLike
+    from .linear.covariance_plan import CovariancePlan
+    from .linear.sparse_plan import SparsePlan
+    from .result import LearnResult
 
 __all__ = ["Learner", "LEARNERS", "learner", "names"]
 
@@ -68,25 +53,29 @@ def _frozen(mapping: Mapping | None) -> Mapping:
 class Learner:
     """One structure learner as the package's tools see it (see the module docstring).
 
+    ``target`` is the learner (or ``"module:attr"``, imported on first use: :attr:`function`);
     ``function(data, **kwargs)`` returns a :class:`~dpbnsl.learners.LearnResult`; ``data`` is the
     list of participants, or their stacked rows when ``pooled`` (a centralised reference; a
     time-series learner pools the participants' series without stacking them). ``oracle``
     learners also take ``B_true`` (the true graph). ``defaults`` are passed by every tool;
-    ``simulation`` only on simulated data (public bounds at the simulator's scale: sweeps and
-    tests), never by the command line, where such settings are the user's. ``dag``: the output is promised
+    ``simulation`` only on simulated data (public bounds at the simulator's scale, a value or a
+    function of d: :meth:`simulation_settings`; sweeps, attacks on simulated data, the demo and
+    tests), never on a user's data, where such settings are the user's. ``dag``: the output is promised
     acyclic. ``messages``: ``"dense"`` (Fed-BNSL's consensus-ADMM messages, which reveal each
     participant's covariance), ``"sparse"`` (Fed-Sparse-BNSL's sparse messages) or None (not
     attackable by :mod:`dpbnsl.attacks`).
     """
 
     name: str
-    function: Callable[..., Any]
+    target: Callable[..., Any] | str
     family: Family
     private: bool = False
     pooled: bool = False
     oracle: bool = False
     dag: bool = True
     messages: Literal["dense", "sparse"] | None = None
+    #: it runs as a hosted protocol too (:data:`dpbnsl.learners.hosted.HOSTED`: in process, on Flower)
+    hosted: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
     simulation: Mapping[str, Any] = field(default_factory=dict)
     quick: Mapping[str, Any] = field(default_factory=dict)
@@ -97,6 +86,21 @@ class Learner:
     def __post_init__(self) -> None:
         for name in ("defaults", "simulation", "quick"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The learner itself: ``target``, or the object it names (``"module:attr"``, a module of
+        :mod:`dpbnsl.learners`), imported on first use so that reading the registry (the command
+        line's options, a sweep's plan) loads no learner."""
+        if not isinstance(self.target, str):
+            return self.target
+        module, _, attr = self.target.partition(":")
+        return cast(Callable[..., Any], getattr(importlib.import_module(f".{module}", __package__), attr))
+
+    def simulation_settings(self, d: int) -> dict[str, Any]:
+        """The ``simulation`` settings for data of the package's simulator with d variables (a
+        function of d evaluated; see :func:`dpbnsl.simulation.simulated_bounds`)."""
+        return {k: (v(d) if callable(v) else v) for k, v in self.simulation.items()}
 
     @property
     def stacked(self) -> bool:
@@ -118,6 +122,7 @@ class Learner:
 
 def _stack(participants: Any) -> np.ndarray | pd.DataFrame:
     """The participants' rows stacked (DataFrames keep their columns)."""
+    import numpy as np
     import pandas as pd
 
     parts = list(participants)
@@ -221,13 +226,28 @@ def _fcd_kwargs(args: argparse.Namespace) -> dict:  # unset: the paper's Table 6
 
 
 def _plan_sparse_learner(d: int, n_k: int | Sequence[int], **options: Any) -> SparsePlan:
-    return _plan_sparse(d, n_k=n_k, **options)
+    from .linear.sparse_plan import plan
+
+    return plan(d, n_k=n_k, **options)
 
 
 def _plan_covariance_learner(
     d: int, n_k: int | Sequence[int], **options: Any
 ) -> CovariancePlan:  # independent of d and n_k
-    return _plan_covariance(**options)
+    from .linear.covariance_plan import plan
+
+    return plan(**options)
+
+
+def _simulated(name: str) -> Callable[[int], float]:
+    """The public bound ``name`` at the simulator's scale, as a function of d."""
+
+    def bound(d: int) -> float:
+        from ..simulation.linear import simulated_bounds
+
+        return simulated_bounds(d)[name]
+
+    return bound
 
 
 # --- the registry ---------------------------------------------------------------------------------
@@ -240,18 +260,26 @@ _FCD_QUICK = {"it_in": 40, "it_fl": 20, "it_max": 2, "rho_max": 1.0, "hidden": 4
 
 _ENTRIES = (
     # linear, score-based
-    Learner("notears", notears, "linear", pooled=True, cli_options=_LINEAR, cli_kwargs=_linear_kwargs),
+    Learner(
+        "notears",
+        "linear.notears:notears",
+        "linear",
+        pooled=True,
+        cli_options=_LINEAR,
+        cli_kwargs=_linear_kwargs,
+    ),
     Learner(
         "fed-bnsl",
-        fed_bnsl,
+        "linear.fed_bnsl:fed_bnsl",
         "linear",
+        hosted=True,
         messages="dense",
         cli_options=_LINEAR + ("max_rounds",),
         cli_kwargs=_fed_bnsl_kwargs,
     ),
     Learner(
         "notears-voting",
-        notears_voting,
+        "combiners:notears_voting",
         "linear",
         dag=False,
         defaults=_BASELINE_LAMBDA,
@@ -260,7 +288,7 @@ _ENTRIES = (
     ),
     Learner(
         "notears-average",
-        notears_average,
+        "combiners:notears_average",
         "linear",
         defaults=_BASELINE_LAMBDA,
         cli_options=_LINEAR,
@@ -268,7 +296,7 @@ _ENTRIES = (
     ),
     Learner(
         "notears-best",
-        notears_best,
+        "combiners:notears_best",
         "linear",
         oracle=True,
         defaults=_BASELINE_LAMBDA,
@@ -277,8 +305,9 @@ _ENTRIES = (
     ),
     Learner(
         "fed-sparse-bnsl",
-        fed_sparse_bnsl,
+        "linear.fed_sparse_bnsl:fed_sparse_bnsl",
         "linear",
+        hosted=True,
         messages="sparse",
         quick={"rounds": 20},
         cli_options=_LINEAR + ("rounds", "local_iters"),
@@ -286,11 +315,12 @@ _ENTRIES = (
     ),
     Learner(
         "dp-fed-sparse-bnsl",
-        dp_fed_sparse_bnsl,
+        "linear.dp_fed_sparse_bnsl:dp_fed_sparse_bnsl",
         "linear",
+        hosted=True,
         private=True,
         messages="sparse",
-        simulation={"feature_bound": 30.0},
+        simulation={"feature_bound": _simulated("feature_bound")},
         quick={"epsilon": 5.0, "delta": 1e-5, "rounds": 5, "feature_bound": 50.0},
         cli_options=_LINEAR + ("rounds", "local_iters") + _PRIVATE + _DP_SPARSE,
         cli_kwargs=_dp_sparse_kwargs,
@@ -298,26 +328,54 @@ _ENTRIES = (
     ),
     Learner(
         "dp-fed-bnsl",
-        dp_fed_bnsl,
+        "linear.dp_fed_bnsl:dp_fed_bnsl",
         "linear",
+        hosted=True,
         private=True,
         messages="dense",
+        simulation={"clip_norm": _simulated("clip_norm")},
         quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
         cli_options=_LINEAR + ("max_rounds",) + _PRIVATE + ("clip_norm", "calibration"),
         cli_kwargs=_dp_covariance_kwargs,
         plan=_plan_covariance_learner,
     ),
     # constraint-based
-    Learner("pc", pc, "constraint", pooled=True, cli_options=_CI, cli_kwargs=_ci_kwargs),
-    Learner("fed-pc", fed_pc, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
-    Learner("pc-all", pc_all, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
-    Learner("pc-best", pc_best, "constraint", oracle=True, cli_options=_CI, cli_kwargs=_ci_kwargs),
-    Learner("fed-pc-simple-i", fed_pc_simple_i, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
-    Learner("fed-pc-simple-ii", fed_pc_simple_ii, "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner("pc", "constraint.pc:pc", "constraint", pooled=True, cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner(
+        "fed-pc",
+        "constraint.fed_pc:fed_pc",
+        "constraint",
+        hosted=True,
+        cli_options=_CI,
+        cli_kwargs=_ci_kwargs,
+    ),
+    Learner("pc-all", "constraint.fed_pc:pc_all", "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
+    Learner(
+        "pc-best",
+        "constraint.fed_pc:pc_best",
+        "constraint",
+        oracle=True,
+        cli_options=_CI,
+        cli_kwargs=_ci_kwargs,
+    ),
+    Learner(
+        "fed-pc-simple-i",
+        "constraint.fed_pc:fed_pc_simple_i",
+        "constraint",
+        cli_options=_CI,
+        cli_kwargs=_ci_kwargs,
+    ),
+    Learner(
+        "fed-pc-simple-ii",
+        "constraint.fed_pc:fed_pc_simple_ii",
+        "constraint",
+        cli_options=_CI,
+        cli_kwargs=_ci_kwargs,
+    ),
     # nonlinear
     Learner(
         "notears-mlp",
-        notears_mlp,
+        "nonlinear.notears_mlp:notears_mlp",
         "nonlinear",
         pooled=True,
         quick=_MLP_QUICK,
@@ -326,15 +384,16 @@ _ENTRIES = (
     ),
     Learner(
         "fed-bnsl-mlp",
-        fed_bnsl_mlp,
+        "nonlinear.fed_bnsl_mlp:fed_bnsl_mlp",
         "nonlinear",
+        hosted=True,
         quick={"max_rounds": 5, "solver_options": {"ftol": 1e-6}, "rng": 0},
         cli_options=_MLP + ("max_rounds",),
         cli_kwargs=_mlp_rounds_kwargs,
     ),
     Learner(
         "notears-mlp-voting",
-        notears_mlp_voting,
+        "nonlinear.notears_mlp:notears_mlp_voting",
         "nonlinear",
         dag=False,
         quick=_MLP_QUICK,
@@ -343,19 +402,35 @@ _ENTRIES = (
     ),
     Learner(
         "notears-mlp-best",
-        notears_mlp_best,
+        "nonlinear.notears_mlp:notears_mlp_best",
         "nonlinear",
         oracle=True,
         quick=_MLP_QUICK,
         cli_options=_MLP,
         cli_kwargs=_mlp_kwargs,
     ),
-    Learner("ds-fcd", ds_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD, cli_kwargs=_fcd_kwargs),
-    Learner("as-fcd", as_fcd, "nonlinear", quick=_FCD_QUICK, cli_options=_FCD, cli_kwargs=_fcd_kwargs),
+    Learner(
+        "ds-fcd",
+        "nonlinear.ds_fcd:ds_fcd",
+        "nonlinear",
+        hosted=True,
+        quick=_FCD_QUICK,
+        cli_options=_FCD,
+        cli_kwargs=_fcd_kwargs,
+    ),
+    Learner(
+        "as-fcd",
+        "nonlinear.ds_fcd:as_fcd",
+        "nonlinear",
+        hosted=True,
+        quick=_FCD_QUICK,
+        cli_options=_FCD,
+        cli_kwargs=_fcd_kwargs,
+    ),
     # time series (each participant's rows are one series, in time order)
     Learner(
         "dynotears",
-        dynotears,
+        "temporal.dynotears:dynotears",
         "temporal",
         pooled=True,
         quick=_DBN_QUICK,
@@ -364,15 +439,16 @@ _ENTRIES = (
     ),
     Learner(
         "fed-dbn",
-        fed_dbn,
+        "temporal.fed_dbn:fed_dbn",
         "temporal",
+        hosted=True,
         quick={"lag": 1, "max_rounds": 30},
         cli_options=_DBN + ("max_rounds",),
         cli_kwargs=_dbn_rounds_kwargs,
     ),
     Learner(
         "dynotears-average",
-        dynotears_average,
+        "temporal.dynotears_baselines:dynotears_average",
         "temporal",
         quick={**_DBN_QUICK, "acyclic": True},
         cli_options=_DBN,
@@ -380,7 +456,7 @@ _ENTRIES = (
     ),
     Learner(
         "dynotears-best",
-        dynotears_best,
+        "temporal.dynotears_baselines:dynotears_best",
         "temporal",
         oracle=True,
         quick=_DBN_QUICK,
@@ -388,7 +464,12 @@ _ENTRIES = (
         cli_kwargs=_dbn_kwargs,
     ),
     Learner(
-        "dynotears-all", dynotears_all, "temporal", quick=_DBN_QUICK, cli_options=_DBN, cli_kwargs=_dbn_kwargs
+        "dynotears-all",
+        "temporal.dynotears_baselines:dynotears_all",
+        "temporal",
+        quick=_DBN_QUICK,
+        cli_options=_DBN,
+        cli_kwargs=_dbn_kwargs,
     ),
 )
 
@@ -404,7 +485,11 @@ def learner(name: str) -> Learner:
 
 
 def names(
-    *, family: str | None = None, private: bool | None = None, messages: str | None = None
+    *,
+    family: str | None = None,
+    private: bool | None = None,
+    messages: str | None = None,
+    hosted: bool | None = None,
 ) -> tuple[str, ...]:
     """The names of the learners matching every given criterion, in registry order."""
     return tuple(
@@ -413,4 +498,5 @@ def names(
         if (family is None or x.family == family)
         and (private is None or x.private == private)
         and (messages is None or x.messages == messages)
+        and (hosted is None or x.hosted == hosted)
     )

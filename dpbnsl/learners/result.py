@@ -111,6 +111,38 @@ class LearnResult:
     def n_edges(self) -> int:
         return int(np.count_nonzero(self.W))
 
+    @property
+    def transcripts(self) -> dict[str, Transcript]:
+        """Every phase's transcript, in the order the phases ran: a warm start's (``"warm"``,
+        DP-Fed-Sparse-BNSL's covariance phase) and the learning rounds' (``"rounds"``, the
+        :attr:`transcript`); empty for a learner that sends nothing."""
+        out: dict[str, Transcript] = {}
+        warm = self.info.get("warm_start")
+        if isinstance(warm, dict) and isinstance(warm.get("transcript"), Transcript):
+            out["warm"] = warm["transcript"]
+        if self.transcript is not None:
+            out["rounds"] = self.transcript
+        return out
+
+    @property
+    def communication_mb(self) -> float | None:
+        """Megabytes of every message of the run, all phases (the one figure every report
+        prints; per phase: :attr:`transcripts`); None for a learner that sends nothing."""
+        parts = self.transcripts
+        return None if not parts else float(sum(t.total_mb for t in parts.values()))
+
+    def communication_text(self) -> str:
+        """``"0.304 MB"``, with the phases when there are several: ``"0.304 MB (warm start 0.271
+        + rounds 0.033)"``."""
+        total, parts = self.communication_mb, self.transcripts
+        if total is None:
+            return "none"
+        text = f"{total:.3f} MB"
+        if len(parts) > 1:
+            names = {"warm": "warm start", "rounds": "rounds"}
+            text += " (" + " + ".join(f"{names.get(k, k)} {t.total_mb:.3f}" for k, t in parts.items()) + ")"
+        return text
+
     def to_frame(self, *, raw: bool = False) -> pd.DataFrame:
         """The (raw or thresholded) weights as a DataFrame labelled by variable names."""
         names = self.names

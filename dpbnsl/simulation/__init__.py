@@ -1,7 +1,8 @@
 """Simulated data: every generator the package's experiments and tests use.
 
 - :mod:`~dpbnsl.simulation.linear`: random DAGs (Erdős–Rényi, scale-free), edge weights, linear
-  SEMs (homogeneous and heterogeneous), and splitting rows over participants;
+  SEMs (homogeneous and heterogeneous), splitting rows over participants, and the public clipping
+  bounds at the simulator's scale (:func:`~dpbnsl.simulation.linear.simulated_bounds`);
 - :mod:`~dpbnsl.simulation.nonlinear`: nonlinear SEMs and DS-FCD's non-IID generator;
 - :mod:`~dpbnsl.simulation.discrete`: discrete Bayesian networks;
 - :mod:`~dpbnsl.simulation.temporal`: structural VAR time series (FedDBN).
@@ -19,6 +20,7 @@ from .linear import (
     simulate_heterogeneous,
     simulate_linear_sem,
     simulate_weights,
+    simulated_bounds,
     split,
 )
 from .nonlinear import simulate_noniid, simulate_nonlinear, simulate_nonlinear_sem, uneven_sizes
@@ -38,6 +40,7 @@ __all__ = [
     "simulate_nonlinear_sem",
     "simulate_temporal",
     "simulate_weights",
+    "simulated_bounds",
     "split",
     "uneven_sizes",
 ]

@@ -229,7 +229,20 @@ def test_cli_attack_on_csv_files(tmp_path, capsys):
         paths.append(tmp_path / f"p{k}.csv")
         np.savetxt(paths[-1], X, delimiter=",", header=",".join(f"x{i}" for i in range(5)), comments="")
     assert (
-        main(["attack", "--method", "dp-fed-sparse-bnsl", "--epsilon", "2", "--data", *map(str, paths)]) == 0
+        main(
+            [
+                "attack",
+                "--method",
+                "dp-fed-sparse-bnsl",
+                "--epsilon",
+                "2",
+                "--feature-bound",
+                "30",
+                "--data",
+                *map(str, paths),
+            ]
+        )
+        == 0
     )
     out = capsys.readouterr().out
     assert "privacy: (ε, δ) = (2, 1e-05)-DP per participant, replace-one; accountant: rdp" in out

@@ -58,7 +58,7 @@ def test_cli_audit(capsys):
     assert "argument --trials: must be between 100 and 10,000,000; got 50" in capsys.readouterr().err
     assert main(["audit", "--mechanism", "laplace"]) == 2
     assert main(["audit", "--mechanism", "gaussian-step", "--epsilon", "-1"]) == 2
-    assert "`epsilon`" in capsys.readouterr().err
+    assert "--epsilon must be > 0" in capsys.readouterr().err
 
 
 def test_gaussian_games_report_the_gdp_bound_too():

@@ -101,7 +101,7 @@ def _digest(root: str) -> dict[str, str]:
 P = ["{p0.csv}", "{p1.csv}"]
 LEARN = ["learn", "--data", *P]
 DPS = ["learn", "--method", "dp-fed-sparse-bnsl", "--data", *P, "--feature-bound", "4"]
-DPB = ["learn", "--method", "dp-fed-bnsl", "--data", *P]
+DPB = ["learn", "--method", "dp-fed-bnsl", "--clip-norm", "5", "--data", *P]
 
 # (argv with {file} placeholders and {out} for a fresh output path, text the error must contain)
 CASES = {
@@ -138,7 +138,18 @@ CASES = {
     "same file twice": (["learn", "--data", "{p0.csv}", "{p0.csv}"], "twice"),
     "same file twice by another path": (["learn", "--data", "{p0.csv}", "{root}/./p0.csv"], "twice"),
     "attack same file twice": (
-        ["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", "{p0.csv}", "{p0.csv}"],
+        [
+            "attack",
+            "--method",
+            "dp-fed-bnsl",
+            "--epsilon",
+            "1",
+            "--clip-norm",
+            "3",
+            "--data",
+            "{p0.csv}",
+            "{p0.csv}",
+        ],
         "twice",
     ),
     "simulate over another simulation": (
@@ -210,20 +221,20 @@ CASES = {
     "truth other order": ([*LEARN, "--truth", "{truth_order.csv}", "--out", "{out}"], "in another order"),
     # --- numbers -------------------------------------------------------------------------------
     **{
-        f"learn eps {e}": ([*DPS, "--epsilon", e, "--out", "{out}"], "`epsilon`")
+        f"learn eps {e}": ([*DPS, "--epsilon", e, "--out", "{out}"], "--epsilon")
         for e in ("0", "-1", "nan", "1e-300", "1e-10", "1e308")
     },
-    **{f"dp-fed-bnsl eps {e}": ([*DPB, "--epsilon", e], "`epsilon`") for e in ("1e-300", "1e308")},
-    **{f"noise eps {e}": (["noise", "--epsilon", e], "`epsilon`") for e in ("0", "nan", "1e-10", "1e308")},
+    **{f"dp-fed-bnsl eps {e}": ([*DPB, "--epsilon", e], "--epsilon") for e in ("1e-300", "1e308")},
+    **{f"noise eps {e}": (["noise", "--epsilon", e], "--epsilon") for e in ("0", "nan", "1e-10", "1e308")},
     **{
         f"audit eps {e}": (
             ["audit", "--mechanism", "gaussian-step", "--epsilon", e, "--trials", "100"],
-            "`epsilon`",
+            "--epsilon",
         )
         for e in ("0", "1e308")
     },
-    "delta 0": ([*DPS, "--epsilon", "1", "--delta", "0"], "`delta`"),
-    "delta 1": ([*DPB, "--epsilon", "1", "--delta", "1"], "`delta`"),
+    "delta 0": ([*DPS, "--epsilon", "1", "--delta", "0"], "--delta"),
+    "delta 1": ([*DPB, "--epsilon", "1", "--delta", "1"], "--delta"),
     "rounds 0": ([*DPS, "--epsilon", "1", "--rounds", "0"], "argument --rounds: must be between"),
     "rounds -1": (
         ["learn", "--method", "fed-sparse-bnsl", "--data", *P, "--rounds", "-1"],
@@ -236,13 +247,13 @@ CASES = {
     "trials 50": (["audit", "--mechanism", "selection", "--trials", "50"], "argument --trials"),
     "trials 1e12": (["audit", "--mechanism", "selection", "--trials", "1000000000000"], "argument --trials"),
     "demo trials 50": (["demo", "--trials", "50", "--out", "{out}"], "argument --trials"),
-    "account sigma 0": (["account", "--sigma", "0", "--steps", "1"], "`sigma`"),
-    "account sigma nan": (["account", "--sigma", "nan", "--steps", "1"], "`sigma`"),
+    "account sigma 0": (["account", "--sigma", "0", "--steps", "1"], "--sigma"),
+    "account sigma nan": (["account", "--sigma", "nan", "--steps", "1"], "--sigma"),
     "account steps 0": (["account", "--sigma", "1", "--steps", "0"], "argument --steps"),
-    "account rho -1": (["account", "--rho", "-1"], "`rho`"),
+    "account rho -1": (["account", "--rho", "-1"], "--rho"),
     "noise smoothness-d 0": (["noise", "--epsilon", "1", "--smoothness-d", "0"], "argument --smoothness-d"),
-    "clip 0": ([*DPS, "--epsilon", "1", "--clip", "0"], "`clip`"),
-    "clip nan": ([*DPS, "--epsilon", "1", "--clip", "nan"], "`clip`"),
+    "clip 0": ([*DPS, "--epsilon", "1", "--clip", "0"], "--clip"),
+    "clip nan": ([*DPS, "--epsilon", "1", "--clip", "nan"], "--clip"),
     "clip scheme unknown": (
         [*DPS, "--epsilon", "1", "--clip-scheme", "foo"],
         "argument --clip-scheme: invalid choice: 'foo'",
@@ -251,35 +262,35 @@ CASES = {
         [*LEARN, "--clip-scheme", "relative"],
         "--clip-scheme does not apply to --method fed-bnsl",
     ),
-    "clip 1e308": ([*DPS, "--epsilon", "1", "--clip", "1e308"], "`clip` must be <= 1e+100"),
+    "clip 1e308": ([*DPS, "--epsilon", "1", "--clip", "1e308"], "--clip must be <= 1e+100"),
     "warm start unknown": (
         [*DPS, "--epsilon", "1", "--warm-start", "yes"],
         "argument --warm-start: invalid choice: 'yes'",
     ),
-    "warm share 0": ([*DPS, "--epsilon", "1", "--warm-share", "0"], "`warm_share`"),
-    "warm share inf": ([*DPS, "--epsilon", "1", "--warm-share", "inf"], "`warm_share`"),
-    "warm clip norm -1": ([*DPS, "--epsilon", "1", "--warm-clip-norm", "-1"], "`warm_clip_norm`"),
+    "warm share 0": ([*DPS, "--epsilon", "1", "--warm-share", "0"], "--warm-share"),
+    "warm share inf": ([*DPS, "--epsilon", "1", "--warm-share", "inf"], "--warm-share"),
+    "warm clip norm -1": ([*DPS, "--epsilon", "1", "--warm-clip-norm", "-1"], "--warm-clip-norm"),
     "warm share for dp-fed-bnsl": (
         [*DPB, "--epsilon", "1", "--warm-share", "0.5"],
         "--warm-share does not apply to --method dp-fed-bnsl",
     ),
     "calibration classic for dp-fed-sparse-bnsl": (
         [*DPS, "--epsilon", "1", "--calibration", "classic"],
-        "`calibration` must be one of 'tight', 'paper'; got 'classic'",
+        "--calibration must be one of 'tight', 'paper'; got 'classic'",
     ),
     "calibration paper for dp-fed-bnsl": (
         [*DPB, "--epsilon", "1", "--calibration", "paper"],
-        "`calibration` must be one of 'tight', 'classic', 'zcdp'; got 'paper'",
+        "--calibration must be one of 'tight', 'classic', 'zcdp'; got 'paper'",
     ),
     "calibration unknown": (
         [*DPB, "--epsilon", "1", "--calibration", "analytic"],
         "argument --calibration: invalid choice: 'analytic'",
     ),
-    "feature bound -1": ([*DPS[:-1], "-1", "--epsilon", "1"], "`feature_bound`"),
-    "clip norm 1e308": ([*DPB, "--epsilon", "1", "--clip-norm", "1e308"], "`clip_norm`"),
+    "feature bound -1": ([*DPS[:-1], "-1", "--epsilon", "1"], "--feature-bound"),
+    "clip norm 1e308": ([*DPB, "--epsilon", "1", "--clip-norm", "1e308"], "--clip-norm"),
     "attack clip norm 1e308": (
         ["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--clip-norm", "1e308"],
-        "`clip_norm`",
+        "--clip-norm",
     ),
     "learn eps inf dp-fed-bnsl": ([*DPB, "--epsilon", "inf"], "run --method fed-bnsl instead"),
     "learn eps inf sparse": ([*DPS, "--epsilon", "inf"], "run --method fed-sparse-bnsl instead"),
@@ -295,9 +306,9 @@ CASES = {
         ["learn", "--method", "notears", "--data", "{one_row.csv}"],
         "pools the rows and needs at least 2",
     ),
-    "clip norm 0": ([*DPB, "--epsilon", "1", "--clip-norm", "0"], "`clip_norm`"),
-    "threshold nan": ([*LEARN, "--threshold", "nan"], "`threshold`"),
-    "lambda1 inf": ([*LEARN, "--lambda1", "inf"], "`lambda1`"),
+    "clip norm 0": ([*DPB, "--epsilon", "1", "--clip-norm", "0"], "--clip-norm"),
+    "threshold nan": ([*LEARN, "--threshold", "nan"], "--threshold"),
+    "lambda1 inf": ([*LEARN, "--lambda1", "inf"], "--lambda1"),
     "seed -1": ([*DPB, "--epsilon", "1", "--seed", "-1"], "argument --seed"),
     "seed 2**64": ([*DPB, "--epsilon", "1", "--seed", str(2**64)], "argument --seed"),
     "participants 0": (["learn", "--data", "{p0.csv}", "--participants", "0"], "argument --participants"),
@@ -308,12 +319,12 @@ CASES = {
         "exceeds --n",
     ),
     "lag 0": (["learn", "--method", "fed-dbn", "--data", *P, "--lag", "0"], "argument --lag"),
-    "alpha 2": (["learn", "--method", "pc", "--data", *P, "--alpha", "2"], "`alpha`"),
+    "alpha 2": (["learn", "--method", "pc", "--data", *P, "--alpha", "2"], "--alpha"),
     "curve seeds 0": (["curve", "--seeds", "0", "--out", "{out}"], "argument --seeds"),
     "curve d huge": (["curve", "--d", "100000000", "--out", "{out}"], "--d values must lie"),
     "curve eps 1e308": (
         ["curve", "--epsilons", "1e308", "--seeds", "1", "--d", "5", "--out", "{out}"],
-        "`epsilons`",
+        "--epsilons",
     ),
     # --- options that do not apply are refused, even at their default value ------------------
     "clip default for fed-bnsl": ([*LEARN, "--clip", "30"], "--clip does not apply to --method fed-bnsl"),
@@ -422,7 +433,7 @@ VALID = {
     "huge sigma": ["account", "--sigma", "1e300", "--steps", "10"],
     "huge rho": ["account", "--rho", "1e308"],
     "edge of the epsilon range": ["noise", "--epsilon", "100"],
-    "other edge": ["noise", "--epsilon", "1e-6", "--method", "paper"],
+    "other edge": ["noise", "--epsilon", "1e-6", "--calibration", "paper"],
     "delta tiny": ["noise", "--epsilon", "1", "--delta", "1e-300"],
     "delta subnormal": ["noise", "--epsilon", "1", "--delta", "1e-310"],
     "delta subnormal private run": [*DPS, "--epsilon", "1", "--delta", "1e-310", "--rounds", "2"],
@@ -509,7 +520,7 @@ def test_warnings_are_one_line_each(files, tmp_path, capsys):
     assert main(argv) == 0
     err = capsys.readouterr().err.splitlines()
     assert err and all(line.startswith("dpbnsl: warning: participant ") for line in err)
-    assert any("100% of its rows have norm above clip_norm = 0.01" in line for line in err)
+    assert any("100% of its rows have norm above --clip-norm 0.01" in line for line in err)  # in flags
 
 
 def test_write_files_is_all_or_nothing_and_keeps_permissions(tmp_path):

@@ -81,8 +81,8 @@ def _error(argv, capsys) -> str:
 def test_errors_are_one_line_with_status_2(sim_dir, tmp_path, capsys):
     p0 = str(sim_dir / "participant_0.csv")
     assert "does not exist" in _error(["learn", "--data", str(tmp_path / "nope.csv")], capsys)
-    assert "`lambda1` must be >= 0; got -1.0" in _error(["learn", "--data", p0, "--lambda1", "-1"], capsys)
-    assert "`threshold` must be >= 0" in _error(["learn", "--data", p0, "--threshold", "-2"], capsys)
+    assert "--lambda1 must be >= 0; got -1.0" in _error(["learn", "--data", p0, "--lambda1", "-1"], capsys)
+    assert "--threshold must be >= 0" in _error(["learn", "--data", p0, "--threshold", "-2"], capsys)
     assert "needs --truth" in _error(["learn", "--method", "notears-best", "--data", p0], capsys)
     p1 = str(sim_dir / "participant_1.csv")
     assert "exactly one --data" in _error(["learn", "--data", p0, p1, "--participants", "2"], capsys)
@@ -117,7 +117,7 @@ def test_errors_are_one_line_with_status_2(sim_dir, tmp_path, capsys):
 
     tiny = tmp_path / "tiny.csv"
     pd.read_csv(p0).head(3).to_csv(tiny, index=False)
-    assert "cannot split n = 3 rows into `participants` = 2 parts" in _error(
+    assert "cannot split n = 3 rows into --participants 2 parts" in _error(
         ["learn", "--data", str(tiny), "--participants", "2"], capsys
     )
 
@@ -177,10 +177,10 @@ def test_learn_private_method_prints_epsilon_and_megabytes(sim_dir, capsys):
 def test_learn_private_method_errors(sim_dir, capsys):
     p0 = str(sim_dir / "participant_0.csv")
     assert "needs --epsilon" in _error(["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0], capsys)
-    assert "`feature_bound` (a public bound on x_ia²) is required" in _error(
+    assert "needs --feature-bound B, a public bound on every x_ia²" in _error(
         ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "1"], capsys
     )
-    assert "`epsilon` must be > 0; got -1.0" in _error(
+    assert "--epsilon must be > 0; got -1.0" in _error(
         ["learn", "--method", "dp-fed-sparse-bnsl", "--data", p0, "--epsilon", "-1", "--feature-bound", "4"],
         capsys,
     )

@@ -69,7 +69,21 @@ def test_learn_json_carries_the_run_and_text_goes_to_stderr(files, capsys):
 
 def test_private_learn_json_has_the_privacy_statement(files, capsys):
     _, paths, _, _ = files
-    doc, _ = _json(["learn", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", *paths, "--json"], capsys)
+    doc, _ = _json(
+        [
+            "learn",
+            "--method",
+            "dp-fed-bnsl",
+            "--clip-norm",
+            "5",
+            "--epsilon",
+            "1",
+            "--data",
+            *paths,
+            "--json",
+        ],
+        capsys,
+    )
     p = doc["privacy"]
     assert p["epsilon"] <= 1.0 and p["delta"] == 1e-5 and len(p["spent"]) == 2
     assert all(s <= 1.0 for s in p["spent"]) and p["statement"].startswith("(ε, δ) = (1")
@@ -123,7 +137,19 @@ def test_parquet_without_pyarrow_is_a_clean_error(files, capsys, monkeypatch):
 def test_learn_out_dir_bundle_round_trips_and_shows(files, capsys):
     tmp, paths, truth, data = files
     out = tmp / "run"
-    argv = ["learn", "--method", "dp-fed-bnsl", "--epsilon", "2", "--data", *paths, "--truth", truth]
+    argv = [
+        "learn",
+        "--method",
+        "dp-fed-bnsl",
+        "--clip-norm",
+        "5",
+        "--epsilon",
+        "2",
+        "--data",
+        *paths,
+        "--truth",
+        truth,
+    ]
     doc, _ = _json([*argv, "--out-dir", str(out), "--out", str(tmp / "W.csv"), "--json"], capsys)
     result = LearnResult.load(out)
     assert np.array_equal(result.W, pd.read_csv(tmp / "W.csv", index_col=0).to_numpy())

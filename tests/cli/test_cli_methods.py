@@ -68,7 +68,7 @@ def test_fed_pc_reports_its_communication(sim_dir, capsys):
 
 def test_constraint_options_are_checked_and_not_shared(sim_dir, capsys):
     p = _parts(sim_dir)
-    assert "`alpha` must be < 1; got 2.0" in _error(
+    assert "--alpha must be < 1; got 2.0" in _error(
         ["learn", "--method", "pc", "--data", *p, "--alpha", "2"], capsys
     )
     assert "--alpha does not apply to --method fed-bnsl" in _error(

@@ -16,8 +16,16 @@ from dpbnsl.blas import THREAD_VARIABLES
 from dpbnsl.cli import app, build_parser, main
 from dpbnsl.cli.common import COMMANDS, MAX_COUNT
 
-#: modules that only the commands running learners, audits or plots may import
-LEARNING = ("dpbnsl.learners", "dpbnsl.learners.registry", "dpbnsl.audits", "dpbnsl.simulation", "matplotlib")
+#: modules that only the commands running learners, audits or plots may import (the learner
+#: registry itself is a light table: its learners are imported on use)
+LEARNING = (
+    "dpbnsl.learners.linear",
+    "dpbnsl.learners.admm",
+    "dpbnsl.audits.games",
+    "dpbnsl.attacks.covariance",
+    "dpbnsl.simulation",
+    "matplotlib",
+)
 #: what the accounting needs: nothing may import it before a command runs
 ACCOUNTING = ("numpy", "scipy", "pandas", "dp_accounting", "dpbnsl.accounting")
 
@@ -44,6 +52,44 @@ def _loaded_after(argv: list[str]) -> tuple[int, set[str]]:
 def test_help_and_argument_errors_import_nothing_heavy(argv):
     status, loaded = _loaded_after(argv)
     assert status in (0, 2) and loaded == set()
+
+
+#: what a usage error or a bad path may cost: none of these (numpy alone is loaded before a
+#: command runs, for its floating-point settings)
+HEAVY = ("scipy", "pandas", "dp_accounting", "matplotlib", "dpbnsl.learners.linear", "dpbnsl.audits.games")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        *[[command, "--bogus"] for command in COMMANDS],
+        ["learn", "--data", "missing.csv"],
+        ["learn", "--method", "fedbnsl", "--data", "x.csv"],
+        ["learn", "--method", "dp-fed-bnsl", "--data", "x.csv"],
+        ["learn", "--data", "missing.csv", "--truth", "missing_truth.csv"],
+        ["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", "missing.csv", "--clip-norm", "3"],
+        ["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", "missing.csv"],
+        ["show", "missing_bundle"],
+        ["audit", "--mechanism", "gausian-step"],
+        ["curve", "--methods", "fedbnsl", "--out", "x.csv"],
+        ["flower-app", "study", "--protocol", "fedbnsl"],
+        ["simulate", "--participants", "20", "--n", "10"],
+    ],
+)
+def test_usage_errors_and_bad_paths_answer_before_anything_heavy(argv, tmp_path, monkeypatch):
+    """A typo answers at once (the CPU time is in ``benchmarks/bench_import.py``): nothing heavy is
+    imported before the command has refused it."""
+    monkeypatch.chdir(tmp_path)
+    code = (
+        "import sys, json\n"
+        "from dpbnsl.cli.app import main\n"
+        f"status = main({argv!r})\n"
+        f"print(json.dumps([status, [m for m in {HEAVY!r} if m in sys.modules]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    status, loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == 2 and loaded == [], (done.stderr, loaded)
+    assert done.stderr.count("dpbnsl: error:") == 1
 
 
 def test_noise_imports_no_learner():

@@ -39,7 +39,9 @@ def _registered(entry):
 
     def fit(parts, truth):
         return entry.run(
-            parts, B_true=truth if entry.oracle else None, **{**entry.simulation, **entry.quick, **seed}
+            parts,
+            B_true=truth if entry.oracle else None,
+            **{**entry.simulation_settings(D), **entry.quick, **seed},
         )
 
     return fit, entry.dag

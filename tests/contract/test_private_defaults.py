@@ -28,7 +28,7 @@ P, D, N_K = 3, 4, 3000
 @pytest.fixture(scope="module")
 def csvs(tmp_path_factory):
     """Three participants' CSVs of a linear SEM, scaled so that most rows sit inside clip norm 1
-    (the CLI's default for dp-fed-bnsl) and the release stays positive definite (smallest
+    (the bound these tests give dp-fed-bnsl) and the release stays positive definite (smallest
     eigenvalue of each clipped covariance ≈ 0.014, against noise of spectral norm ≈ 0.005)."""
     out = tmp_path_factory.mktemp("private")
     data = simulate(D, P * N_K, participants=P, rng=1)
@@ -40,7 +40,7 @@ def csvs(tmp_path_factory):
 
 
 _RUNS = {
-    "dp-fed-bnsl": ["--epsilon", "1", "--max-rounds", "20", "--threshold", "0"],
+    "dp-fed-bnsl": ["--epsilon", "1", "--clip-norm", "1", "--max-rounds", "20", "--threshold", "0"],
     "dp-fed-sparse-bnsl": ["--epsilon", "1", "--feature-bound", "1", "--threshold", "0"],
 }
 
@@ -84,12 +84,32 @@ def test_two_runs_without_seed_differ_and_a_seed_warns(method, csvs, tmp_path, c
 def test_attack_runs_without_seed_differ_and_a_seed_warns(csvs, capsys):
     outs = []
     for _ in range(2):
-        assert main(["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", *csvs]) == 0
+        assert (
+            main(["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--clip-norm", "1", "--data", *csvs])
+            == 0
+        )
         out = capsys.readouterr()
         assert out.err == ""
         outs.append(out.out)
     assert outs[0] != outs[1]
-    assert main(["attack", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", *csvs, "--seed", "3"]) == 0
+    assert (
+        main(
+            [
+                "attack",
+                "--method",
+                "dp-fed-bnsl",
+                "--epsilon",
+                "1",
+                "--clip-norm",
+                "1",
+                "--data",
+                *csvs,
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().err.startswith("dpbnsl: warning: --seed makes the privacy noise")
     # no warning for a non-private protocol: there is no privacy to lose
     assert main(["attack", "--method", "fed-bnsl", "--data", *csvs, "--seed", "3", "--rounds", "20"]) == 0
@@ -139,7 +159,8 @@ def test_noise_regeneration_attack_fails_against_cli_defaults(csvs, monkeypatch,
         return captured[-1]
 
     monkeypatch.setattr(Learner, "run", spy)
-    argv = ["learn", "--method", "dp-fed-bnsl", "--data", *csvs, "--epsilon", "1", "--max-rounds", "30"]
+    argv = ["learn", "--method", "dp-fed-bnsl", "--clip-norm", "1", "--data", *csvs, "--epsilon", "1"]
+    argv += ["--max-rounds", "30"]
     # positive control: the attack works whenever the seed is known
     assert main(argv + ["--seed", "0"]) == 0
     # the releases needed no PSD projection (which would change them before the messages)
@@ -174,6 +195,8 @@ def test_the_seed_is_never_written_into_a_private_result(csvs, tmp_path, capsys)
                 "learn",
                 "--method",
                 "dp-fed-bnsl",
+                "--clip-norm",
+                "1",
                 "--data",
                 *csvs,
                 "--epsilon",
@@ -260,7 +283,8 @@ def test_audits_draw_fresh_randomness_by_default(capsys):
     for extra in ([], [], ["--seed", "5"], ["--seed", "5"]):
         main(argv + extra)
         captured = capsys.readouterr()
-        assert captured.err == ""
+        assert "--seed" not in captured.err  # no seed warning; only the audit's power warning
+        assert captured.err.startswith("dpbnsl: warning: too few trials") and captured.err.count("\n") == 1
         outs.append(captured.out)
     assert outs[0] != outs[1] and outs[2] == outs[3]
 

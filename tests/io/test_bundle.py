@@ -92,7 +92,7 @@ def test_every_learner_round_trips_exactly(name, data, tmp_path):
         result = entry.run(
             frames,
             B_true=data.B_true if entry.oracle else None,
-            **{**entry.simulation, **entry.quick, **seed},
+            **{**entry.simulation_settings(6), **entry.quick, **seed},
         )
     back = round_trip(result, tmp_path)
     for f in dataclasses.fields(result):
@@ -102,7 +102,7 @@ def test_every_learner_round_trips_exactly(name, data, tmp_path):
 
 def test_bundle_files_for_people_and_other_tools(data, tmp_path):
     entry = LEARNERS["dp-fed-sparse-bnsl"]
-    result = entry.run(data.participants, **{**entry.simulation, **entry.quick, "rng": 3})
+    result = entry.run(data.participants, **{**entry.simulation_settings(6), **entry.quick, "rng": 3})
     out = result.save(tmp_path / "run", truth=data.B_true)
     files = sorted(p.name for p in out.iterdir())
     assert files == [

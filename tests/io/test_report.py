@@ -93,7 +93,7 @@ def data():
 @pytest.fixture(scope="module")
 def private(data):
     entry = LEARNERS["dp-fed-sparse-bnsl"]
-    return entry.run(data.participants, **{**entry.simulation, **entry.quick, "rng": 3})
+    return entry.run(data.participants, **{**entry.simulation_settings(6), **entry.quick, "rng": 3})
 
 
 # --- the graph ------------------------------------------------------------------------------------

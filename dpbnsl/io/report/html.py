@@ -59,8 +59,8 @@ def _learn(bundle: Bundle) -> tuple[str, list[tuple[str, str]], list[str]]:
         kpis.append(("ε per participant", number(result.privacy.epsilon)))
     else:
         kpis.append(("privacy", "none"))
-    if result.transcript is not None:
-        kpis.append(("MB sent", f"{result.transcript.total_mb:.3g}"))
+    if result.communication_mb is not None:  # every phase; the Run section splits them
+        kpis.append(("MB sent", f"{result.communication_mb:.3g}"))
     body = [
         graph_section(result, bundle.truth),
         history_section(result.history),

@@ -206,15 +206,19 @@ def privacy_section(result: LearnResult) -> str:
 def run_section(result: LearnResult) -> str:
     """The parameters, the transcript's size and the other scalar information of the run."""
     parts = ['<section id="run"><h2>Run</h2>']
-    if result.transcript is not None:
-        t = result.transcript
+    names = {"warm": "warm start (one private covariance release each, then Fed-BNSL)", "rounds": "rounds"}
+    phases = result.transcripts
+    if phases:
+        total = {"total MB (every phase)": result.communication_mb}
+        parts.append(f"<h3>Communication</h3>{definition_list(total)}")
+    for key, t in phases.items():
         facts = {
             "messages": len(t),
-            "total MB": t.total_mb,
+            "MB": t.total_mb,
             "rounds": t.n_rounds,
             "participants": t.n_participants,
         }
-        parts.append(f"<h3>Transcript</h3>{definition_list(facts)}")
+        parts.append(f"<h3>Transcript: {escape(names.get(key, key))}</h3>{definition_list(facts)}")
     if result.params:
         rows = "".join(
             f"<tr><th>{escape(str(k))}</th><td>{escape(plain(v))}</td></tr>" for k, v in result.params.items()

@@ -178,7 +178,9 @@ class _SparseParticipant(HostedParticipant):
     def state_dict(self) -> dict[str, StateValue]:
         if not self.prepared:
             return {}
-        # the data are not saved (they are the participant's file): only the offset subtracted
+        # the data file itself is not saved, but this state is data (the offset subtracted, and in
+        # the core the residuals X - XB from which the rows are recovered): it never leaves the
+        # participant (see dpbnsl.federation.guard)
         out: dict[str, StateValue] = {"prepared": 1, "m": self.m, "hyper": json.dumps(self.hyper)}
         out["offset"] = self.offset
         out.update({"core." + k: v for k, v in _core_state(self.core).items()})

@@ -63,7 +63,8 @@ def check_row_norm(X: np.ndarray, *, clip_norm: float, participant: int, stackle
             participant,
             f"{share:.0%} of its rows have norm above clip_norm = {clip_norm:g} and are scaled "
             f"down, so the released covariance mostly reflects the clipping; declare a clip "
-            f"norm on the data's scale (or rescale the data)",
+            f"norm on the data's scale (or rescale the data by a public constant: a rescaling by "
+            f"the data's own statistics is outside the guarantee)",
             stacklevel,
         )
     return share
@@ -90,7 +91,8 @@ def check_feature_bound(
             participant,
             f"in {_name(columns, a)}, {share:.0%} of its rows have x² above feature_bound = "
             f"{float(bound[a]):g} and are clipped; declare bounds on the data's scale (or "
-            f"rescale the data)",
+            f"rescale the data by a public constant: a rescaling by the data's own statistics is "
+            f"outside the guarantee)",
             stacklevel,
         )
     return share
