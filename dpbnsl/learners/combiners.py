@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import ArrayLike, as_participants, as_square_matrix, check_bool, check_int, check_real
+from ..blas import one_blas_thread
 from ..graphs import threshold as threshold_weights
 from ..graphs import threshold_to_dag
 from ..metrics import count_accuracy
@@ -41,6 +42,7 @@ class LocalFits:
         return len(self.results)
 
 
+@one_blas_thread
 def notears_local(
     participants: Any,
     *,
@@ -103,6 +105,7 @@ def _result(
     )
 
 
+@one_blas_thread
 def notears_voting(
     participants: Any = None,
     *,
@@ -160,6 +163,7 @@ def notears_voting(
     )
 
 
+@one_blas_thread
 def notears_best(
     participants: Any = None, *, B_true: ArrayLike, local: LocalFits | None = None, **notears_kwargs: Any
 ) -> LearnResult:
@@ -193,6 +197,7 @@ def notears_best(
     )
 
 
+@one_blas_thread
 def notears_average(
     participants: Any = None,
     *,

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import ArrayLike, as_participants, check_choice
+from ...blas import one_blas_thread
 from ...federation import SERVER, Dense, Message, Transcript
 from ...graphs import threshold_to_dag
 from ...metrics import count_accuracy, skeleton_scores
@@ -105,6 +106,7 @@ def _fits(participants: Any, local: LocalPC | None, kwargs: dict) -> LocalPC:
     return local
 
 
+@one_blas_thread
 def pc_all(participants: Any, **pc_kwargs: Any) -> LearnResult:
     """PC-All: PC on all participants' rows pooled (``method="pc-all"``)."""
     arrays, columns = as_participants(participants)
@@ -115,6 +117,7 @@ def pc_all(participants: Any, **pc_kwargs: Any) -> LearnResult:
     return dataclasses.replace(r, method="pc-all")
 
 
+@one_blas_thread
 def pc_best(
     participants: Any = None, *, B_true: ArrayLike, local: LocalPC | None = None, **pc_kwargs: Any
 ) -> LearnResult:
@@ -178,6 +181,7 @@ def _result(
     )
 
 
+@one_blas_thread
 def fed_pc_simple_i(
     participants: Any = None,
     *,
@@ -218,6 +222,7 @@ def fed_pc_simple_i(
     )
 
 
+@one_blas_thread
 def fed_pc_simple_ii(
     participants: Any = None,
     *,

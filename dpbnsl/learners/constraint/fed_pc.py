@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_participants, check_bool, check_choice, check_int
+from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ..result import LearnResult
 from ._fed_pc_baselines import (
@@ -96,6 +97,7 @@ def _ci_tests(
     ], test
 
 
+@one_blas_thread
 def fed_pc(
     participants: Any,
     *,

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import ArrayLike, as_float_matrix, check_choice, check_int
+from ...blas import one_blas_thread
 from ...graphs import apply_meek, threshold_to_dag
 from ..result import LearnResult
 from .citests import CITest, check_alpha, make_ci_test, subsets
@@ -277,6 +278,7 @@ def check_pc_options(
     )
 
 
+@one_blas_thread
 def pc(
     X: ArrayLike,
     *,

@@ -19,6 +19,7 @@ from ..._validation import as_generator, as_participants
 from ...accounting import (
     summarize_privacy,
 )
+from ...blas import one_blas_thread
 from ...federation import Transcript, run_rounds
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 
+@one_blas_thread
 def dp_fed_bnsl(
     participants: Any,
     *,

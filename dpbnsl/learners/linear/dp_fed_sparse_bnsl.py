@@ -25,6 +25,7 @@ from ...accounting import (
     PrivacyLedger,
     summarize_privacy,
 )
+from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
@@ -43,6 +44,7 @@ __all__ = [
 ]
 
 
+@one_blas_thread
 def dp_fed_sparse_bnsl(
     participants: Any,
     *,

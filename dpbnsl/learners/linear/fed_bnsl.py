@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_participants
+from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
@@ -51,6 +52,7 @@ def local_statistics(
     return [local_statistic(X, n_total=n_total, normalize=normalize, centre=centre) for X in arrays]
 
 
+@one_blas_thread
 def fed_bnsl(
     participants: Any,
     *,

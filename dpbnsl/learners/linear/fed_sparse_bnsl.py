@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_participants, check_bool
+from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
@@ -35,6 +36,7 @@ from .sparse_admm import SparseParticipant, run_sparse_admm, sparse_hyperparamet
 __all__ = ["fed_sparse_bnsl", "run_sparse_admm", "sparse_hyperparameters", "SparseParticipant"]
 
 
+@one_blas_thread
 def fed_sparse_bnsl(
     participants: Any,
     *,

@@ -17,6 +17,7 @@ import pandas as pd
 import scipy.optimize
 
 from ..._validation import ArrayLike, as_float_matrix, check_bool, check_int, check_real
+from ...blas import one_blas_thread
 from ...graphs import acyclicity, threshold_to_dag
 from ...graphs import threshold as threshold_weights
 from ...scores import centre as centre_data
@@ -73,6 +74,7 @@ def notears_from_gram(
     return (x[: d * d] - x[d * d :]).reshape(d, d), pd.DataFrame(rows)
 
 
+@one_blas_thread
 def notears(
     X: ArrayLike,
     *,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._validation import ArrayLike, as_participants, as_square_matrix, check_bool, readonly_copy
+from ...blas import one_blas_thread
 from ...metrics import nmse
 from ...scores import centre as centre_data
 from ..result import LearnResult
@@ -43,6 +44,7 @@ class Personalized:
     columns: tuple[str, ...] | None = None
 
 
+@one_blas_thread
 def personalize(participants: Any, W: ArrayLike | LearnResult, *, centre: bool = True) -> Personalized:
     """Refit the weights of the structure ``supp(W)`` on each participant's own data by OLS.
 

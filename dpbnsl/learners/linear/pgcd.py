@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..._validation import ArrayLike, as_float_matrix, as_generator, check_int, check_real
+from ...blas import one_blas_thread
 from ...mechanisms import (
     BoundedRangeDpEvent,
     ColumnwiseExponentialStream,
@@ -286,6 +287,7 @@ def _pgcd_iv(
     return X, mats[0], mats[1], mats[2], M
 
 
+@one_blas_thread
 def pgcd(
     X: np.ndarray,
     B: np.ndarray,

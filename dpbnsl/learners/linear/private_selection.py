@@ -28,6 +28,7 @@ from dp_accounting import GaussianDpEvent
 
 from ..._validation import EPSILON_MIN, ArrayLike, as_generator, as_participants, check_epsilon, check_real
 from ...accounting import LedgerEntry, PrivacyLedger, compose_epsilon, epsilon_to_rho, summarize_privacy
+from ...blas import one_blas_thread
 from ...federation import SERVER, Dense, Message, Transcript
 from ...mechanisms import CLIP_RANGE, gaussian_mechanism
 from ..result import LearnResult
@@ -68,6 +69,7 @@ def _check_candidates(candidates: Any) -> list[dict]:
     return out
 
 
+@one_blas_thread
 def select_dp_fed_sparse_bnsl(
     participants: Any,
     *,

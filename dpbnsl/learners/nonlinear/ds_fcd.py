@@ -30,6 +30,7 @@ from ..._validation import (
     as_generator,
     as_participants,
 )
+from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
@@ -98,6 +99,7 @@ def _fcd(
     return LearnResult(method, W, W_raw, pd.DataFrame(run.rows), columns, transcript, None, params, info)
 
 
+@one_blas_thread
 def ds_fcd(
     participants: Any,
     *,
@@ -192,6 +194,7 @@ def ds_fcd(
     return _fcd(kw.pop("participants"), "ds-fcd", False, kw.pop("rng"), kw)
 
 
+@one_blas_thread
 def as_fcd(participants: Any, *, rng: np.random.Generator | int | None = None, **options: Any) -> LearnResult:
     """AS-FCD (all-shared): DS-FCD where the server also averages the mechanisms ``Φ`` at every
     aggregation (FedAvg on all parameters; meant for IID data). Same options as :func:`ds_fcd`;
@@ -200,6 +203,7 @@ def as_fcd(participants: Any, *, rng: np.random.Generator | int | None = None, *
     return _fcd(participants, "as-fcd", True, rng, kw)
 
 
+@one_blas_thread
 def fcd_centralized(
     X: ArrayLike, *, rng: np.random.Generator | int | None = None, **options: Any
 ) -> LearnResult:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_generator, as_participants
+from ...blas import one_blas_thread
 from ...federation import Payload
 from ...federation.protocol import Reply, run_protocol
 from ..result import LearnResult
@@ -57,6 +58,7 @@ class _InProcessServer(MLPADMMServer):
         return super().receive(phase, t, uploads)
 
 
+@one_blas_thread
 def fed_bnsl_mlp(
     participants: Any,
     *,

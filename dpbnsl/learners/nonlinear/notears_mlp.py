@@ -32,6 +32,7 @@ from ..._validation import (
     check_int,
     check_real,
 )
+from ...blas import one_blas_thread
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ..combiners import LocalFits, notears_best, notears_voting
@@ -158,6 +159,7 @@ def fit_theta(
     return layout.from_split(x), pd.DataFrame(rows)
 
 
+@one_blas_thread
 def notears_mlp(
     X: ArrayLike,
     *,
@@ -255,6 +257,7 @@ def notears_mlp(
     )
 
 
+@one_blas_thread
 def notears_mlp_local(
     participants: Any, *, rng: np.random.Generator | int | None = None, **kwargs: Any
 ) -> LocalFits:
@@ -306,6 +309,7 @@ def _local(
     return local
 
 
+@one_blas_thread
 def notears_mlp_voting(
     participants: Any = None,
     *,
@@ -341,6 +345,7 @@ def notears_mlp_voting(
     )
 
 
+@one_blas_thread
 def notears_mlp_best(
     participants: Any = None, *, B_true: ArrayLike, local: LocalFits | None = None, **kwargs: Any
 ) -> LearnResult:

@@ -22,6 +22,7 @@ import scipy.linalg
 import scipy.optimize
 
 from ..._validation import ArrayLike, check_bool, check_int, check_real, readonly_copy
+from ...blas import one_blas_thread
 from ...graphs import acyclicity, threshold_to_dag
 from ...graphs import threshold as threshold_weights
 from ..result import LearnResult
@@ -108,6 +109,7 @@ def dynotears_from_gram(
     return Theta[:d], Theta[d:], pd.DataFrame(rows)
 
 
+@one_blas_thread
 def dynotears(
     series: ArrayLike,
     *,

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import ArrayLike, as_square_matrix, check_bool, check_choice, check_real, readonly_copy
+from ...blas import one_blas_thread
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...metrics import count_accuracy
@@ -32,6 +33,7 @@ from .dynotears import dynotears
 __all__ = ["dynotears_local", "dynotears_average", "dynotears_best", "dynotears_all"]
 
 
+@one_blas_thread
 def dynotears_local(participants: Any, **dynotears_kwargs: Any) -> LocalFits:
     """Fit DYNOTEARS separately on each participant's series (arguments as in :func:`dynotears`,
     e.g. ``lag``, ``lambda_w``, ``lambda_a``)."""
@@ -90,6 +92,7 @@ def _result(
     )
 
 
+@one_blas_thread
 def dynotears_average(
     participants: Any = None,
     *,
@@ -141,6 +144,7 @@ def dynotears_average(
     )
 
 
+@one_blas_thread
 def dynotears_best(
     participants: Any = None,
     *,
@@ -180,6 +184,7 @@ def dynotears_best(
     )
 
 
+@one_blas_thread
 def dynotears_all(participants: Any, *, centre: bool = True, **dynotears_kwargs: Any) -> LearnResult:
     """DYNOTEARS-All: DYNOTEARS on the pooled series of every participant (centralised reference).
 

@@ -20,6 +20,7 @@ import time
 from typing import Any, Literal, cast
 
 from ..._validation import readonly_copy
+from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ..result import LearnResult
 from ._fed_dbn_server import FedDBNServer
@@ -29,6 +30,7 @@ from .hosted_fed_dbn import FedDBNParticipant, HostedFedDBNServer, fed_dbn_setti
 __all__ = ["fed_dbn", "local_step"]
 
 
+@one_blas_thread
 def fed_dbn(
     participants: Any,
     *,
