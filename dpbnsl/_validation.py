@@ -206,6 +206,27 @@ def as_float_matrix(
     return arr
 
 
+#: The largest magnitude a non-private learner accepts in its data: the second moments it computes
+#: (sums of n products) stay finite up to n = 1e8 rows. The private learners clip every record and
+#: accept any finite value.
+MAX_DATA_ABS = 1e150
+
+
+def check_data_scale(X: np.ndarray, name: str, *, where: str = "") -> np.ndarray:
+    """Refuse data a non-private learner's statistics would overflow on (an entry beyond
+    :data:`MAX_DATA_ABS` in magnitude), naming the entry; returns ``X``."""
+    if X.size:
+        i, j = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
+        v = float(X[i, j])
+        if abs(v) > MAX_DATA_ABS:
+            raise ValueError(
+                f"`{name}`{where} has an entry of magnitude {abs(v):.3g} (row {i}, column {j}): "
+                f"beyond {MAX_DATA_ABS:g} the covariances and losses this learner computes "
+                f"overflow; rescale the data first"
+            )
+    return X
+
+
 def as_square_matrix(W: Any, name: str) -> np.ndarray:
     """Return a new finite float64 square matrix (e.g. an adjacency or weight matrix)."""
     arr = as_float_matrix(W, name)

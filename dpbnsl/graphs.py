@@ -6,6 +6,8 @@ undirected edge ``i - j`` has both ``[i, j]`` and ``[j, i]`` set.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.linalg
 
@@ -70,7 +72,14 @@ def acyclicity(W: ArrayLike) -> tuple[float, np.ndarray]:
     """NOTEARS acyclicity ``h(W) = tr(exp(W∘W)) − d`` and its gradient ``2 W ∘ exp(W∘W)ᵀ``.
 
     ``h(W) >= 0`` with equality exactly when ``W`` is a DAG (Zheng et al. 2018, Thm 1). One matrix
-    exponential per call.
+    exponential per call. Where exp(W∘W) overflows (entries beyond about 26 on a cycle, or huge
+    ones anywhere) the result is settled exactly from the support: h = 0 with a zero gradient for
+    a DAG, h = +∞ with ±∞ on the cycles' edges otherwise. A non-finite entry is a ``ValueError``.
+
+    Examples
+    --------
+    >>> acyclicity([[0.0, 1e200], [0.0, 0.0]])[0], acyclicity([[0.0, 1e200], [1.0, 0.0]])[0]
+    (0.0, inf)
 
     Returns
     -------
@@ -78,8 +87,34 @@ def acyclicity(W: ArrayLike) -> tuple[float, np.ndarray]:
     grad : array of shape (d, d)
     """
     W = np.asarray(W, dtype=float)
-    E = scipy.linalg.expm(W * W)
-    return float(np.trace(E) - W.shape[0]), 2.0 * W * E.T
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"`W` must be a square matrix; got shape {W.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        E = scipy.linalg.expm(W * W)
+        h = float(np.trace(E) - W.shape[0])
+        grad = 2.0 * W * E.T
+    if np.isfinite(h) and np.isfinite(grad).all():
+        return h, grad
+    if not np.isfinite(W).all():
+        i, j = np.argwhere(~np.isfinite(W))[0]
+        raise ValueError(f"`W` has a non-finite entry {float(W[i, j])!r} at ({i}, {j})")
+    return _acyclicity_overflowed(W)
+
+
+def _acyclicity_overflowed(W: np.ndarray) -> tuple[float, np.ndarray]:
+    """``h`` and its gradient where exp(W∘W) overflows, settled exactly from the support: for a
+    DAG, h = 0 and the gradient is 0 (an edge i → j and a path j ⇝ i would make a cycle); else
+    h = +∞, and the gradient is ±∞ on the edges that lie on a cycle (2 w_ij · ∞), 0 elsewhere."""
+    A = _support(W)
+    if len(_kahn(A)) == A.shape[0]:
+        return 0.0, np.zeros_like(W)
+    reach = A | np.eye(A.shape[0], dtype=bool)  # reach[j, i]: a path from j to i (transitive closure)
+    for k in range(A.shape[0]):
+        reach |= reach[:, [k]] & reach[[k], :]
+    on_cycle = A & reach.T
+    with np.errstate(invalid="ignore"):
+        grad = np.where(on_cycle, np.sign(W) * np.inf, 0.0)
+    return math.inf, grad
 
 
 def threshold(W: ArrayLike, *, threshold: float = 0.3) -> np.ndarray:

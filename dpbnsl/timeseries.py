@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._validation import ArrayLike, as_float_matrix, check_int
+from ._validation import ArrayLike, as_float_matrix, check_data_scale, check_int
 
 __all__ = ["as_realisations", "lagged_design", "split_series"]
 
@@ -40,7 +40,7 @@ def as_realisations(
     arrays, columns = [], None
     for m, s in enumerate(items):
         label = where + (f" (realisation {m})" if len(items) > 1 else "")
-        arr = as_float_matrix(s, name, where=label)
+        arr = check_data_scale(as_float_matrix(s, name, where=label), name, where=label)
         if isinstance(s, pd.DataFrame):
             cols = tuple(str(c) for c in s.columns)
             if columns is not None and cols != columns:

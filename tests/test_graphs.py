@@ -494,3 +494,30 @@ def test_non_2d_and_non_numeric_input_is_rejected(fn):
         fn(np.zeros(3))
     with pytest.raises(TypeError, match=r"`W` must hold real numbers"):
         fn(np.array([["a", "b"], ["c", "d"]]))
+
+
+def test_acyclicity_where_exp_overflows_is_settled_exactly():
+    """Huge weights: a DAG has h = 0 and a zero gradient (it did return NaN), a cycle h = +inf
+    with ±inf on its edges only; a non-finite entry is an error naming it."""
+    from dpbnsl import acyclicity
+
+    dag = np.array([[0.0, 1e200, -3e300], [0.0, 0.0, 1e155], [0.0, 0.0, 0.0]])
+    h, g = acyclicity(dag)
+    assert h == 0.0 and not g.any()
+    cyc = np.array(
+        [[0.0, -1e200, 0.0, 0.0], [0.0, 0.0, 50.0, 0.0], [2.0, 0.0, 0.0, 7.0], [0.0, 0.0, 0.0, 0.0]]
+    )
+    h, g = acyclicity(cyc)
+    assert h == np.inf
+    expected = np.zeros((4, 4))
+    expected[0, 1], expected[1, 2], expected[2, 0] = -np.inf, np.inf, np.inf  # the cycle 0 → 1 → 2 → 0
+    np.testing.assert_array_equal(g, expected)  # the edge 2 → 3 is on no cycle: 0
+    small = np.array([[0.0, 0.5], [0.4, 0.0]])  # ordinary values keep the closed form
+    h, g = acyclicity(small)
+    E = np.array([[np.cosh(0.2), 0.0], [0.0, np.cosh(0.2)]])  # exp of [[0, .25], [.16, 0]]
+    assert h == pytest.approx(np.trace(E) - 2, rel=1e-12)
+    for bad in (np.inf, -np.inf, np.nan):
+        with pytest.raises(ValueError, match="`W` has a non-finite entry"):
+            acyclicity(np.array([[0.0, bad], [0.0, 0.0]]))
+    with pytest.raises(ValueError, match="`W` must be a square matrix"):
+        acyclicity(np.zeros((2, 3)))

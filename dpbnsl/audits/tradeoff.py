@@ -236,7 +236,18 @@ def _run_task(task: _Task) -> dict:
 
 def _read_csv(path: Path) -> pd.DataFrame | None:
     """Rows of an existing sweep CSV (None if absent or empty); raise if it is not one."""
-    if not path.exists() or path.stat().st_size == 0:
+    if path.is_dir():
+        raise ValueError(f"`csv` {str(path)!r} is a directory; give the path of a CSV file")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"`csv` {str(path)!r} is not a regular file; give the path of a CSV file")
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise ValueError(f"`csv` {str(path)!r} is not readable and writable (permission denied)")
+    if not path.exists():
+        parent = path.parent
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"`csv` {str(path)!r}: {str(parent)!r} is not a directory")
+        return None
+    if path.stat().st_size == 0:
         return None
     kept = "the file was left unchanged"
     try:

@@ -185,9 +185,14 @@ def _flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, st
     out = {}
     for action in sub.choices[command]._actions:
         longs = [o for o in action.option_strings if o.startswith("--")]
-        if longs and action.dest not in ("help", "json"):
+        if longs and action.dest not in _NOT_FLAGS:
             out[action.dest] = longs[0]
     return out
+
+
+#: option names that mean something else in the library's messages (`participants` is the data
+#: there, a split count on the command line)
+_NOT_FLAGS = frozenset(("help", "json", "participants", "data", "d"))
 
 
 _PARAMETER = re.compile(r"`(\w+)`(?: = (?=\S))?")

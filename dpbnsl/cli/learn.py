@@ -251,6 +251,25 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     refuse_unused(args, _OPTION_USERS, args.method)
 
 
+def _check_scale(frames: Sequence[pd.DataFrame], paths: Sequence[Path]) -> None:
+    """Refuse data whose magnitude overflows a non-private learner's statistics, naming the file,
+    the data row and the column."""
+    import numpy as np
+
+    from .._validation import MAX_DATA_ABS
+
+    for k, (frame, path) in enumerate(zip(frames, paths)):
+        values = np.abs(frame.to_numpy(dtype=float))
+        if values.size and values.max() > MAX_DATA_ABS:
+            i, j = np.unravel_index(int(np.argmax(values)), values.shape)
+            raise CLIError(
+                f"--data file {str(path)!r} (participant {k}): an entry of magnitude "
+                f"{values[i, j]:.3g} at data row {i}, column {frame.columns[j]!r}; beyond "
+                f"{MAX_DATA_ABS:g} this method's covariances and losses overflow: rescale the data "
+                f"(the private methods clip every record and accept it)"
+            )
+
+
 def _temporal(method: str) -> bool:
     return LEARNERS[method].family == "temporal"
 
@@ -301,6 +320,8 @@ def _learn(args: argparse.Namespace) -> int:
     participants, _ = _participants(args)
     names = [str(c) for c in participants[0].columns]
     entry = LEARNERS[args.method]
+    if not entry.private:  # the private learners clip every record; the others square the data
+        _check_scale(participants, args.data)
     rows = sum(len(f) for f in participants)
     if entry.pooled and rows < 2:
         files = ", ".join(repr(str(p)) for p in args.data)
@@ -316,7 +337,10 @@ def _learn(args: argparse.Namespace) -> int:
     if private and args.seed is not None:
         seed_warning()
     B = None if truth is None or not entry.oracle else truth.to_numpy(dtype=float)
-    result = entry.run(participants, B_true=B, **entry.cli_kwargs(args))
+    from ..federation.progress import StderrProgress
+
+    with StderrProgress(args.method):  # one line on a terminal once the run lasts a few seconds
+        result = entry.run(participants, B_true=B, **entry.cli_kwargs(args))
     _report(args, participants, truth, result)
     return 0
 

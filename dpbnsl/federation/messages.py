@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_int, readonly_copy
+from .progress import round_done
 
 __all__ = [
     "SERVER",
@@ -333,6 +334,7 @@ def run_rounds(
         for k, sent in enumerate(inbox):  # the reply's payloads (never the round-0 None)
             transcript.append(Message(t, SERVER, k, reply.kind, cast(Payload, sent)))
         t += 1
+        round_done("rounds", t, rounds)
         if reply.stop:
             break
     return t, transcript

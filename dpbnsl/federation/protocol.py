@@ -29,6 +29,7 @@ from typing import Any, Union, cast
 import numpy as np
 
 from .messages import SERVER, SETUP_ROUND, Dense, Message, Payload, Sparse, Transcript
+from .progress import round_done
 
 __all__ = [
     "SETUP_ROUND",
@@ -139,6 +140,10 @@ class HostedServer(ABC):
         """The transcript a phase's messages go to (the setup exchange goes to ``"rounds"``)."""
         return phase
 
+    def planned_rounds(self, phase: str) -> int | None:
+        """The most rounds ``phase`` may run (for progress displays; None: not known)."""
+        return None
+
     def check_uploads(self, phase: str, t: int, uploads: Mapping[int, Any]) -> list[Any]:
         """The uploads in participant order (a payload, or the list of ``(kind, payload)`` of a
         participant that answers with several messages); a missing or unknown participant is a
@@ -182,6 +187,8 @@ def run_protocol(
             uploads[k] = out if isinstance(out, list) else out[1]
         reply = server.receive(phase, t, uploads)
         record_reply(record, t, reply, len(participants))
+        if t != SETUP_ROUND:
+            round_done(phase, t + 1, server.planned_rounds(phase))
         for k in range(len(participants)):
             inbox[k], extras[k] = reply.for_participant(k), reply.extra_for(k)
         step = reply.next

@@ -145,8 +145,19 @@ def _read_packaged(name: str) -> bytes:
     return raw
 
 
+def _csv(source: Path | bytes, label: str, needs: str) -> pd.DataFrame:
+    """``pd.read_csv`` whose failures name the file and say what it should hold."""
+    try:
+        return pd.read_csv(BytesIO(source) if isinstance(source, bytes) else source)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{label} is empty: it should hold {needs}") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{label} cannot be read as CSV ({first}): it should hold {needs}") from None
+
+
 def _read_data(source: Path | bytes, label: str) -> pd.DataFrame:
-    data = pd.read_csv(BytesIO(source) if isinstance(source, bytes) else source)
+    data = _csv(source, label, "a header row of variable names, then one row of numbers per cell")
     if data.shape[0] == 0 or data.shape[1] == 0:
         raise ValueError(f"{label} holds no data (shape {data.shape})")
     non_numeric = [c for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
@@ -159,7 +170,7 @@ def _read_data(source: Path | bytes, label: str) -> pd.DataFrame:
 
 def _read_adjacency(source: Path | bytes, label: str, names: list[str]) -> pd.DataFrame:
     """The edge list (header ``Cause,Effect``) as a 0/1 matrix over ``names``."""
-    edges = pd.read_csv(BytesIO(source) if isinstance(source, bytes) else source)
+    edges = _csv(source, label, "an edge list with the header Cause,Effect")
     if list(edges.columns) != ["Cause", "Effect"]:
         raise ValueError(f"{label} must have the header Cause,Effect; got {list(edges.columns)}")
     cause, effect = edges["Cause"].astype(str), edges["Effect"].astype(str)
@@ -308,6 +319,15 @@ def load_sachs(
         data = _read_data(_read_packaged(_PACKAGED_DATA), f"the packaged {_PACKAGED_DATA}")
     else:
         data = _read_data(directory / SACHS_DATA_FILE, str(directory / SACHS_DATA_FILE))
+    if directory is not None and truth == "consensus-17":
+        missing = sorted(set(SACHS_VARIABLES) - set(data.columns))
+        if missing:
+            raise ValueError(
+                f"{str(directory / SACHS_DATA_FILE)!r} has columns {list(data.columns)}, not the Sachs "
+                f"proteins {list(SACHS_VARIABLES)} that truth='consensus-17' names (missing "
+                f"{missing}): is it the Sachs data? With your own variables, pass truth='cdt-18' to "
+                f"use that directory's {SACHS_TARGET_FILE}"
+            )
     target: Path | bytes
     if truth == "consensus-17":
         target = _read_packaged(SACHS_CONSENSUS_FILE)

@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import ArrayLike, as_participants, as_square_matrix, check_bool, check_int, check_real
+from .._validation import (
+    ArrayLike,
+    as_participants,
+    as_square_matrix,
+    check_bool,
+    check_data_scale,
+    check_int,
+    check_real,
+)
 from ..blas import one_blas_thread
 from ..graphs import threshold as threshold_weights
 from ..graphs import threshold_to_dag
@@ -59,6 +67,8 @@ def notears_local(
     the same penalised problem.
     """
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     start = time.perf_counter()
     results = tuple(
         notears(

@@ -403,3 +403,22 @@ def test_plot_without_matplotlib(base, tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r'pip install "dpbnsl\[plot\]"'):
         plot_tradeoff(base.frame, path=tmp_path / "c.png")
     assert not (tmp_path / "c.png").exists()
+
+
+def test_a_csv_that_is_a_directory_or_under_a_file_is_refused(tmp_path):
+    (tmp_path / "file").write_text("x")
+    for bad, match in (
+        (tmp_path, "is a directory; give the path of a CSV file"),
+        (tmp_path / "file" / "s.csv", "is not a directory"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            sweep(
+                methods="fed-sparse-bnsl",
+                epsilons=[],
+                seeds=[0],
+                d=3,
+                participants=1,
+                n_per_participant=5,
+                csv=bad,
+                progress=False,
+            )

@@ -348,7 +348,7 @@ def test_blocks_need_the_7466_row_file(tmp_path):
 
 def test_consensus_names_must_be_data_columns(tmp_path):
     _write_tiny_sachs(tmp_path)
-    with pytest.raises(ValueError, match=r"consensus_dag_17.csv \(truth='consensus-17'\) names variables"):
+    with pytest.raises(ValueError, match=r"not the Sachs proteins .* that truth='consensus-17' names"):
         load_sachs(tmp_path, condition="all")
 
 
@@ -370,3 +370,27 @@ def test_non_numeric_data(tmp_path):
     (tmp_path / "cyto_full_data.csv").write_text("A,B,C\n1,x,3\n")
     with pytest.raises(ValueError, match=r"non-numeric columns \['B'\]"):
         load_sachs(tmp_path, condition="all", truth="cdt-18")
+
+
+def test_a_users_empty_or_foreign_files_are_named(tmp_path):
+    """The files of ``path=`` are the user's: an empty file or one of other variables is refused
+    with a message naming it and what it should hold (not pandas' EmptyDataError, nor a word about
+    the packaged DAG)."""
+    empty, foreign = tmp_path / "empty", tmp_path / "foreign"
+    for d in (empty, foreign):
+        d.mkdir()
+    (empty / "cyto_full_data.csv").write_text("")
+    (empty / "cyto_full_target.csv").write_text("")
+    (foreign / "cyto_full_data.csv").write_text("a,b\n1,2\n")
+    (foreign / "cyto_full_target.csv").write_text("x\n1\n")
+    with pytest.raises(ValueError, match=r"cyto_full_data.csv is empty: it should hold a header row"):
+        datasets.load_sachs(path=empty)
+    with pytest.raises(
+        ValueError, match=r"has columns \['a', 'b'\], not the Sachs proteins .* is it the Sachs data"
+    ):
+        datasets.load_sachs(path=foreign)
+    with pytest.raises(ValueError, match=r"cyto_full_target.csv must have the header Cause,Effect"):
+        datasets.load_sachs(path=foreign, truth="cdt-18", condition="all")
+    (empty / "cyto_full_data.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match=r"cyto_full_target.csv is empty: it should hold an edge list"):
+        datasets.load_sachs(path=empty, truth="cdt-18", condition="all")

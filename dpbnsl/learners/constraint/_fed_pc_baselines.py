@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import ArrayLike, as_participants, check_choice
+from ..._validation import ArrayLike, as_participants, check_choice, check_data_scale
 from ...blas import one_blas_thread
 from ...federation import SERVER, Dense, Message, Transcript
 from ...graphs import threshold_to_dag
@@ -84,6 +84,8 @@ def _pc_kwargs(arrays: Sequence[np.ndarray], kwargs: dict) -> dict:
 def pc_local(participants: Any, **pc_kwargs: Any) -> LocalPC:
     """Run :func:`dpbnsl.learners.constraint.pc.pc` on each participant's data (same keyword arguments)."""
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     kwargs = _pc_kwargs(arrays, pc_kwargs)
     start = time.perf_counter()
     results = tuple(pc(X, **kwargs) for X in arrays)
@@ -110,6 +112,8 @@ def _fits(participants: Any, local: LocalPC | None, kwargs: dict) -> LocalPC:
 def pc_all(participants: Any, **pc_kwargs: Any) -> LearnResult:
     """PC-All: PC on all participants' rows pooled (``method="pc-all"``)."""
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     pooled = np.vstack(arrays)
     r = pc(
         pd.DataFrame(pooled, columns=list(columns)) if columns else pooled, **_pc_kwargs(arrays, pc_kwargs)

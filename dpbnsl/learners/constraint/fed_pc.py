@@ -25,7 +25,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_participants, check_bool, check_choice, check_int
+from ..._validation import as_participants, check_bool, check_choice, check_data_scale, check_int
 from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ..result import LearnResult
@@ -204,6 +204,8 @@ def fed_pc(
         first_cols = [str(c) for c in participants[0].columns] if order is not None else None
         participants = aligned
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     P, d = len(arrays), arrays[0].shape[1]
     need = min_votes(P, ratio, vote_rule)
     # every CI-test setting is validated here, before any work (the participants build their own)

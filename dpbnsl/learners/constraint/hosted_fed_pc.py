@@ -27,7 +27,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_float_matrix, check_bool, check_choice, check_int, check_real
+from ..._validation import as_float_matrix, check_bool, check_choice, check_data_scale, check_int, check_real
 from ...federation import Dense, Payload
 from ...federation.protocol import (
     SETUP_ROUND,
@@ -120,7 +120,7 @@ class FedPCParticipant(HostedParticipant):
         self.k = check_int(participant, "participant", low=0)
         if self.params["id_mapping"] and isinstance(X, pd.DataFrame):
             X = align_by_name([X], f"participant {self.k}'s data")[0][0]  # its own IDs
-        self.X = as_float_matrix(X, "X")
+        self.X = check_data_scale(as_float_matrix(X, "X"), "X")
         self.test = self.params["test"]
         if self.test == "auto":  # what this participant's data call for; the server checks agreement
             self.test = make_ci_test(self.X, test="auto").name

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import ArrayLike, as_float_matrix, check_choice, check_int
+from ..._validation import ArrayLike, as_float_matrix, check_choice, check_data_scale, check_int
 from ...blas import one_blas_thread
 from ...graphs import apply_meek, threshold_to_dag
 from ..result import LearnResult
@@ -343,7 +343,7 @@ def pc(
     if max_sepset_size is not None:
         max_sepset_size = check_int(max_sepset_size, "max_sepset_size", low=0)
     columns = tuple(str(c) for c in X.columns) if isinstance(X, pd.DataFrame) else None
-    arr = as_float_matrix(X, "X", min_cols=1)
+    arr = check_data_scale(as_float_matrix(X, "X", min_cols=1), "X")
     if arr.shape[0] < 2:
         raise ValueError(f"`X` has {arr.shape[0]} rows; at least 2 are required")
     ci = make_ci_test(arr, test=test, levels=levels, min_samples_per_cell=min_samples_per_cell, dof=dof)

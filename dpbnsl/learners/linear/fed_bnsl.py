@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_participants
+from ..._validation import as_participants, check_data_scale
 from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
@@ -112,6 +112,8 @@ def fed_bnsl(
     True
     """
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     params = fed_bnsl_settings(
         lambda1=lambda1,
         rho1=rho1,

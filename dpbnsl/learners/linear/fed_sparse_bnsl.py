@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_participants, check_bool
+from ..._validation import as_participants, check_bool, check_data_scale
 from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
@@ -89,6 +89,8 @@ def fed_sparse_bnsl(
     True
     """
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     if arrays[0].shape[1] < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {arrays[0].shape[1]}")
     params = sparse_hyperparameters(

@@ -14,7 +14,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_float_matrix, check_bool, check_choice, check_int
+from ..._validation import as_float_matrix, check_bool, check_choice, check_data_scale, check_int
 from ...accounting import PrivacyLedger
 from ...federation import Dense, Payload
 from ...federation.guard import RequestGuard, SettingsLock, check_study, own_budget
@@ -168,7 +168,7 @@ class FedBNSLParticipant(HostedParticipant):
     def __init__(
         self, X: Any, *, settings: Mapping[str, Any], participant: int, columns: tuple[str, ...] | None = None
     ) -> None:
-        self.X = as_float_matrix(X, "X")
+        self.X = check_data_scale(as_float_matrix(X, "X"), "X")
         if self.X.shape[0] < 2:
             raise ValueError(f"`X` must have at least 2 rows; got {self.X.shape[0]}")
         self.k = check_int(participant, "participant", low=0)
@@ -347,6 +347,9 @@ class FedBNSLServer(HostedServer):
                 gap_tol=p["gap_tol"],
             )
         return consensus_reply(self.core, phase, t, ordered, limit=self.params["max_rounds"], after=None)
+
+    def planned_rounds(self, phase: str) -> int | None:
+        return int(self.params["max_rounds"])
 
     def learned(self) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
         return learned(self.core, self.params["threshold"])

@@ -20,7 +20,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_float_matrix, check_bool, check_epsilon, check_int, check_real
+from ..._validation import as_float_matrix, check_bool, check_data_scale, check_epsilon, check_int, check_real
 from ...accounting import PrivacyLedger
 from ...federation import Payload
 from ...federation.guard import RequestGuard, SettingsLock, check_study, own_budget
@@ -220,6 +220,7 @@ class FedSparseParticipant(_SparseParticipant):
         self, X: Any, *, settings: Mapping[str, Any], participant: int, columns: tuple[str, ...] | None = None
     ) -> None:
         super().__init__(X, participant=participant, columns=columns)
+        check_data_scale(self.X, "X")
         self.params = fed_sparse_settings(**settings)
         self.hyper = {k: v for k, v in self.params.items() if k != "centre"}
 
@@ -429,6 +430,11 @@ class SparseServer(HostedServer):
             if self.W0 is not None:
                 self.core.W = np.array(self.W0, float)
         return consensus_reply(self.core, phase, t, ordered, limit=self.hyper["rounds"], after=None)
+
+    def planned_rounds(self, phase: str) -> int | None:
+        if phase == "warm":
+            return int(fed_bnsl_hyper()["max_rounds"])
+        return int(self.hyper["rounds"]) if "rounds" in self.hyper else None
 
     def learned(self) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
         return learned(self.core, self.hyper["threshold"])

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import scipy.optimize
 
-from ..._validation import ArrayLike, as_float_matrix, check_bool, check_int, check_real
+from ..._validation import ArrayLike, as_float_matrix, check_bool, check_data_scale, check_int, check_real
 from ...blas import one_blas_thread
 from ...graphs import acyclicity, threshold_to_dag
 from ...graphs import threshold as threshold_weights
@@ -118,7 +118,7 @@ def notears(
     (10, 10)
     """
     columns = _columns(X)
-    X = as_float_matrix(X, "X", min_cols=1)
+    X = check_data_scale(as_float_matrix(X, "X", min_cols=1), "X")
     if X.shape[0] < 2:
         raise ValueError(f"`X` has {X.shape[0]} rows; at least 2 are required")
     params: dict[str, Any] = dict(

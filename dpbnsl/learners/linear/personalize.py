@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import ArrayLike, as_participants, as_square_matrix, check_bool, readonly_copy
+from ..._validation import (
+    ArrayLike,
+    as_participants,
+    as_square_matrix,
+    check_bool,
+    check_data_scale,
+    readonly_copy,
+)
 from ...blas import one_blas_thread
 from ...metrics import nmse
 from ...scores import centre as centre_data
@@ -77,6 +84,8 @@ def personalize(participants: Any, W: ArrayLike | LearnResult, *, centre: bool =
     """
     centre = check_bool(centre, "centre")
     arrays, columns = as_participants(participants, min_rows=1)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     support = as_square_matrix(W.W if isinstance(W, LearnResult) else W, "W") != 0
     d = arrays[0].shape[1]
     if support.shape[0] != d:

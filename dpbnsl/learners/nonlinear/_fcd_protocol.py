@@ -31,7 +31,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_float_matrix, check_int
+from ..._validation import as_float_matrix, check_data_scale, check_int
 from ...federation import FLOAT_BYTES, Dense, Payload
 from ...federation.protocol import (
     SETUP_ROUND,
@@ -107,7 +107,7 @@ class FCDParticipant(HostedParticipant):
         participant: int,
         rng: np.random.Generator,
     ) -> None:
-        self.X = as_float_matrix(X, "X")
+        self.X = check_data_scale(as_float_matrix(X, "X"), "X")
         self.k = check_int(participant, "participant", low=0)
         self.config, self.rng = config, rng
         self.cfg: FCDConfig | None = None

@@ -24,12 +24,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import (
-    ArrayLike,
-    as_float_matrix,
-    as_generator,
-    as_participants,
-)
+from ..._validation import ArrayLike, as_float_matrix, as_generator, as_participants, check_data_scale
 from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
@@ -50,6 +45,8 @@ def _fcd(
     participants: Any, method: str, share_phi: bool, rng: np.random.Generator | int | None, kw: dict
 ) -> LearnResult:
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     d = arrays[0].shape[1]
     if d < 2:
         raise ValueError(f"`participants` must have at least 2 columns; got {d}")

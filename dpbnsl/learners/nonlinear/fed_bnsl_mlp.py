@@ -27,7 +27,7 @@ from typing import Any, Literal, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_generator, as_participants
+from ..._validation import as_generator, as_participants, check_data_scale
 from ...blas import one_blas_thread
 from ...federation import Payload
 from ...federation.protocol import Reply, run_protocol
@@ -135,6 +135,8 @@ def fed_bnsl_mlp(
     True
     """
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     params = mlp_admm_settings(
         hidden=hidden,
         lambda1=lambda1,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_float_matrix, as_generator, check_choice, check_int
+from ..._validation import as_float_matrix, as_generator, check_choice, check_data_scale, check_int
 from ...federation import Dense, Payload
 from ...federation.protocol import (
     SETUP_ROUND,
@@ -86,7 +86,7 @@ class MLPADMMParticipant(HostedParticipant):
     def __init__(
         self, X: Any, *, settings: Mapping[str, Any], participant: int, columns: tuple[str, ...] | None = None
     ) -> None:
-        self.X = as_float_matrix(X, "X")
+        self.X = check_data_scale(as_float_matrix(X, "X"), "X")
         self.k = check_int(participant, "participant", low=0)
         self.params = mlp_admm_settings(**settings)
         self.layout = MLPLayout(self.X.shape[1], self.params["hidden"])

@@ -29,6 +29,7 @@ from ..._validation import (
     as_square_matrix,
     check_bool,
     check_choice,
+    check_data_scale,
     check_int,
     check_real,
 )
@@ -212,7 +213,7 @@ def notears_mlp(
     ((5, 5), True)
     """
     columns = tuple(str(c) for c in X.columns) if isinstance(X, pd.DataFrame) else None
-    X = as_float_matrix(X, "X", min_cols=1)
+    X = check_data_scale(as_float_matrix(X, "X", min_cols=1), "X")
     if X.shape[0] < 2:
         raise ValueError(f"`X` has {X.shape[0]} rows; at least 2 are required")
     params = check_mlp_params(
@@ -268,6 +269,8 @@ def notears_mlp_local(
     combiners of :mod:`dpbnsl.learners.combiners`).
     """
     arrays, columns = as_participants(participants)
+    for k, X in enumerate(arrays):
+        check_data_scale(X, "participants", where=f" (participant {k})")
     streams = as_generator(rng).spawn(len(arrays))
     start = time.perf_counter()
     results = tuple(notears_mlp(X, rng=s, **kwargs) for X, s in zip(arrays, streams))
