@@ -7,6 +7,11 @@ cross-reference: a link when the target is documented on some page of the site, 
 otherwise (a built-in, a private helper), never a warning. Relative names are resolved the way
 Python would read them in the docstring's scope (the object, then its parents, then the module's
 imports). The source files are not changed.
+
+It also puts each docstring's first sentence on its first line: mkdocstrings' summary tables show a
+docstring's first *line*, which for a sentence wrapped over two lines stopped mid-sentence. The
+first paragraph's lines are joined and broken again after its first sentence (Markdown renders a
+paragraph the same whatever its line breaks).
 """
 
 from __future__ import annotations
@@ -56,6 +61,31 @@ def _rewrite(obj: griffe.Object, text: str) -> str:
     return ROLE.sub(link, text)
 
 
+#: words ending in a full stop that do not end a sentence
+_ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "eq.", "eqs.", "cf.", "vs.", "resp.", "approx.", "Thm.", "Alg.")
+#: a first paragraph holding one of these line starts is structured (a list, a table, code): left as is
+_STRUCTURED = re.compile(r"^\s*(?:[-*+|>:]|\d+[.)]\s|```|\.\. )")
+
+
+def _first_sentence_first(text: str) -> str:
+    """``text`` with its first sentence alone on the first line (see the module docstring)."""
+    para, sep, rest = text.partition("\n\n")
+    lines = para.splitlines()
+    if len(lines) < 2 or any(_STRUCTURED.match(line) for line in lines):
+        return text
+    flat = " ".join(line.strip() for line in lines)
+    first, remainder = flat, ""
+    for match in re.finditer(r"[.!?](?=\s|$)", flat):
+        head = flat[: match.end()]
+        if head.endswith(_ABBREVIATIONS):
+            continue
+        after = flat[match.end() :].lstrip()
+        if not after or after[0].isupper() or after[0] in "(`*'\"<":
+            first, remainder = head, after
+            break
+    return first + ("\n" + remainder if remainder else "") + sep + rest
+
+
 class SphinxRoles(griffe.Extension):
     """Rewrite the Sphinx roles of every docstring of a loaded package (see the module docstring)."""
 
@@ -67,7 +97,7 @@ class SphinxRoles(griffe.Extension):
             return
         seen.add(obj.path)
         if obj.docstring is not None:
-            obj.docstring.value = _rewrite(obj, obj.docstring.value)
+            obj.docstring.value = _rewrite(obj, _first_sentence_first(obj.docstring.value))
         for member in obj.members.values():
             if not member.is_alias:
                 self._visit(member, seen)

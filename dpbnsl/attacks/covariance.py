@@ -82,6 +82,15 @@ class CovarianceReconstruction:
     amplification: float
     rounds_available: int
 
+    def __repr__(self) -> str:  # the d × d arrays are the attribute; print them, not the summary
+        d = self.statistic.shape[0]
+        return (
+            f"CovarianceReconstruction(participant={self.participant}, round={self.round} of "
+            f"{self.rounds_available}, d={d}, normalization={self.normalization!r}, "
+            f"condition={self.condition:.3g}, amplification={self.amplification:.3g}, "
+            f"covariance={'recovered' if self.covariance is not None else 'None'})"
+        )
+
 
 @dataclass(frozen=True)
 class CovarianceError:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..learners.result import LearnResult
 
 __all__ = [
+    "ALL_ROW",
     "ATTACKABLE",
     "AttackReport",
     "server_covariances",
@@ -45,13 +46,21 @@ __all__ = [
 
 SPARSE_PROTOCOLS = names(messages="sparse")
 ATTACKABLE = DENSE_PROTOCOLS + SPARSE_PROTOCOLS
+#: How the "all" row of an :class:`AttackReport` summarises the participants' rows.
+ALL_ROW = (
+    "all: rel_error and record_error are medians over participants, recovered and attribute_gain "
+    "means, n_k the sum, membership_auc and membership_tpr computed on the pooled scores"
+)
 
 
 @dataclass(frozen=True)
 class AttackReport:
     """``table``: one row per participant (method, participant, n_k, rel_error, recovered,
-    membership_auc, membership_tpr, attribute_gain, record_error) and a last row ``"all"`` with
-    the membership scores pooled over participants; ``scores``: one row per membership target
+    membership_auc, membership_tpr, attribute_gain, record_error) and a last row ``"all"``: the
+    median over participants of ``rel_error`` and ``record_error`` (errors are skewed: one bad
+    participant should not hide the rest), the mean of ``recovered`` and ``attribute_gain`` (a
+    share and a ratio), n_k summed, and the membership columns on the scores pooled over
+    participants (see :data:`ALL_ROW`); ``scores``: one row per membership target
     (participant, member, score). ``rtol`` is the recovery tolerance, ``fpr`` the false-positive
     rate of ``membership_tpr``."""
 

@@ -108,6 +108,14 @@ class SparseGramReconstruction:
         """Fraction of the d(d+1)/2 distinct entries that are identifiable."""
         return float(np.triu(self.identifiable).sum() / np.triu(np.ones_like(self.gram)).sum())
 
+    def __repr__(self) -> str:  # a summary: the d × d arrays are attributes
+        extra = "" if self.recovered is None else f", recovered={self.recovered:.3g}"
+        return (
+            f"SparseGramReconstruction(participant={self.participant}, d={self.gram.shape[0]}, "
+            f"identified={self.identified_fraction:.3g}, equations={self.n_equations}, "
+            f"rank={self.rank}{extra})"
+        )
+
 
 def _history(transcript: Transcript, k: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Participant k's uploads B_k^0..B_k^{T−1} and the broadcasts W^0..W^{T−2} it received."""

@@ -262,6 +262,11 @@ def plot_tradeoff(
                 )
         if log_x:
             ax.set_xscale("log")
+            ticks = sorted(v for v in frame[x].unique() if np.isfinite(v) and v > 0)
+            if 0 < len(ticks) <= 12:  # label every value of the grid (log axes label only decades)
+                ax.set_xticks(ticks)
+                ax.set_xticklabels([format(v, "g") for v in ticks])
+                ax.minorticks_off()
         ax.set_xlabel(_LABELS[x])
         ax.set_ylabel(_LABELS[metric])
         ax.grid(True, alpha=0.3)

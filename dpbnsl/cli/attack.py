@@ -239,13 +239,15 @@ def _attack(args: argparse.Namespace) -> int:
         f"{len(result.history)} rounds, communication {result.communication_text()}"
     )
     print_privacy(result)
+    from ..attacks.report import ALL_ROW
+
     rows = [[r[c] for c in _COLUMNS] for r in report.table.to_dict("records")]
     print(table(_COLUMNS, rows))
     print(
         f"rel_error: ‖Ĉ − C‖_F/‖C‖_F of the server's covariance estimate; recovered: entries "
         f"within {report.rtol:g}·√(C_ii C_jj); membership: AUC and TPR at FPR = {report.fpr:g} "
         f"(members vs other participants' rows); attribute_gain: baseline MSE / attack MSE; "
-        f"record_error: relative error of the last row rebuilt from the others."
+        f"record_error: relative error of the last row rebuilt from the others; {ALL_ROW}."
     )
     doc = {
         "method": result.method,

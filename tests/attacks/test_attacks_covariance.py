@@ -246,3 +246,15 @@ def test_cli_attack_on_csv_files(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert "privacy: (ε, δ) = (2, 1e-05)-DP per participant, replace-one; accountant: rdp" in out
+
+
+def test_printing_a_reconstruction_summarises_it():
+    """The d × d arrays are attributes; the printed form is one line."""
+    from dpbnsl.attacks import reconstruct_covariances
+
+    data = simulate(6, 3 * 50, participants=3, rng=1)
+    r = fed_bnsl(data.participants, max_rounds=5)
+    rec = reconstruct_covariances(r.transcript, **_schedule(r))[0]
+    text = repr(rec)
+    assert text.startswith("CovarianceReconstruction(participant=0, round=") and "\n" not in text
+    assert "d=6" in text and "[" not in text

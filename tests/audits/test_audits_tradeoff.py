@@ -422,3 +422,13 @@ def test_a_csv_that_is_a_directory_or_under_a_file_is_refused(tmp_path):
                 csv=bad,
                 progress=False,
             )
+
+
+def test_a_log_epsilon_axis_labels_every_value_of_the_grid(base, tmp_path, monkeypatch):
+    """A log axis labels only its decades (10⁰, 10¹): the ε grid's own values are the ticks."""
+    pytest.importorskip("matplotlib")
+    fig = _figure(monkeypatch, base.frame, path=tmp_path / "c.png", x="epsilon", y="shd")
+    eps = sorted(e for e in base.frame["epsilon"].unique() if np.isfinite(e))
+    ax = fig.axes[0]
+    assert list(ax.get_xticks()) == eps
+    assert [t.get_text() for t in ax.get_xticklabels()] == [format(e, "g") for e in eps]
