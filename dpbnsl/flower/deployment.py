@@ -8,8 +8,10 @@ The server's run config: ``protocol`` (a hosted protocol, e.g. ``"dp-fed-sparse-
 ``round-timeout`` (seconds a round may take before the run ends with an error naming the missing
 participants; 0: no limit) and ``node-timeout`` (seconds to wait for the nodes to connect).
 Each participant's node config: ``participant-id`` (0, …, P − 1), ``data-path`` (its CSV file) and,
-for a private protocol, optionally ``epsilon-budget`` / ``delta-budget`` (the participant refuses a
-study that asks for more).
+for a private protocol, its own budget ``epsilon-budget`` and ``delta-budget`` (or, knowingly,
+``accept-study-budget=true``): a private participant without one refuses to run, and it refuses a
+study beyond its budget, any request its plan does not have and changed settings
+(:mod:`dpbnsl.federation.guard`).
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ _PYPROJECT = """\
 # A Flower App that runs a dpbnsl study (written by `dpbnsl flower-app`). Submit it with
 #   flwr run {directory} <connection> --run-config 'participants={participants} out-dir="..."'
 # Every machine needs dpbnsl with its flower extra installed: pip install "dpbnsl[flower]"
+# A participant of a private protocol starts its SuperNode with its own budget,
+#   --node-config 'participant-id=K data-path="..." epsilon-budget=E delta-budget=D'
+# and, to run only apps it trusts, --trusted-entities (see the package's Flower guide).
 [project]
 name = "dpbnsl-study"
 version = "1.0.0"

@@ -357,3 +357,21 @@ def test_composed_events_are_flattened_into_the_ledger():
     assert len(filtered) == 0
     # round trip through JSON keeps the flattened entries
     assert PrivacyLedger.from_json(composed.to_json()).entries == composed.entries
+
+
+@pytest.mark.parametrize(
+    "name", ["notears", "fed-bnsl", "fed-sparse-bnsl", "pc", "fed-pc", "notears-voting", "fed-bnsl-mlp"]
+)
+def test_non_private_learners_refuse_data_their_statistics_overflow_on(name):
+    """Entries near 1e308 are finite, but their squares are not: a covariance-based learner used
+    to return an empty graph without a word (notears) or a LinAlgError (fed-bnsl); now it refuses,
+    naming the entry. The private learners clip and accept them (their own tests)."""
+    from dpbnsl.learners.registry import LEARNERS
+
+    X = np.random.default_rng(0).uniform(-1, 1, (60, 3))
+    X[7, 2] = -1e307
+    entry = LEARNERS[name]
+    with pytest.raises(
+        ValueError, match=r"an entry of magnitude 1e\+307 \(row 7, column 2\): beyond 1e\+150"
+    ):
+        entry.run([X[:30], X[30:]], **entry.quick)
