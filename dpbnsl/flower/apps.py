@@ -25,7 +25,7 @@ from flwr.serverapp import Grid, ServerApp
 
 from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
 from ..federation import Message as WireMessage
-from ..federation.guard import ParticipantFailure, public_failure
+from ..federation.guard import ParticipantFailure, Refusal, public_failure
 from ..federation.protocol import ProtocolError, messages_of, record_reply
 from ..io.tables import read_table
 from ..learners.hosted import hosted
@@ -99,12 +99,54 @@ def _seeded(node_config: Mapping[str, Any], default: int | None) -> bool:
     return not (seed is None or seed == "")
 
 
+#: where the protocol a node answers is kept in its saved state: a run's protocol never changes
+_PROTOCOL_KEY = "dpbnsl.protocol"
+
+
+def _admit_protocol(
+    k: int,
+    name: str,
+    private: bool,
+    ctx: Context,
+    budgets: Mapping[int, tuple[float, float]] | None,
+    accept_study_budget: bool,
+    protocols: tuple[str, ...] | None,
+) -> None:
+    """Refuse a protocol the node does not run: one outside its allowlist (node config
+    ``protocols``, comma-separated, or the app's ``protocols``), a non-private one on a node that
+    holds a privacy budget (it joined for a private study), or another protocol than the one this
+    run started with (kept in the node's state)."""
+    listed = ctx.node_config.get("protocols")
+    allowed = (
+        tuple(p.strip() for p in str(listed).split(",") if p.strip()) if listed is not None else protocols
+    )
+    if allowed is not None and name not in allowed:
+        raise Refusal(f"participant {k} runs only {', '.join(allowed)}; the study asks for {name}")
+    has_budget = (
+        "epsilon-budget" in ctx.node_config
+        or (budgets is not None and k in budgets)
+        or accept_study_budget
+        or _truthy(ctx.node_config.get("accept-study-budget", False))
+    )
+    if not private and has_budget and allowed is None:
+        raise Refusal(
+            f"participant {k} holds a privacy budget and runs private protocols only; the study asks "
+            f"for {name}, which is not private (list it in the node config's protocols to allow it)"
+        )
+    kept = ctx.state.config_records.get(_PROTOCOL_KEY)
+    if kept is None:
+        ctx.state[_PROTOCOL_KEY] = ConfigRecord({"name": name})
+    elif str(kept["name"]) != name:
+        raise Refusal(f"participant {k} began this run with {kept['name']}; it refuses to switch to {name}")
+
+
 def make_client_app(
     load: DataLoader = load_csv,
     *,
     seed: int | None = None,
     budgets: Mapping[int, tuple[float, float]] | None = None,
     accept_study_budget: bool = False,
+    protocols: tuple[str, ...] | None = None,
 ) -> ClientApp:
     """The participant's ClientApp; ``load(participant_id, node_config)`` returns its data (default:
     the file at node config ``data-path``). The data and the noise never leave this process: only
@@ -121,6 +163,12 @@ def make_client_app(
     budget, any request its plan does not have and changed settings, before releasing anything
     (:mod:`dpbnsl.federation.guard`).
 
+    Which protocols a node answers: those of ``protocols`` (or the node config's ``protocols``,
+    comma-separated) when given; else, on a node that holds a privacy budget (or accepts the
+    study's), the private ones only — a server cannot switch a node that joined a private study to
+    a non-private protocol. A run's first protocol is kept in the node's state: a later message
+    asking for another is refused.
+
     On failure the reply carries only :func:`~dpbnsl.federation.guard.public_failure`'s data-free
     message (the participant, the phase and round, the kind of failure); the detail, which may
     quote the data, is logged on this machine only (logger ``dpbnsl.participant``)."""
@@ -129,6 +177,7 @@ def make_client_app(
     def answer(msg: Message, ctx: Context, k: int, phase: str, t: int) -> Message:
         cfg = msg.content["config"]
         proto = hosted(str(cfg["protocol"]))
+        _admit_protocol(k, proto.name, proto.private, ctx, budgets, accept_study_budget, protocols)
         settings = json.loads(str(cfg["settings"]))
         extra: dict[str, Any] = {}
         if proto.private:

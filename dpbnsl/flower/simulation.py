@@ -62,7 +62,11 @@ def simulate_on_flower(
         server_rng=seed if proto.server_random else None,
     )
     client_app = make_client_app(
-        lambda k, _cfg: arrays[k], seed=seed, budgets=budgets, accept_study_budget=True
+        lambda k, _cfg: arrays[k],
+        seed=seed,
+        budgets=budgets,
+        accept_study_budget=True,
+        protocols=(protocol,),  # the one study this simulation runs
     )
     saved = os.environ.get("PYTHONPATH")  # the engine overwrites it for its workers
     try:

@@ -296,3 +296,21 @@ def test_a_greedy_server_on_flower_gets_a_clean_refusal(flower_home, monkeypatch
         in out["error"]
     )
     assert "participant 1: participant 1: refuses rounds round 3" in out["error"]
+
+
+def test_a_node_with_a_budget_runs_private_protocols_only(tmp_path):
+    """A server cannot switch a node that joined a private study to a non-private protocol (which
+    would send its exact statistics), nor switch protocols mid-run; an allowlist decides when set."""
+    node = _node("dp-fed-bnsl", {"epsilon-budget": 1.0, "delta-budget": 1e-5})
+    with pytest.raises(ParticipantFailure, match="runs private protocols only; the study asks for fed-bnsl"):
+        node.ask("fed-bnsl", {"max_rounds": 3}, "rounds", SETUP_ROUND)
+    node.ask("dp-fed-bnsl", SETTINGS["dp-fed-bnsl"], "rounds", SETUP_ROUND)
+    with pytest.raises(ParticipantFailure, match="began this run with dp-fed-bnsl; it refuses to switch"):
+        node.ask("dp-fed-sparse-bnsl", SETTINGS["dp-fed-sparse-bnsl"], "rounds", SETUP_ROUND)
+    allow = _node("fed-bnsl", {"protocols": "fed-bnsl", "epsilon-budget": 1.0, "delta-budget": 1e-5})
+    allow.ask("fed-bnsl", {"max_rounds": 3}, "rounds", SETUP_ROUND)  # the operator listed it
+    only = _node("fed-bnsl", {"protocols": "dp-fed-bnsl"})
+    with pytest.raises(ParticipantFailure, match="runs only dp-fed-bnsl; the study asks for fed-bnsl"):
+        only.ask("fed-bnsl", {"max_rounds": 3}, "rounds", SETUP_ROUND)
+    plain = _node("fed-bnsl", {})  # no budget, no list: a non-private study is the operator's choice
+    plain.ask("fed-bnsl", {"max_rounds": 3}, "rounds", SETUP_ROUND)
