@@ -190,9 +190,8 @@ def _flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, st
     return out
 
 
-#: option names that mean something else in the library's messages (`participants` is the data
-#: there, a split count on the command line)
-_NOT_FLAGS = frozenset(("help", "json", "participants", "data", "d"))
+#: option names that mean something else in the library's messages
+_NOT_FLAGS = frozenset(("help", "json", "data", "d"))
 
 
 _PARAMETER = re.compile(r"`(\w+)`(?: = (?=\S))?")

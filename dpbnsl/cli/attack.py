@@ -181,6 +181,10 @@ def run_attack(args: argparse.Namespace) -> tuple[LearnResult, AttackReport]:
     if args.data is not None:
         frames = [read_csv(p, "--data", participant=k) for k, p in enumerate(args.data)]
         same_columns(frames, args.data, "--data")
+        if not private:  # the private protocols clip every record; the others square the data
+            from .learn import check_scale
+
+            check_scale(frames, args.data)
         participants = [f.to_numpy(dtype=float) for f in frames]
         # the adversary's population statistics: the pooled covariance (it includes the members,
         # which slightly favours the baseline and the membership reference, not the attack)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from ..learners.result import LearnResult
 
-__all__ = ["add_learn_command", "learn_document"]
+__all__ = ["add_learn_command", "learn_document", "check_scale"]
 
 METHODS = tuple(LEARNERS)
 
@@ -251,7 +251,7 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
     refuse_unused(args, _OPTION_USERS, args.method)
 
 
-def _check_scale(frames: Sequence[pd.DataFrame], paths: Sequence[Path]) -> None:
+def check_scale(frames: Sequence[pd.DataFrame], paths: Sequence[Path]) -> None:
     """Refuse data whose magnitude overflows a non-private learner's statistics, naming the file,
     the data row and the column."""
     import numpy as np
@@ -321,7 +321,7 @@ def _learn(args: argparse.Namespace) -> int:
     names = [str(c) for c in participants[0].columns]
     entry = LEARNERS[args.method]
     if not entry.private:  # the private learners clip every record; the others square the data
-        _check_scale(participants, args.data)
+        check_scale(participants, args.data)
     rows = sum(len(f) for f in participants)
     if entry.pooled and rows < 2:
         files = ", ".join(repr(str(p)) for p in args.data)
