@@ -377,7 +377,10 @@ def _run_plan(args: argparse.Namespace, method: str) -> int:
                 "rho": e.count * event_rho(e.event)[0],
             }
         )
-    spent = {a: ledger.epsilon(args.delta, accountant=a) for a in dict.fromkeys((accountant, "zcdp"))}
+    spent = {
+        a: ledger.epsilon(args.delta, accountant=cast(Literal["rdp", "zcdp", "pld"], a))
+        for a in dict.fromkeys((accountant, "zcdp"))
+    }
     print(head)
     print(_table(_PLAN_COLUMNS, [[r[c] for c in _PLAN_COLUMNS] for r in rows], round_up=True))
     print(

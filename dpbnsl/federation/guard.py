@@ -18,9 +18,12 @@ Behind these the participant's ledger is a privacy filter with the same budget: 
 would take it over is refused before it is made (:class:`~dpbnsl.accounting.PrivacyLedger`).
 
 What leaves a participant on failure is :func:`public_failure`: a :class:`ProtocolError` (whose
-messages concern the protocol and the plan, never data) as it is, anything else as a fixed
-message naming the participant, the phase and round and the kind of failure; the detail (which may
-quote a cell of the data) is logged on the participant's side only.
+messages concern the protocol and the plan, never data) as it is, anything else as one fixed
+sentence naming the participant and the phase and round (not even the exception's type, which can
+depend on the data); the detail (which may quote a cell of the data) is logged on the
+participant's side only. Messages the server sends are checked before they reach the data
+(:func:`check_inbox`). A participant's spend across runs is recorded on its own machine
+(:mod:`dpbnsl.federation.spend`).
 """
 
 from __future__ import annotations
@@ -28,20 +31,31 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .._validation import check_real
-from .messages import SETUP_ROUND
+from .messages import SETUP_ROUND, Dense, Payload, Sparse
 from .protocol import ProtocolError
+
+if TYPE_CHECKING:
+    from ..accounting import LedgerEntry
+
+#: ``reserve(entries, budget)``: charge a run's whole planned spend before its first release
+Reserve = Callable[[Sequence["LedgerEntry"], tuple[float, float]], Any]
 
 __all__ = [
     "Refusal",
     "ParticipantFailure",
     "RequestGuard",
     "check_study",
+    "check_inbox",
+    "Reserve",
     "SettingsLock",
     "DELTA_CEILING",
+    "EPSILON_CEILING",
     "delta_ceiling",
     "own_budget",
     "public_failure",
@@ -51,6 +65,10 @@ __all__ = [
 #: The largest δ a participant accepts from a study when its operator gave no budget of its own
 #: (``budget="study"``); it is also capped at 1/n_k (:func:`delta_ceiling`).
 DELTA_CEILING = 1e-3
+#: The largest ε a participant accepts from a study when its operator gave no budget of its own:
+#: beyond it the server can invert the releases nearly exactly (at ε = 100 a DP-Fed-BNSL
+#: participant's clipped covariance was recovered to 0.4 %).
+EPSILON_CEILING = 10.0
 
 #: The participant-side log: the detail of a failure goes here, never to the server.
 LOGGER = logging.getLogger("dpbnsl.participant")
@@ -81,9 +99,9 @@ def own_budget(
 
     ``budget`` is its operator's ``(epsilon, delta)`` (ε may be ``inf`` when the operator says so:
     no filter), or the string ``"study"`` — an explicit opt-out: accept the ``study``'s (ε, δ),
-    refused (:class:`Refusal`) when its ε is infinite or its δ exceeds
-    :func:`delta_ceiling` (``n_rows``). ``None`` is refused: a private participant does not run
-    without a budget."""
+    refused (:class:`Refusal`) when its ε exceeds :data:`EPSILON_CEILING` (or is infinite) or its
+    δ exceeds :func:`delta_ceiling` (``n_rows``). ``None`` is refused: a private participant does
+    not run without a budget."""
     if isinstance(budget, str):
         if budget != "study":
             raise ValueError(f'`budget` must be a pair (epsilon, delta) or "study"; got {budget!r}')
@@ -95,6 +113,12 @@ def own_budget(
             raise Refusal(
                 f"participant {participant}: the study asks for ε = {eps!r} (no privacy) and this "
                 f"participant has no budget of its own to allow it; nothing was released"
+            )
+        if not eps <= EPSILON_CEILING:
+            raise Refusal(
+                f"participant {participant}: the study asks for ε = {eps:g}, above the ceiling "
+                f"{EPSILON_CEILING:g} a participant accepts without a budget of its own; nothing "
+                f"was released"
             )
         if not delta <= ceiling:
             raise Refusal(
@@ -113,6 +137,23 @@ def own_budget(
     eps = check_real(budget[0], "budget epsilon", low=0.0, low_open=True, allow_inf=True)
     delta = check_real(budget[1], "budget delta", low=0.0, high=1.0, low_open=True, high_open=True)
     return eps, delta
+
+
+def check_inbox(inbox: Payload | None, d: int, *, participant: int, phase: str, t: int) -> None:
+    """Refuse a server message a round cannot use: anything but a (d, d) matrix of finite values
+    (the server's W). Checked before any computation, so a malformed message never reaches the
+    data (where an overflow or an exception could depend on it)."""
+    if inbox is None:
+        return
+    if not isinstance(inbox, (Dense, Sparse)):
+        raise Refusal(f"participant {participant}: {phase} round {t}: the server's message is not a matrix")
+    W = inbox.to_dense()
+    if W.shape != (d, d) or not np.isfinite(W).all():
+        raise Refusal(
+            f"participant {participant}: {phase} round {t}: the server's message must be a finite "
+            f"{d} × {d} matrix; got shape {W.shape}"
+            + ("" if W.shape != (d, d) or np.isfinite(W).all() else " with non-finite entries")
+        )
 
 
 def check_study(study: tuple[float, float], budget: tuple[float, float], *, participant: int) -> None:
@@ -244,9 +285,9 @@ def canonical(settings: Mapping[str, Any]) -> str:
 
 def public_failure(exc: BaseException, *, participant: int | None, phase: str, t: int) -> str:
     """What a participant may tell the server about a failure: a :class:`ProtocolError`'s own
-    message (it concerns the protocol and the plan, never the data), or else a fixed sentence
-    with the participant, the phase and round and the exception's type. The full detail is logged
-    on the participant's side (:data:`LOGGER`)."""
+    message (it concerns the protocol and the plan, never the data), or else one fixed sentence
+    with the participant and the phase and round. The full detail is logged on the participant's
+    side (:data:`LOGGER`)."""
     LOGGER.error(
         "participant %s failed in %s (detail kept on this machine)",
         participant,
@@ -257,4 +298,5 @@ def public_failure(exc: BaseException, *, participant: int | None, phase: str, t
         return str(exc)
     who = "a participant" if participant is None else f"participant {participant}"
     where = "the setup exchange" if t == SETUP_ROUND else f"{phase} round {t}"
-    return f"{who} failed in {where} ({type(exc).__name__}); the detail stays in the participant's own log"
+    # one fixed sentence: not even the exception's type, which can depend on the data
+    return f"{who} failed in {where}; the detail stays in the participant's own log"

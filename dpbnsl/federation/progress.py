@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = ["Reporter", "reporting", "round_done", "StderrProgress"]
 
@@ -84,7 +84,7 @@ class StderrProgress:
         self._context.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._context.__exit__(*exc)
         if self.shown:
             self._out().write("\n")

@@ -12,7 +12,9 @@ end the server sends the last reply with phase ``"done"`` and each participant r
 from __future__ import annotations
 
 import json
+import os
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -25,8 +27,9 @@ from flwr.serverapp import Grid, ServerApp
 
 from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
 from ..federation import Message as WireMessage
-from ..federation.guard import ParticipantFailure, Refusal, public_failure
+from ..federation.guard import ParticipantFailure, Refusal, Reserve, public_failure
 from ..federation.protocol import ProtocolError, messages_of, record_reply
+from ..federation.spend import NodeLedger, data_key
 from ..io.tables import read_table
 from ..learners.hosted import hosted
 from .records import get_payload, get_state, put_payload, put_state
@@ -62,7 +65,7 @@ def _generator(k: int, node_config: Mapping[str, Any], default: int | None) -> n
     (for tests on simulated data only: it gives the in-process learner's stream k of ``rng=seed``)."""
     if not _seeded(node_config, default):
         return np.random.default_rng()
-    seed = int(node_config.get("seed", default))  # type: ignore[arg-type]
+    seed = int(str(node_config.get("seed", default)))
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
 
 
@@ -88,6 +91,17 @@ def _budget(
     if accept_study_budget or _truthy(node_config.get("accept-study-budget", False)):
         return "study"
     return None
+
+
+def _reserver(ledger: NodeLedger, data: Any, k: int, protocol: str) -> Reserve:
+    """The participant's ``reserve``: charge a run's plan to its dataset's ledger file."""
+    frame = data.to_numpy(dtype=float) if hasattr(data, "to_numpy") else data
+    key = data_key(frame)
+
+    def reserve(entries: Any, budget: tuple[float, float]) -> None:
+        ledger.reserve(key, entries, budget=budget, participant=k, what=protocol)
+
+    return reserve
 
 
 def _truthy(value: Any) -> bool:
@@ -137,7 +151,8 @@ def _admit_protocol(
     if kept is None:
         ctx.state[_PROTOCOL_KEY] = ConfigRecord({"name": name})
     elif str(kept["name"]) != name:
-        raise Refusal(f"participant {k} began this run with {kept['name']}; it refuses to switch to {name}")
+        began = str(kept["name"])
+        raise Refusal(f"participant {k} began this run with {began}; it refuses to switch to {name}")
 
 
 def make_client_app(
@@ -147,6 +162,7 @@ def make_client_app(
     budgets: Mapping[int, tuple[float, float]] | None = None,
     accept_study_budget: bool = False,
     protocols: tuple[str, ...] | None = None,
+    ledger_dir: str | os.PathLike[str] | None = None,
 ) -> ClientApp:
     """The participant's ClientApp; ``load(participant_id, node_config)`` returns its data (default:
     the file at node config ``data-path``). The data and the noise never leave this process: only
@@ -162,6 +178,15 @@ def make_client_app(
     (ε, δ), refused when ε is infinite or δ above min(1e-3, 1/n_k). It refuses a study beyond its
     budget, any request its plan does not have and changed settings, before releasing anything
     (:mod:`dpbnsl.federation.guard`).
+
+    A participant's budget spans runs: with a ledger directory (node config ``ledger-dir``, or
+    ``ledger_dir`` here; the deployment's ClientApp uses ``~/.dpbnsl/ledgers``), every run's whole
+    planned spend is charged to its dataset's ledger file before its first release, and a run
+    whose plan would take the data beyond the budget is refused
+    (:class:`~dpbnsl.federation.spend.NodeLedger`). Without one the budget holds within a run only.
+
+    The participant's work runs with numpy's floating-point errors ignored and warnings shown
+    (never raised), so that whether a request fails cannot depend on the data.
 
     Which protocols a node answers: those of ``protocols`` (or the node config's ``protocols``,
     comma-separated) when given; else, on a node that holds a privacy budget (or accepts the
@@ -180,14 +205,18 @@ def make_client_app(
         _admit_protocol(k, proto.name, proto.private, ctx, budgets, accept_study_budget, protocols)
         settings = json.loads(str(cfg["settings"]))
         extra: dict[str, Any] = {}
+        data = load(k, ctx.node_config)
         if proto.private:
             extra = {
                 "rng": _generator(k, ctx.node_config, seed),
                 "budget": _budget(k, ctx.node_config, budgets, accept_study_budget),
             }
+            where = ctx.node_config.get("ledger-dir", ledger_dir)
+            if where not in (None, ""):
+                extra["reserve"] = _reserver(NodeLedger(str(where)), data, k, proto.name)
         elif proto.participant_random:  # not private, but random (e.g. DS-FCD's Gumbel noise)
             extra = {"rng": _generator(proto.stream_offset + k, ctx.node_config, seed)}
-        p = proto.participant(load(k, ctx.node_config), settings=settings, participant=k, **extra)
+        p = proto.participant(data, settings=settings, participant=k, **extra)
         p.load_state_dict(get_state(ctx.state))
         if phase == "done":
             report = ConfigRecord({"participant": k, "report": json.dumps(p.report())})
@@ -207,9 +236,13 @@ def make_client_app(
         phase, t = "(unknown phase)", 0
         try:
             cfg = msg.content["config"]
-            phase, t = str(cfg["phase"]), int(cfg["round"])  # type: ignore[arg-type]
+            phase, t = str(cfg["phase"]), int(str(cfg["round"]))
             k = participant_id(ctx.node_config)
-            return answer(msg, ctx, k, phase, t)
+            # a warning raised as an error, or a floating-point trap, would make whether the request
+            # fails depend on the data: shown (on this machine) and ignored instead
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("default")
+                return answer(msg, ctx, k, phase, t)
         except Exception as exc:  # what leaves this machine: a data-free message only
             failure = public_failure(exc, participant=k, phase=phase, t=t)
         raise ParticipantFailure(failure)  # outside the except block: no chained detail

@@ -30,13 +30,15 @@ from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
 from ..federation import Dense, Message, Sparse, Transcript
+from ..federation.spend import DEFAULT_LEDGER_DIR
 from ..learners.hosted import hosted
 from .apps import FlowerRun, make_client_app, run_on_grid
 
 __all__ = ["server_app", "client_app", "write_app", "save_run", "load_run", "check_out_dir"]
 
-#: The participant's ClientApp of a deployment: it reads its data from node config ``data-path``.
-client_app = make_client_app()
+#: The participant's ClientApp of a deployment: it reads its data from node config ``data-path`` and
+#: keeps its spend across runs in ``~/.dpbnsl/ledgers`` (node config ``ledger-dir`` elsewhere).
+client_app = make_client_app(ledger_dir=DEFAULT_LEDGER_DIR)
 #: The deployment's ServerApp: it reads the study from the run config (see the module docstring).
 server_app = ServerApp()
 

@@ -40,10 +40,8 @@ def simulate_on_flower(
     initial parameters of ``"fed-bnsl-mlp"``), ``seed`` is the server's, as the learner's ``rng``.
     ``budgets`` maps a participant id to its own (ε, δ) budget: a private participant refuses a
     study that asks for more, and the run ends with an error naming it. A participant without an
-    entry accepts the study's own (ε, δ) (``budget="study"``: you run every side of the
-    simulation), which it still refuses when ε is infinite or δ above min(1e-3, 1/n_k); give it a
-    budget of its own to allow those. Needs the ``flower`` extra (it brings Ray, the engine's
-    backend).
+    entry gets the study's (ε, δ) as its budget (you run every side of the simulation). Needs the
+    ``flower`` extra (it brings Ray, the engine's backend).
     """
     from flwr.simulation import run_simulation
 
@@ -52,6 +50,11 @@ def simulate_on_flower(
     settings = dict(settings or {})
     if not (proto.private or proto.server_random or proto.participant_random) and seed is not None:
         raise ValueError(f"`seed` applies to protocols that draw random numbers; {protocol!r} draws none")
+    if proto.private and {"epsilon", "delta"} <= set(settings):
+        # you run every side of a simulation: each participant's budget is the study's, unless
+        # `budgets` says otherwise
+        study = (float(settings["epsilon"]), float(settings["delta"]))
+        budgets = {**{k: study for k in range(len(arrays))}, **dict(budgets or {})}
     results: dict[str, FlowerRun] = {}
     server_app = make_server_app(
         protocol,

@@ -98,7 +98,12 @@ def test_no_budget_in_the_node_config_is_refused(name):
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))
 @pytest.mark.parametrize(
-    "change, message", [(dict(epsilon=math.inf), "no privacy"), (dict(delta=0.9), "above the ceiling")]
+    "change, message",
+    [
+        (dict(epsilon=math.inf), "no privacy"),
+        (dict(epsilon=100.0), r"ε = 100, above the ceiling 10"),
+        (dict(delta=0.9), "above the ceiling"),
+    ],
 )
 def test_the_study_budget_opt_out_refuses_infinite_epsilon_and_large_delta(name, change, message):
     node = _node(name, {"accept-study-budget": True})
@@ -155,16 +160,18 @@ def test_a_bad_data_file_reaches_the_server_as_a_data_free_message(tmp_path):
         with pytest.raises(ParticipantFailure) as info:
             node.ask("dp-fed-bnsl", SETTINGS["dp-fed-bnsl"], "rounds", SETUP_ROUND)
         text = str(info.value)
-        assert text == (
-            "participant 1 failed in the setup exchange (DataFileError); the detail stays in the "
-            "participant's own log"
+        assert (
+            text
+            == "participant 1 failed in the setup exchange; the detail stays in the participant's own log"
         )
         assert info.value.__context__ is None and info.value.__cause__ is None
 
 
-def test_a_scale_warning_raised_as_an_error_carries_no_value(tmp_path):
-    """The local scale checks quote the data's scale; turned into errors (``-W error``), what
-    reaches the server is the fixed message."""
+def test_warnings_as_errors_cannot_make_failure_depend_on_the_data(tmp_path):
+    """A review's oracle: with warnings turned into errors on the participant's machine, a server
+    varying clip_norm learned from each refusal whether a scale warning fired, i.e. a quantile of
+    the row norms. Inside the ClientApp warnings are shown, never raised, and numpy's errors are
+    ignored: the request succeeds whatever the data."""
     X = np.random.default_rng(0).standard_normal((50, 3))
     X[7, 1] = 123456.789
     path = tmp_path / "site.csv"
@@ -172,15 +179,62 @@ def test_a_scale_warning_raised_as_an_error_carries_no_value(tmp_path):
     config = {"participant-id": 0, "data-path": str(path), "epsilon-budget": 1.0, "delta-budget": 1e-5}
     node = Node(make_client_app(load_csv), config)
     settings = dict(SETTINGS["dp-fed-bnsl"], clip_norm=0.1)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), np.errstate(all="raise"):
         warnings.simplefilter("error")
         node.ask("dp-fed-bnsl", settings, "rounds", SETUP_ROUND)
-        with pytest.raises(ParticipantFailure) as info:
-            node.ask("dp-fed-bnsl", settings, "rounds", 0, Dense(np.array([50.0])))
-    assert str(info.value) == (
-        "participant 0 failed in rounds round 0 (DataScaleWarning); the detail stays in the "
-        "participant's own log"
-    )
+        reply = node.ask("dp-fed-bnsl", settings, "rounds", 0, Dense(np.array([50.0])))
+    assert "upload_0" in reply.content.keys()
+
+
+def test_a_malformed_server_message_is_refused_before_the_data(tmp_path):
+    """A server's W of the wrong shape, or with huge or non-finite entries, never reaches the
+    data: refused with a data-free message before any computation."""
+    for bad in (np.zeros((4, 4)), np.full((5, 5), np.inf)):
+        node = _node("dp-fed-sparse-bnsl", {"epsilon-budget": 1.0, "delta-budget": 1e-5})
+        settings = SETTINGS["dp-fed-sparse-bnsl"]
+        _play(node, "dp-fed-sparse-bnsl", settings, 1)
+        with pytest.raises(ParticipantFailure, match=r"the server's message must be a finite 5 × 5 matrix"):
+            node.ask("dp-fed-sparse-bnsl", settings, "rounds", 1, Dense(bad))
+
+
+def test_the_budget_spans_runs_on_a_node_with_a_ledger(tmp_path):
+    """A review's attack: every new Flower run starts with an empty state, so a server could run
+    the study again and again, each time with the whole budget. With a ledger directory the node
+    charges each run's plan to its dataset before the first release and refuses once the budget
+    is spent; nothing of the refused run is released."""
+    from dpbnsl.federation.spend import NodeLedger
+    from dpbnsl.learners.linear.covariance_plan import plan
+
+    ledger = tmp_path / "ledgers"
+    settings = dict(SETTINGS["dp-fed-bnsl"], epsilon=0.6)
+    config = {"epsilon-budget": 1.0, "delta-budget": 1e-5}
+    accepted = 0
+    for _ in range(10):  # new runs, each with a new context, until the node refuses
+        node = _node("dp-fed-bnsl", config, ledger_dir=ledger)
+        node.ask("dp-fed-bnsl", settings, "rounds", SETUP_ROUND)
+        try:
+            node.ask("dp-fed-bnsl", settings, "rounds", 0, Dense(np.array([200.0, 200.0])))
+        except ParticipantFailure as refused:
+            assert "beyond its budget (1, 1e-05)" in str(refused) and f"by {accepted} earlier run(s)" in str(
+                refused
+            )
+            break
+        accepted += 1
+    else:
+        raise AssertionError("the node never refused")
+    # exactly as many runs as fit: k runs of ε = 0.6 compose within ε = 1, k + 1 do not
+    entries = plan(epsilon=0.6, delta=1e-5, clip_norm=5.0, max_rounds=3).entries()
+    key = next(ledger.glob("*.json")).stem
+    spent = NodeLedger(ledger).spent(key, 1e-5)
+    assert accepted >= 1 and spent <= 1.0
+    from dpbnsl.federation.spend import spent_epsilon
+
+    assert spent_epsilon(list(entries) * (accepted + 1), 1e-5) > 1.0
+    assert len(list(ledger.glob("*.json"))) == 1
+    other = _node("dp-fed-bnsl", config, ledger_dir=ledger)  # the node config can name another directory
+    other.ctx.node_config["ledger-dir"] = str(tmp_path / "elsewhere")
+    other.ask("dp-fed-bnsl", settings, "rounds", SETUP_ROUND)
+    other.ask("dp-fed-bnsl", settings, "rounds", 0, Dense(np.array([200.0, 200.0])))
 
 
 # --- on the simulation engine (Ray workers: the participants in other processes) -----------------

@@ -81,6 +81,11 @@ class CovariancePlan:
     z_mean: float | None
     spent: float  # ε(δ) of the calibrated releases under the calibration's accountant
 
+    def entries(self) -> list[LedgerEntry]:
+        """The ledger entries one participant will spend: the private mean (with private centring)
+        and the covariance release."""
+        return _entries(self.z_cov, self.z_mean)
+
 
 def plan(
     *,

@@ -17,7 +17,7 @@ import pandas as pd
 from ..._validation import as_float_matrix, check_bool, check_choice, check_data_scale, check_int
 from ...accounting import PrivacyLedger
 from ...federation import Dense, Payload
-from ...federation.guard import RequestGuard, SettingsLock, check_study, own_budget
+from ...federation.guard import RequestGuard, Reserve, SettingsLock, check_inbox, check_study, own_budget
 from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
@@ -210,6 +210,8 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
     its plan does not have (a round beyond ``max_rounds``, repeated or going backwards) and a
     request whose settings differ from those it planned with, before releasing anything
     (:mod:`dpbnsl.federation.guard`); its ledger is a privacy filter with its budget.
+    ``reserve(entries, budget)``, when given, is called with the run's whole planned spend before
+    its release (a deployed node's ledger across runs, :class:`~dpbnsl.federation.spend.NodeLedger`).
     """
 
     def __init__(
@@ -222,9 +224,11 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
         budget: tuple[float, float] | str | None,
         columns: tuple[str, ...] | None = None,
         plan: CovariancePlan | None = None,
+        reserve: Reserve | None = None,
     ) -> None:
         self.X = as_float_matrix(X, "X")
         self.k = check_int(participant, "participant", low=0)
+        self.reserve = reserve
         self.settings, self.columns, self.rng = dict(settings), columns, rng
         study = (self.settings.get("epsilon", math.nan), self.settings.get("delta", math.nan))
         self.budget = own_budget(budget, participant=self.k, n_rows=self.X.shape[0], study=study)
@@ -244,10 +248,14 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
 
     def respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Payload]:
         self.guard.admit(phase, t)  # before anything is computed or released
+        if t != SETUP_ROUND and self.core is not None:
+            check_inbox(inbox, self.X.shape[1], participant=self.k, phase=phase, t=t)
         return super().respond(phase, t, inbox)
 
     def statistic(self, n: tuple[int, ...]) -> np.ndarray:
         pl, X, k, rng, ledger = self.plan, self.X, self.k, self.rng, self.ledger
+        if self.reserve is not None:  # the run's whole spend, charged before its first release
+            self.reserve(pl.entries(), self.budget)
         # local warnings to the data owner (nothing is released): centre or rows off-scale
         if self.settings.get("centre", "declared") == "declared":
             check_declared_centre(X, participant=k, columns=self.columns)

@@ -23,7 +23,7 @@ import pandas as pd
 from ..._validation import as_float_matrix, check_bool, check_data_scale, check_epsilon, check_int, check_real
 from ...accounting import PrivacyLedger
 from ...federation import Payload
-from ...federation.guard import RequestGuard, SettingsLock, check_study, own_budget
+from ...federation.guard import RequestGuard, Reserve, SettingsLock, check_inbox, check_study, own_budget
 from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
@@ -152,6 +152,7 @@ class _SparseParticipant(HostedParticipant):
             self.prepared, inbox = True, None
         else:
             self.admit(phase, t)
+        check_inbox(inbox, self.X.shape[1], participant=self.k, phase=phase, t=t)
         if phase == "warm":
             if self.warm is None:
                 raise ProtocolError(f"participant {self.k}: a warm-start round it did not plan")
@@ -240,7 +241,9 @@ class DPFedSparseParticipant(_SparseParticipant):
     accept the study's own (refused when infinite or when δ exceeds
     :func:`~dpbnsl.federation.guard.delta_ceiling`); see :func:`~dpbnsl.federation.guard.own_budget`.
     ``plan`` (the in-process driver's, computed from the same settings and row counts) saves
-    recomputing it.
+    recomputing it. ``reserve(entries, budget)``, when given, is called once with the run's whole
+    planned spend before its first release (a deployed node charges it to its own ledger across
+    runs, :class:`~dpbnsl.federation.spend.NodeLedger`, and refuses there).
 
     The participant defends itself (:mod:`dpbnsl.federation.guard`): it refuses a study beyond its
     budget, any request its plan does not have (a round beyond T, a repeated round, a round going
@@ -258,8 +261,10 @@ class DPFedSparseParticipant(_SparseParticipant):
         budget: tuple[float, float] | str | None,
         columns: tuple[str, ...] | None = None,
         plan: SparsePlan | None = None,
+        reserve: Reserve | None = None,
     ) -> None:
         super().__init__(X, participant=participant, columns=columns)
+        self.reserve = reserve
         clip_kernel.backend()  # a bad DPBNSL_KERNEL (or numba asked for, broken) fails before any release
         self.settings = dict(settings)
         study = (self.settings.get("epsilon", math.nan), self.settings.get("delta", math.nan))
@@ -284,6 +289,11 @@ class DPFedSparseParticipant(_SparseParticipant):
     def admit(self, phase: str, t: int) -> None:
         self.guard.admit(phase, t)
 
+    def prepare(self) -> None:  # the run's first release follows: its whole spend is charged first
+        if self.reserve is not None:
+            self.reserve(cast(SparsePlan, self.plan).entries(), self.budget)
+        self._prepare()
+
     def make_plan(self, n: tuple[int, ...]) -> None:
         pl = self.plan if self.plan is not None else plan(self.X.shape[1], n_k=n, **self.settings)
         check_study((pl.epsilon, pl.delta), self.budget, participant=self.k)
@@ -293,7 +303,7 @@ class DPFedSparseParticipant(_SparseParticipant):
             phases.insert(0, ("warm", fed_bnsl_hyper()["max_rounds"]))
         self.guard.phases = phases
 
-    def prepare(self) -> None:
+    def _prepare(self) -> None:
         pl, X, k, cols = cast(SparsePlan, self.plan), self.X, self.k, self.columns
         centre = str(self.settings.get("centre", "declared"))  # dp_fed_sparse_bnsl's default
         bound, public_m, rng, ledger = pl.feature_bound, pl.smoothness, self.rng, self.ledger
