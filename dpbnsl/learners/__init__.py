@@ -5,8 +5,9 @@ light registry, :mod:`~dpbnsl.learners.registry`) does not load every other lear
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 #: where each exported name lives (a submodule of this package)
 _EXPORTS = {
@@ -55,17 +56,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .combiners import LocalFits, notears_average, notears_best, notears_local, notears_voting

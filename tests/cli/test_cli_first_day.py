@@ -69,52 +69,15 @@ def test_the_private_methods_need_their_bounds_and_the_simulated_runs_use_the_si
 ):
     err = _run(["learn", "--method", "dp-fed-bnsl", "--epsilon", "1", "--data", *_parts(sim)], capsys, 2).err
     assert "needs --clip-norm R" in err
-    out = tmp_path / "c.csv"
-    res = _run(
-        [
-            "curve",
-            "--methods",
-            "dp-fed-bnsl",
-            "--epsilons",
-            "5",
-            "--seeds",
-            "1",
-            "--d",
-            "6",
-            "--participants",
-            "2",
-            "--n-per-participant",
-            "300",
-            "--out",
-            str(out),
-        ],
-        capsys,
+    curve = (
+        "curve --methods dp-fed-bnsl --epsilons 5 --seeds 1 --d 6 --participants 2 --n-per-participant 300"
     )
+    out = tmp_path / "c.csv"
+    res = _run([*curve.split(), "--out", str(out)], capsys)
     assert "warning" not in res.err  # the simulator's scale: no clipping warning
     frame = pd.read_csv(out)
     assert "clip_norm" in frame["options"].iloc[0]
-    res = _run(
-        [
-            "curve",
-            "--methods",
-            "dp-fed-bnsl",
-            "--epsilons",
-            "5",
-            "--seeds",
-            "1",
-            "--d",
-            "6",
-            "--participants",
-            "2",
-            "--n-per-participant",
-            "300",
-            "--clip-norm",
-            "0.5",
-            "--out",
-            str(tmp_path / "d.csv"),
-        ],
-        capsys,
-    )
+    res = _run([*curve.split(), "--clip-norm", "0.5", "--out", str(tmp_path / "d.csv")], capsys)
     assert "norm above --clip-norm 0.5" in res.err  # settable, and the warning speaks in flags
     err = _run(
         ["curve", "--methods", "fed-bnsl", "--feature-bound", "3", "--out", str(tmp_path / "e.csv")],

@@ -157,7 +157,14 @@ def test_no_module_hidden_by_a_function_of_its_name(package):
 
 #: the layers from the bottom up; a module may import its own layer and the ones below it only
 LAYERS = (
-    ("dpbnsl._validation", "dpbnsl.graphs", "dpbnsl.scores", "dpbnsl.metrics", "dpbnsl.timeseries"),
+    (
+        "dpbnsl._validation",
+        "dpbnsl._lazy",
+        "dpbnsl.graphs",
+        "dpbnsl.scores",
+        "dpbnsl.metrics",
+        "dpbnsl.timeseries",
+    ),
     ("dpbnsl.blas", "dpbnsl.tasks", "dpbnsl.simulation", "dpbnsl.mechanisms"),
     ("dpbnsl.accounting",),
     ("dpbnsl.federation",),
