@@ -212,18 +212,27 @@ def as_float_matrix(
 MAX_DATA_ABS = 1e150
 
 
+def too_large(X: np.ndarray) -> tuple[int, int, float] | None:
+    """(row, column, magnitude) of the largest entry of ``X`` when it exceeds
+    :data:`MAX_DATA_ABS`, else None."""
+    if not X.size:
+        return None
+    i, j = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
+    v = abs(float(X[i, j]))
+    return (int(i), int(j), v) if v > MAX_DATA_ABS else None
+
+
 def check_data_scale(X: np.ndarray, name: str, *, where: str = "") -> np.ndarray:
     """Refuse data a non-private learner's statistics would overflow on (an entry beyond
     :data:`MAX_DATA_ABS` in magnitude), naming the entry; returns ``X``."""
-    if X.size:
-        i, j = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
-        v = float(X[i, j])
-        if abs(v) > MAX_DATA_ABS:
-            raise ValueError(
-                f"`{name}`{where} has an entry of magnitude {abs(v):.3g} (row {i}, column {j}): "
-                f"beyond {MAX_DATA_ABS:g} the covariances and losses this learner computes "
-                f"overflow; rescale the data first"
-            )
+    found = too_large(X)
+    if found is not None:
+        i, j, v = found
+        raise ValueError(
+            f"`{name}`{where} has an entry of magnitude {v:.3g} (row {i}, column {j}): "
+            f"beyond {MAX_DATA_ABS:g} the covariances and losses this learner computes "
+            f"overflow; rescale the data first"
+        )
     return X
 
 

@@ -83,7 +83,7 @@ _SETTING = ("graph", "edges_per_node", "options")  # what CSVs of earlier versio
 _RESERVED = ("epsilon", "delta", "rng", "local")
 #: The learners a sweep runs: the linear family's, except the oracles (the sweep simulates linear
 #: SEMs). Their settings come from the learner registry (defaults, then simulation settings).
-METHODS = tuple(n for n in names(family="linear") if not LEARNERS[n].oracle)
+METHODS = names(family="linear", oracle=False)
 
 
 def _entry(method: str) -> Learner:

@@ -298,7 +298,7 @@ _PLAN_COLUMNS = ("release", "event", "multiplier", "count", "rho")
 
 def _run_plan(args: argparse.Namespace, method: str) -> int:
     """A private learner's whole plan: every release, its multiplier and count, and the ε."""
-    from ..accounting import LedgerEntry, PrivacyLedger, event_rho
+    from ..accounting import PrivacyLedger, event_rho
 
     options = {
         k: getattr(args, k)
@@ -347,11 +347,7 @@ def _run_plan(args: argparse.Namespace, method: str) -> int:
                 "data's units"
             )
         cp = covariance_plan(epsilon=args.epsilon, delta=args.delta, **options)
-        from dp_accounting import GaussianDpEvent
-
-        entries = [LedgerEntry("covariance", GaussianDpEvent(cp.z_cov), 1)]
-        if cp.z_mean is not None:
-            entries.insert(0, LedgerEntry("mean", GaussianDpEvent(cp.z_mean), 1))
+        entries = cp.entries()
         accountant = ACCOUNTANT[str(options.get("calibration", "tight"))]
         head = (
             f"DP-Fed-BNSL plan for (ε, δ) = ({cp.epsilon:g}, {cp.delta:g}) per participant: one "

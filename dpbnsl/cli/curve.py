@@ -13,7 +13,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..learners.registry import LEARNERS, names
+from ..learners.registry import names
 from .common import COMMANDS, CLIError, add_json_option, count, set_json
 from .executors import add_executor_options, executor
 from .files import check_output_file, write_files
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["add_curve_command"]
 
 #: the methods a sweep runs: the linear learners that need no true graph
-METHODS = tuple(n for n in names(family="linear") if not LEARNERS[n].oracle)
+METHODS = names(family="linear", oracle=False)  # as dpbnsl.audits.tradeoff.METHODS
 #: the public bounds a private method needs, settable here (default: the simulator's scale)
 _BOUNDS = {"feature_bound": "dp-fed-sparse-bnsl", "clip_norm": "dp-fed-bnsl"}
 

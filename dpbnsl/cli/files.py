@@ -76,17 +76,14 @@ def read_csv(
 def check_input_files(paths: Sequence[Path], flag: str) -> None:
     """Refuse a missing, unreadable or non-regular input file (``-``, standard input, passes)
     before anything heavy is loaded: a typo answers at once."""
+    from ..io.tables import DataFileError, check_input
+
     for p in paths:
-        if str(p) == "-":
-            continue
-        if not p.exists():
-            raise CLIError(f"{flag} file {str(p)!r} does not exist")
-        if p.is_dir():
-            raise CLIError(f"{flag} {str(p)!r} is a directory, not a CSV or Parquet file")
-        if not p.is_file():
-            raise CLIError(f"{flag} {str(p)!r} is not a regular file")
-        if not os.access(p, os.R_OK):
-            raise CLIError(f"{flag} file {str(p)!r} is not readable (permission denied)")
+        if str(p) != "-":
+            try:
+                check_input(p, flag)
+            except DataFileError as exc:
+                raise CLIError(str(exc)) from None
 
 
 def distinct_files(paths: Sequence[Path], flag: str) -> None:

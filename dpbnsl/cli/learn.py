@@ -253,20 +253,18 @@ def _refuse_unused_options(args: argparse.Namespace) -> None:
 
 def check_scale(frames: Sequence[pd.DataFrame], paths: Sequence[Path]) -> None:
     """Refuse data whose magnitude overflows a non-private learner's statistics, naming the file,
-    the data row and the column."""
-    import numpy as np
-
-    from .._validation import MAX_DATA_ABS
+    the data row and the column (:func:`dpbnsl._validation.check_data_scale` in file terms)."""
+    from .._validation import MAX_DATA_ABS, too_large
 
     for k, (frame, path) in enumerate(zip(frames, paths)):
-        values = np.abs(frame.to_numpy(dtype=float))
-        if values.size and values.max() > MAX_DATA_ABS:
-            i, j = np.unravel_index(int(np.argmax(values)), values.shape)
+        found = too_large(frame.to_numpy(dtype=float))
+        if found is not None:
+            i, j, v = found
             raise CLIError(
-                f"--data file {str(path)!r} (participant {k}): an entry of magnitude "
-                f"{values[i, j]:.3g} at data row {i}, column {frame.columns[j]!r}; beyond "
-                f"{MAX_DATA_ABS:g} this method's covariances and losses overflow: rescale the data "
-                f"(the private methods clip every record and accept it)"
+                f"--data file {str(path)!r} (participant {k}): an entry of magnitude {v:.3g} at data "
+                f"row {i}, column {frame.columns[j]!r}; beyond {MAX_DATA_ABS:g} this method's "
+                f"covariances and losses overflow: rescale the data (the private methods clip every "
+                f"record and accept it)"
             )
 
 

@@ -53,6 +53,10 @@ __all__ = [
     "check_study",
     "check_inbox",
     "Reserve",
+    "study_of",
+    "ledger_budget",
+    "defence_state",
+    "restore_defence",
     "SettingsLock",
     "DELTA_CEILING",
     "EPSILON_CEILING",
@@ -149,10 +153,10 @@ def check_inbox(inbox: Payload | None, d: int, *, participant: int, phase: str, 
         raise Refusal(f"participant {participant}: {phase} round {t}: the server's message is not a matrix")
     W = inbox.to_dense()
     if W.shape != (d, d) or not np.isfinite(W).all():
+        got = f"shape {W.shape}" if W.shape != (d, d) else "non-finite entries"
         raise Refusal(
             f"participant {participant}: {phase} round {t}: the server's message must be a finite "
-            f"{d} × {d} matrix; got shape {W.shape}"
-            + ("" if W.shape != (d, d) or np.isfinite(W).all() else " with non-finite entries")
+            f"{d} × {d} matrix; got {got}"
         )
 
 
@@ -195,12 +199,9 @@ class RequestGuard:
         self.phases = [(str(p), int(n)) for p, n in phases]
         self.last: tuple[str, int] | None = None
 
-    def _where(self, phase: str, t: int) -> str:
-        return "the setup exchange" if t == SETUP_ROUND else f"{phase} round {t}"
-
     def admit(self, phase: str, t: int) -> None:
         """Admit the request ``(phase, t)`` or raise a :class:`Refusal` naming it and the plan."""
-        asked = self._where(phase, t)
+        asked = _where(phase, t)
         if t == SETUP_ROUND:
             if self.last is not None:
                 raise Refusal(f"participant {self.k}: refuses {asked} again (it was done); nothing released")
@@ -238,14 +239,16 @@ class RequestGuard:
         return "; ".join(f"phase {p!r}: up to {n} round(s)" for p, n in self.phases) or "nothing yet"
 
     def state(self) -> str:
-        """The last admitted request, for a participant's saved state."""
-        return json.dumps(self.last)
+        """The plan's phases and the last admitted request, for a participant's saved state."""
+        return json.dumps({"phases": self.phases, "last": self.last})
 
     def restore(self, saved: str | None) -> None:
         """Restore what :meth:`state` returned (None: nothing admitted yet)."""
         if saved is None:
             return
-        last = json.loads(saved)
+        doc = json.loads(saved)
+        self.phases = [(str(p), int(n)) for p, n in doc["phases"]]
+        last = doc["last"]
         self.last = None if last is None else (str(last[0]), int(last[1]))
 
 
@@ -266,6 +269,28 @@ class SettingsLock:
             )
 
 
+def study_of(settings: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The (ε, δ) a study's settings ask for (NaN where absent: a plan refuses them)."""
+    return settings.get("epsilon", math.nan), settings.get("delta", math.nan)
+
+
+def ledger_budget(budget: tuple[float, float]) -> tuple[float, float] | None:
+    """The budget a participant's ledger filters with: its own, or none when it is infinite (an
+    operator's explicit "no privacy": nothing to filter)."""
+    return budget if math.isfinite(budget[0]) else None
+
+
+def defence_state(lock: SettingsLock, guard: RequestGuard) -> dict[str, str]:
+    """The settings lock's and the request guard's part of a participant's saved state."""
+    return {"settings": lock.text, "guard": guard.state()}
+
+
+def restore_defence(state: Mapping[str, Any], lock: SettingsLock, guard: RequestGuard) -> None:
+    """Restore :func:`defence_state` (refusing settings that differ from those saved)."""
+    lock.check(state.get("settings"))
+    guard.restore(state.get("guard"))
+
+
 def canonical(settings: Mapping[str, Any]) -> str:
     """Settings as canonical JSON (sorted keys; arrays as lists), for comparison."""
 
@@ -283,20 +308,21 @@ def canonical(settings: Mapping[str, Any]) -> str:
     return json.dumps(plain(dict(settings)), sort_keys=True, default=repr)
 
 
+def _where(phase: str, t: int) -> str:
+    return "the setup exchange" if t == SETUP_ROUND else f"{phase} round {t}"
+
+
 def public_failure(exc: BaseException, *, participant: int | None, phase: str, t: int) -> str:
     """What a participant may tell the server about a failure: a :class:`ProtocolError`'s own
     message (it concerns the protocol and the plan, never the data), or else one fixed sentence
     with the participant and the phase and round. The full detail is logged on the participant's
     side (:data:`LOGGER`)."""
+    where = _where(phase, t)
     LOGGER.error(
-        "participant %s failed in %s (detail kept on this machine)",
-        participant,
-        "the setup exchange" if t == SETUP_ROUND else f"{phase} round {t}",
-        exc_info=exc,
+        "participant %s failed in %s (detail kept on this machine)", participant, where, exc_info=exc
     )
     if isinstance(exc, ProtocolError):
         return str(exc)
     who = "a participant" if participant is None else f"participant {participant}"
-    where = "the setup exchange" if t == SETUP_ROUND else f"{phase} round {t}"
     # one fixed sentence: not even the exception's type, which can depend on the data
     return f"{who} failed in {where}; the detail stays in the participant's own log"

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from dp_accounting import GaussianDpEvent
 
-from ..accounting import LedgerEntry, PrivacyLedger
+from ..accounting import LedgerEntry, PrivacyLedger, compose_epsilon
 from .guard import Refusal
 
 __all__ = ["NodeLedger", "data_key", "spent_epsilon", "DEFAULT_LEDGER_DIR"]
@@ -53,17 +53,10 @@ def data_key(X: Any) -> str:
 def spent_epsilon(entries: Sequence[LedgerEntry], delta: float) -> float:
     """ε(δ) of ``entries`` as a node's ledger counts it: the smaller of two sound upper bounds (the
     RDP accountant's, and the exact Gaussian profile's when every event is Gaussian)."""
-    if not entries:
-        return 0.0
-    bounds = [PrivacyLedger(accountant="rdp")]
-    if all(isinstance(e.event, GaussianDpEvent) for e in entries):
-        bounds.append(PrivacyLedger(accountant="pld"))
-    values = []
-    for ledger in bounds:
-        for e in entries:
-            ledger.record(e.label, e.event, e.count)
-        values.append(ledger.epsilon(delta))
-    return min(values)
+    bound = compose_epsilon(entries, delta, "rdp")
+    if entries and all(isinstance(e.event, GaussianDpEvent) for e in entries):
+        bound = min(bound, compose_epsilon(entries, delta, "pld"))
+    return bound
 
 
 class NodeLedger:

@@ -94,12 +94,11 @@ def _budget(
 
 
 def _reserver(ledger: NodeLedger, data: Any, k: int, protocol: str) -> Reserve:
-    """The participant's ``reserve``: charge a run's plan to its dataset's ledger file."""
-    frame = data.to_numpy(dtype=float) if hasattr(data, "to_numpy") else data
-    key = data_key(frame)
+    """The participant's ``reserve``: charge a run's plan to its dataset's ledger file (the data's
+    hash is taken then, once a run, not at every message)."""
 
     def reserve(entries: Any, budget: tuple[float, float]) -> None:
-        ledger.reserve(key, entries, budget=budget, participant=k, what=protocol)
+        ledger.reserve(data_key(data), entries, budget=budget, participant=k, what=protocol)
 
     return reserve
 
@@ -136,12 +135,7 @@ def _admit_protocol(
     )
     if allowed is not None and name not in allowed:
         raise Refusal(f"participant {k} runs only {', '.join(allowed)}; the study asks for {name}")
-    has_budget = (
-        "epsilon-budget" in ctx.node_config
-        or (budgets is not None and k in budgets)
-        or accept_study_budget
-        or _truthy(ctx.node_config.get("accept-study-budget", False))
-    )
+    has_budget = _budget(k, ctx.node_config, budgets, accept_study_budget) is not None
     if not private and has_budget and allowed is None:
         raise Refusal(
             f"participant {k} holds a privacy budget and runs private protocols only; the study asks "
@@ -175,7 +169,8 @@ def make_client_app(
     A private participant needs a budget of its own: node config ``epsilon-budget`` and
     ``delta-budget``, else ``budgets[participant id]``; or, as an explicit opt-out, node config
     ``accept-study-budget=true`` (or ``accept_study_budget=True`` here) to accept the study's
-    (ε, δ), refused when ε is infinite or δ above min(1e-3, 1/n_k). It refuses a study beyond its
+    (ε, δ), refused when ε is above 10 (or infinite) or δ above min(1e-3, 1/n_k). It refuses a
+    study beyond its
     budget, any request its plan does not have and changed settings, before releasing anything
     (:mod:`dpbnsl.federation.guard`).
 
@@ -195,7 +190,7 @@ def make_client_app(
     asking for another is refused.
 
     On failure the reply carries only :func:`~dpbnsl.federation.guard.public_failure`'s data-free
-    message (the participant, the phase and round, the kind of failure); the detail, which may
+    message (a refusal's own, or the participant with the phase and round); the detail, which may
     quote the data, is logged on this machine only (logger ``dpbnsl.participant``)."""
     app = ClientApp()
 

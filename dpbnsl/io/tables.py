@@ -19,11 +19,12 @@ import csv
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
-__all__ = ["DataFileError", "read_table", "looks_numeric"]
+__all__ = ["DataFileError", "read_table", "looks_numeric", "check_input"]
 
 #: file suffixes read as Parquet (needs pyarrow); anything else is read as CSV
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -42,7 +43,9 @@ def looks_numeric(cell: str) -> bool:
     return True
 
 
-def _check_input(path: Path, what: str) -> None:
+def check_input(path: Path, what: str) -> None:
+    """Refuse a missing, non-regular or unreadable input file, naming ``what`` (cheap: nothing
+    heavy is imported until a file is read)."""
     if not path.exists():
         raise DataFileError(f"{what} file {str(path)!r} does not exist")
     if path.is_dir():
@@ -54,6 +57,8 @@ def _check_input(path: Path, what: str) -> None:
 
 
 def _read_parquet(path: Path, label: str) -> pd.DataFrame:
+    import pandas as pd
+
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -113,11 +118,13 @@ def read_table(
     ...
     dpbnsl.io.tables.DataFileError: data file '...site.csv': its first row holds only numbers (1.5, 2): ...
     """
+    import pandas as pd
+
     path = Path(path)
     shown = str(path) if shown is None else shown
     label = f"{what} file {shown!r}" + (f" (participant {participant})" if participant is not None else "")
     if shown == str(path):
-        _check_input(path, what)
+        check_input(path, what)
     if path.suffix.lower() in PARQUET_SUFFIXES:
         return _check_frame(_read_parquet(path, label), label)
     header = _header(path, what, shown)
@@ -160,6 +167,9 @@ def _generated(names: list[str]) -> bool:
 
 def _check_frame(frame: pd.DataFrame, label: str) -> pd.DataFrame:
     """Refuse an empty frame, a non-numeric column, or a missing or non-finite value."""
+    import numpy as np
+    import pandas as pd
+
     if len(frame) == 0 or frame.shape[1] == 0:
         raise DataFileError(
             f"{label} has a header but no data rows" if len(frame) == 0 else f"{label} has no columns"
@@ -183,6 +193,8 @@ def _check_frame(frame: pd.DataFrame, label: str) -> pd.DataFrame:
 
 
 def _labelled(path: Path, header: list[str]) -> bool:
+    import pandas as pd
+
     if not header[0].strip():
         return True
     try:

@@ -490,6 +490,7 @@ def names(
     private: bool | None = None,
     messages: str | None = None,
     hosted: bool | None = None,
+    oracle: bool | None = None,
 ) -> tuple[str, ...]:
     """The names of the learners matching every given criterion, in registry order."""
     return tuple(
@@ -499,4 +500,5 @@ def names(
         and (private is None or x.private == private)
         and (messages is None or x.messages == messages)
         and (hosted is None or x.hosted == hosted)
+        and (oracle is None or x.oracle == oracle)
     )

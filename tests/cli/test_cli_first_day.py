@@ -197,3 +197,28 @@ def test_the_simulator_writes_time_series_for_fed_dbn(tmp_path, capsys):
     assert "fed-dbn: 2 participant(s), d = 4" in res.out
     err = _run(["simulate", "--lag", "1", "--graph-type", "SF", "--out", str(tmp_path / "x")], capsys, 2).err
     assert "--graph-type, --noise and --s0 do not apply" in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ("curve --methods dp-fed-bnsl --clip-norm -1 --out c.csv", "--clip-norm must be >= 1e-100"),
+        ("curve --methods dp-fed-bnsl --clip-norm 1e308 --out c.csv", "--clip-norm must be <= 1e+100"),
+        ("curve --methods dp-fed-sparse-bnsl --feature-bound nan --out c.csv", "--feature-bound must lie in"),
+        ("noise --method dp-fed-sparse-bnsl --epsilon 1 --d 1 --n-k 10 --feature-bound 1", "argument --d"),
+        (
+            "noise --method dp-fed-sparse-bnsl --epsilon 1 --d 5 --n-k 10 --feature-bound inf",
+            "--feature-bound must lie",
+        ),
+        ("noise --method dp-fed-sparse-bnsl --epsilon 1 --d 5 --rounds 3 --feature-bound 1", "needs --n-k"),
+        ("noise --method dp-fed-bnsl --epsilon 1 --clip-norm nan", "--clip-norm must be finite"),
+        ("noise --method dp-fed-bnsl --epsilon 1e308 --clip-norm 1", "--epsilon must lie in"),
+        ("simulate --lag 0", "argument --lag: must be between 1 and 100"),
+        ("simulate --lag 1 --out /dev/null/x", "is not a directory"),
+    ],
+)
+def test_the_new_options_refuse_bad_input_in_one_line(argv, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    err = _run(argv.split(), capsys, 2).err
+    assert err.count("\n") == 1 and err.startswith("dpbnsl: error: ") and message in err
+    assert list(tmp_path.iterdir()) == []  # nothing written

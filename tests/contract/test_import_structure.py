@@ -205,3 +205,19 @@ def test_no_import_runs_up_the_layers():
         if hi is not None and lo is not None and hi > lo:
             bad.append((importer, target, line))
     assert bad == []
+
+
+def test_the_light_name_tables_agree_with_what_they_name():
+    """The command line builds its parsers from light tables, so that a typo answers before the
+    heavy modules load; each must list exactly what the heavy module defines."""
+    from dpbnsl.attacks.report import ATTACKABLE
+    from dpbnsl.audits.game_base import GAME_NAMES
+    from dpbnsl.audits.games import GAMES
+    from dpbnsl.audits.tradeoff import METHODS
+    from dpbnsl.cli import attack, curve
+    from dpbnsl.learners.hosted import HOSTED
+    from dpbnsl.learners.registry import names
+
+    assert GAME_NAMES == tuple(GAMES)
+    assert sorted(names(hosted=True)) == sorted(HOSTED)
+    assert attack.ATTACKABLE == ATTACKABLE and curve.METHODS == METHODS

@@ -6,10 +6,9 @@ Exchanges: the setup (n_k up, all n_k down), then Fed-BNSL's rounds (B_k up, W d
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,7 +16,18 @@ import pandas as pd
 from ..._validation import as_float_matrix, check_bool, check_choice, check_data_scale, check_int
 from ...accounting import PrivacyLedger
 from ...federation import Dense, Payload
-from ...federation.guard import RequestGuard, Reserve, SettingsLock, check_inbox, check_study, own_budget
+from ...federation.guard import (
+    RequestGuard,
+    Reserve,
+    SettingsLock,
+    check_inbox,
+    check_study,
+    defence_state,
+    ledger_budget,
+    own_budget,
+    restore_defence,
+    study_of,
+)
 from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
@@ -230,14 +240,14 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
         self.k = check_int(participant, "participant", low=0)
         self.reserve = reserve
         self.settings, self.columns, self.rng = dict(settings), columns, rng
-        study = (self.settings.get("epsilon", math.nan), self.settings.get("delta", math.nan))
+        study = study_of(self.settings)
         self.budget = own_budget(budget, participant=self.k, n_rows=self.X.shape[0], study=study)
         self.plan = plan if plan is not None else covariance_plan(**self.settings)
         check_study((self.plan.epsilon, self.plan.delta), self.budget, participant=self.k)
         self.params = dict(self.plan.hyper)
         self.schedule = schedule_of(self.params)
         self.ledger = PrivacyLedger(
-            budget=self.budget if math.isfinite(self.budget[0]) else None,
+            budget=ledger_budget(self.budget),
             accountant=ACCOUNTANT[self.settings.get("calibration", "tight")],
             neighbouring="replace-one",
         )
@@ -290,8 +300,7 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
     def state_dict(self) -> dict[str, StateValue]:
         out = super().state_dict()
         out.update(
-            settings=self.lock.text,
-            guard=self.guard.state(),
+            defence_state(self.lock, self.guard),
             rng=generator_state(self.rng),
             ledger=self.ledger.to_json(),
             repaired=int(self.repaired),
@@ -299,8 +308,7 @@ class DPFedBNSLParticipant(FedBNSLParticipant):
         return out
 
     def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
-        self.lock.check(cast("str | None", state.get("settings")))
-        self.guard.restore(cast("str | None", state.get("guard")))
+        restore_defence(state, self.lock, self.guard)
         super().load_state_dict(state)
         restore_generator(self.rng, state.get("rng"))  # type: ignore[arg-type]
         if state.get("ledger") is not None:

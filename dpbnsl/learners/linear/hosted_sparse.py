@@ -13,7 +13,6 @@ its ledger.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -23,7 +22,18 @@ import pandas as pd
 from ..._validation import as_float_matrix, check_bool, check_data_scale, check_epsilon, check_int, check_real
 from ...accounting import PrivacyLedger
 from ...federation import Payload
-from ...federation.guard import RequestGuard, Reserve, SettingsLock, check_inbox, check_study, own_budget
+from ...federation.guard import (
+    RequestGuard,
+    Reserve,
+    SettingsLock,
+    check_inbox,
+    check_study,
+    defence_state,
+    ledger_budget,
+    own_budget,
+    restore_defence,
+    study_of,
+)
 from ...federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
@@ -267,7 +277,7 @@ class DPFedSparseParticipant(_SparseParticipant):
         self.reserve = reserve
         clip_kernel.backend()  # a bad DPBNSL_KERNEL (or numba asked for, broken) fails before any release
         self.settings = dict(settings)
-        study = (self.settings.get("epsilon", math.nan), self.settings.get("delta", math.nan))
+        study = study_of(self.settings)
         self.budget = own_budget(budget, participant=self.k, n_rows=self.X.shape[0], study=study)
         if plan is None:  # the study's own (ε, δ), validated as plan() will (a data-free refusal)
             check_study(
@@ -278,9 +288,7 @@ class DPFedSparseParticipant(_SparseParticipant):
         else:
             check_study((plan.epsilon, plan.delta), self.budget, participant=self.k)
         self.rng = rng
-        self.ledger = PrivacyLedger(
-            budget=self.budget if math.isfinite(self.budget[0]) else None, neighbouring="replace-one"
-        )
+        self.ledger = PrivacyLedger(budget=ledger_budget(self.budget), neighbouring="replace-one")
         self.lock = SettingsLock(self.k, self.settings)
         self.guard = RequestGuard(self.k, [])
         self.plan = plan
@@ -288,11 +296,6 @@ class DPFedSparseParticipant(_SparseParticipant):
 
     def admit(self, phase: str, t: int) -> None:
         self.guard.admit(phase, t)
-
-    def prepare(self) -> None:  # the run's first release follows: its whole spend is charged first
-        if self.reserve is not None:
-            self.reserve(cast(SparsePlan, self.plan).entries(), self.budget)
-        self._prepare()
 
     def make_plan(self, n: tuple[int, ...]) -> None:
         pl = self.plan if self.plan is not None else plan(self.X.shape[1], n_k=n, **self.settings)
@@ -303,8 +306,10 @@ class DPFedSparseParticipant(_SparseParticipant):
             phases.insert(0, ("warm", fed_bnsl_hyper()["max_rounds"]))
         self.guard.phases = phases
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
         pl, X, k, cols = cast(SparsePlan, self.plan), self.X, self.k, self.columns
+        if self.reserve is not None:  # the run's whole spend, charged before its first release
+            self.reserve(pl.entries(), self.budget)
         centre = str(self.settings.get("centre", "declared"))  # dp_fed_sparse_bnsl's default
         bound, public_m, rng, ledger = pl.feature_bound, pl.smoothness, self.rng, self.ledger
         assert rng is not None and ledger is not None
@@ -347,9 +352,7 @@ class DPFedSparseParticipant(_SparseParticipant):
 
     def state_dict(self) -> dict[str, StateValue]:
         out = super().state_dict()
-        out["settings"] = self.lock.text
-        out["guard"] = self.guard.state()
-        out["guard.phases"] = json.dumps(self.guard.phases)
+        out.update(defence_state(self.lock, self.guard))
         out["rng"] = generator_state(self.rng)
         out["ledger"] = self.ledger.to_json() if self.ledger is not None else None
         if self.noise is not None:
@@ -362,10 +365,7 @@ class DPFedSparseParticipant(_SparseParticipant):
         return out
 
     def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
-        self.lock.check(cast("str | None", state.get("settings")))
-        self.guard.restore(cast("str | None", state.get("guard")))
-        if state.get("guard.phases") is not None:
-            self.guard.phases = [(str(p), int(n)) for p, n in json.loads(str(state["guard.phases"]))]
+        restore_defence(state, self.lock, self.guard)
         restore_generator(self.rng, state.get("rng"))  # type: ignore[arg-type]
         if state.get("ledger") is not None:
             self.ledger = PrivacyLedger.from_json(str(state["ledger"]))
