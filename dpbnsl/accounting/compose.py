@@ -3,8 +3,10 @@
 Events are dp-accounting ``DpEvent`` objects. This package's releases are
 ``GaussianDpEvent(noise_multiplier)`` with the multiplier σ/Δ taken against the release's *own*
 ℓ2-sensitivity Δ under the neighbouring relation in force (so it is accounted as a sensitivity-1
-Gaussian), ``ZCDpEvent(rho, xi)`` and :class:`~dpbnsl.mechanisms.BoundedRangeDpEvent` (an
-ε₀-bounded-range selection such as Gumbel-max). A user's own events may be recorded beside them:
+Gaussian), ``ZCDpEvent(rho, xi)``, :class:`~dpbnsl.mechanisms.BoundedRangeDpEvent` (an
+ε₀-bounded-range selection such as Gumbel-max) and
+:class:`~dpbnsl.mechanisms.distributed.SkellamDpEvent` (a jointly noised integer release under
+secure aggregation). A user's own events may be recorded beside them:
 ``LaplaceDpEvent``, ``PoissonSampledDpEvent`` and ``SampledWithoutReplacementDpEvent`` (and any of
 these inside ``ComposedDpEvent`` / ``SelfComposedDpEvent``).
 
@@ -48,8 +50,10 @@ from dp_accounting.dp_event import (
 
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent
+from ..mechanisms.distributed import SkellamDpEvent
 from .gaussian import composed_mu, gaussian_epsilon
 from .rdp_accountant import ORDERS, BoundedRangeRdpAccountant
+from .skellam import skellam_zcdp
 from .zcdp import cks_epsilon_from_rdp, pure_dp_rho, rho_to_epsilon
 
 __all__ = [
@@ -78,6 +82,7 @@ LEAF_EVENTS = (
     GaussianDpEvent,
     ZCDpEvent,
     BoundedRangeDpEvent,
+    SkellamDpEvent,
     LaplaceDpEvent,
     PoissonSampledDpEvent,
     SampledWithoutReplacementDpEvent,
@@ -138,6 +143,10 @@ def _check_event(event: DpEvent) -> DpEvent:
         check_real(event.xi, "xi", low=0.0)
     elif isinstance(event, BoundedRangeDpEvent):
         check_real(event.epsilon0, "epsilon0", low=0.0, allow_inf=True)
+    elif isinstance(event, SkellamDpEvent):
+        check_real(event.l2_sensitivity, "l2_sensitivity", low=0.0)
+        check_real(event.l1_sensitivity, "l1_sensitivity", low=0.0)
+        check_real(event.variance, "variance", low=0.0)
     elif isinstance(event, PoissonSampledDpEvent):
         check_real(event.sampling_probability, "sampling_probability", low=0.0, high=1.0)
         _check_sampled_inner(event)
@@ -172,6 +181,8 @@ def event_rho(event: DpEvent) -> tuple[float, float]:
         return (math.inf if z == 0 else 0.5 / z / z), 0.0  # not z*z: it underflows to 0
     if isinstance(event, ZCDpEvent):
         return float(event.rho), float(event.xi)
+    if isinstance(event, SkellamDpEvent):
+        return skellam_zcdp(event)
     if isinstance(event, LaplaceDpEvent):
         b = event.noise_multiplier
         return (math.inf if b == 0 else pure_dp_rho(1.0 / b)), 0.0

@@ -11,6 +11,7 @@ from dp_accounting import dp_event
 from dp_accounting.dp_event import DpEvent
 
 from ..mechanisms import BoundedRangeDpEvent
+from ..mechanisms.distributed import SkellamDpEvent
 from .compose import UnsupportedEventError
 
 __all__ = ["event_from_dict", "event_to_dict"]
@@ -28,6 +29,7 @@ _TYPES: dict[str, type[DpEvent]] = {
         dp_event.SelfComposedDpEvent,
         dp_event.NoOpDpEvent,
         BoundedRangeDpEvent,
+        SkellamDpEvent,
     )
 }
 

@@ -27,7 +27,9 @@ from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS, RdpAcco
 
 from .._validation import check_real
 from ..mechanisms import BoundedRangeDpEvent
+from ..mechanisms.distributed import SkellamDpEvent
 from .bounded_range import bounded_range_rdp
+from .skellam import skellam_rdp
 
 __all__ = ["ORDERS", "BoundedRangeRdpAccountant", "closed_form_rdp"]
 
@@ -36,7 +38,7 @@ __all__ = ["ORDERS", "BoundedRangeRdpAccountant", "closed_form_rdp"]
 ORDERS = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, float), np.geomspace(1.05, 1e6, 240)]))
 
 #: the events whose RDP curve this package computes itself (the rest is dp-accounting's)
-CLOSED_FORM = (GaussianDpEvent, ZCDpEvent, BoundedRangeDpEvent)
+CLOSED_FORM = (GaussianDpEvent, ZCDpEvent, BoundedRangeDpEvent, SkellamDpEvent)
 #: dp-accounting's curves of sampled events are evaluated at orders up to this (see below)
 SAMPLED_MAX_ORDER = 4096.0
 #: a Laplace release of ε = 1/b beyond this is accounted as pure ε-DP at every order
@@ -58,6 +60,13 @@ def closed_form_rdp(event: DpEvent, orders: np.ndarray) -> np.ndarray:
         if math.isinf(e0):
             return np.full(orders.shape, math.inf)
         return np.asarray(bounded_range_rdp(orders, e0))
+    if isinstance(event, SkellamDpEvent):
+        return skellam_rdp(
+            orders,
+            l2=check_real(event.l2_sensitivity, "l2_sensitivity", low=0.0),
+            l1=check_real(event.l1_sensitivity, "l1_sensitivity", low=0.0),
+            variance=check_real(event.variance, "variance", low=0.0),
+        )
     raise TypeError(f"no closed-form RDP curve here for {type(event).__name__}")
 
 

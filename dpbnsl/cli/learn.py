@@ -192,6 +192,21 @@ def add_learn_command(
         help="dp-fed-bnsl: row clipping norm R of the covariance release, a public bound on "
         "‖x_i‖₂ in the data's units (required by dp-fed-bnsl)",
     )
+    dp.add_argument(
+        "--aggregation",
+        default="local",
+        choices=("local", "secure"),
+        help="dp-fed-bnsl: the trust model. 'local': each participant's release is private on its "
+        "own; 'secure': secure aggregation sums the participants' integer covariances and noise "
+        "shares, the server reads one jointly noised covariance (about √P less noise)",
+    )
+    dp.add_argument(
+        "--dropouts",
+        type=int,
+        default=0,
+        help="dp-fed-bnsl with --aggregation secure: t, the participants that may drop out or "
+        "collude with the server (each noise share is sized for P − t honest shares)",
+    )
     add_extra_options(learn)
     learn.set_defaults(handler=_learn)
 

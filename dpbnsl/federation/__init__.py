@@ -4,6 +4,8 @@
   round driver (re-exported here: ``from dpbnsl.federation import Transcript``);
 - :mod:`~dpbnsl.federation.protocol`: hosted protocols, participant and server objects that run in
   one process or on separate machines;
+- :mod:`~dpbnsl.federation.secure_sum`: uploads the server can only read summed (secure
+  aggregation's seam);
 - :mod:`~dpbnsl.federation.guard`: what a private participant enforces on its own (its budget, its
   plan of requests, data-free failures).
 """
@@ -13,9 +15,11 @@ from __future__ import annotations
 from .messages import (
     FLOAT_BYTES,
     INDEX_BYTES,
+    SECURE_SUM,
     SERVER,
     SETUP_ROUND,
     Dense,
+    Masked,
     Message,
     Payload,
     ServerReply,
@@ -26,11 +30,13 @@ from .messages import (
 
 __all__ = [
     "SERVER",
+    "SECURE_SUM",
     "SETUP_ROUND",
     "FLOAT_BYTES",
     "INDEX_BYTES",
     "Dense",
     "Sparse",
+    "Masked",
     "Payload",
     "Message",
     "Transcript",

@@ -27,8 +27,10 @@ __all__ = [
     "SETUP_ROUND",
     "FLOAT_BYTES",
     "INDEX_BYTES",
+    "SECURE_SUM",
     "Dense",
     "Sparse",
+    "Masked",
     "Message",
     "Transcript",
     "ServerReply",
@@ -36,12 +38,15 @@ __all__ = [
 ]
 
 SERVER: Literal["server"] = "server"
+#: The sender of a secure-aggregation sum: the server reads the sum of the participants' shares,
+#: never a share (the transcript records the shares as :class:`Masked`).
+SECURE_SUM: Literal["secure-sum"] = "secure-sum"
 #: The round number of a hosted protocol's setup exchange ((n_k, d) up, the row counts down).
 SETUP_ROUND = -1
 FLOAT_BYTES = 8
 INDEX_BYTES = 4
 
-Party = Union[int, Literal["server"]]  # noqa: UP007 (a runtime alias: `|` needs Python 3.10 types)
+Party = Union[int, Literal["server", "secure-sum"]]  # noqa: UP007 (a runtime alias: `|` needs Python 3.10 types)
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +107,28 @@ class Sparse:
         return out.reshape(self.shape)
 
 
-Payload = Union[Dense, Sparse]  # noqa: UP007
+@dataclass(frozen=True, eq=False)
+class Masked:
+    """What a server sees of one participant's share under secure aggregation: a vector of
+    ``size`` residues modulo 2^``bits``, masked (uniformly distributed to the server), so only its
+    size is recorded. Its bytes: ⌈bits/8⌉ per residue."""
+
+    size: int
+    bits: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.size,)
+
+    @property
+    def nbytes(self) -> int:
+        return -(-self.bits // 8) * self.size
+
+    def to_dense(self) -> np.ndarray:
+        raise ValueError("a masked share has no value the server can read (only the secure sum has)")
+
+
+Payload = Union[Dense, Sparse, Masked]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -127,8 +153,9 @@ class Message:
 
     @property
     def participant(self) -> int:
-        """The participant at the other end of the message."""
-        return self.receiver if self.sender == SERVER else self.sender  # type: ignore[return-value]
+        """The participant at the other end of the message (-1 for a secure sum)."""
+        other = self.receiver if self.sender == SERVER else self.sender
+        return other if isinstance(other, int) else -1
 
     def to_dense(self) -> np.ndarray:
         return self.payload.to_dense()
@@ -257,8 +284,8 @@ class Transcript(Sequence):
                 "receiver": m.receiver,
                 "direction": m.direction,
                 "kind": m.kind,
-                "format": "sparse" if isinstance(m.payload, Sparse) else "dense",
-                "entries": m.payload.nnz if isinstance(m.payload, Sparse) else m.payload.values.size,
+                "format": _format(m.payload),
+                "entries": m.payload.nnz if isinstance(m.payload, Sparse) else int(np.prod(m.payload.shape)),
                 "bytes": m.nbytes,
             }
             for m in self._messages
@@ -275,6 +302,10 @@ class Transcript(Sequence):
         table = table.reindex(columns=["up", "down"], fill_value=0)
         table["total"] = table["up"] + table["down"]
         return table.reset_index().rename_axis(columns=None)
+
+
+def _format(payload: Payload) -> str:
+    return "sparse" if isinstance(payload, Sparse) else "masked" if isinstance(payload, Masked) else "dense"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ import numpy as np
 
 from .messages import SERVER, SETUP_ROUND, Dense, Message, Payload, Sparse, Transcript
 from .progress import round_done
+from .secure_sum import InProcessSum, SecureShare, SecureSum, is_secure_round, record_secure_round
 
 __all__ = [
     "SETUP_ROUND",
@@ -52,7 +53,7 @@ __all__ = [
 StateValue = Union[np.ndarray, int, float, str, None]  # noqa: UP007 (a runtime alias)
 #: A participant's answer: one ``(kind, payload)`` message, or a list of them (possibly empty: a
 #: participant with nothing to send this round, e.g. one not selected, sends nothing).
-Upload = Union[tuple[str, Payload], list[tuple[str, Payload]]]  # noqa: UP007
+Upload = Union[tuple[str, Payload], tuple[str, SecureShare], list[tuple[str, Payload]]]  # noqa: UP007
 
 
 class ProtocolError(RuntimeError):
@@ -90,8 +91,8 @@ def _pick(payload: Payload | Mapping[int, Payload] | None, k: int) -> Payload | 
     return payload[k]
 
 
-def messages_of(upload: Upload) -> list[tuple[str, Payload]]:
-    """An answer as a list of ``(kind, payload)`` messages."""
+def messages_of(upload: Upload) -> list[tuple[str, Any]]:
+    """An answer as a list of ``(kind, payload)`` messages (a payload, or a secure share)."""
     return list(upload) if isinstance(upload, list) else [upload]
 
 
@@ -131,6 +132,11 @@ class HostedServer(ABC):
     @abstractmethod
     def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
         """Read the uploads of ``(phase, t)`` (keyed by participant id) and reply."""
+
+    def receive_sum(self, phase: str, t: int, total: SecureSum) -> Reply:
+        """Read the secure sum of ``(phase, t)``: the participants answered with secure shares
+        (:mod:`dpbnsl.federation.secure_sum`) and the server reads only their sum."""
+        raise ProtocolError(f"{type(self).__name__} takes no secure sums ({phase} round {t})")
 
     def learned(self) -> tuple[np.ndarray, np.ndarray, Any]:
         """(thresholded DAG W, raw W, history DataFrame) at the end of a run."""
@@ -178,14 +184,23 @@ def run_protocol(
     while step is not None:
         phase, t = step
         record = transcripts.setdefault(server.transcript_of(phase), Transcript())
-        uploads: dict[int, Any] = {}
+        answers: dict[int, list[tuple[str, Any]]] = {}
+        outs: dict[int, Any] = {}
         for k, p in enumerate(participants):
             p.receive_extra(extras[k])
-            out = p.respond(phase, t, inbox[k])
-            for kind, payload in messages_of(out):
-                record.append(Message(t, k, SERVER, kind, payload))
-            uploads[k] = out if isinstance(out, list) else out[1]
-        reply = server.receive(phase, t, uploads)
+            outs[k] = p.respond(phase, t, inbox[k])
+            answers[k] = messages_of(outs[k])
+        if is_secure_round(answers):  # the server reads the sum only
+            total = InProcessSum()({k: a[0][1] for k, a in answers.items()})
+            record_secure_round(record, t, total, sorted(answers))
+            reply = server.receive_sum(phase, t, total)
+        else:
+            uploads: dict[int, Any] = {}
+            for k, msgs in answers.items():
+                for kind, payload in msgs:
+                    record.append(Message(t, k, SERVER, kind, payload))
+                uploads[k] = outs[k] if isinstance(outs[k], list) else outs[k][1]
+            reply = server.receive(phase, t, uploads)
         record_reply(record, t, reply, len(participants))
         if t != SETUP_ROUND:
             round_done(phase, t + 1, server.planned_rounds(phase))

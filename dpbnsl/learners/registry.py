@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .._validation import ArrayLike
-    from .linear.covariance_plan import CovariancePlan
     from .linear.sparse_plan import SparsePlan
     from .result import LearnResult
 
@@ -179,6 +178,8 @@ def _dp_covariance_kwargs(args: argparse.Namespace) -> dict:
         *_PRIVATE,
         "clip_norm",
         "calibration",
+        "aggregation",
+        "dropouts",
         rename={"seed": "rng"},
     )
 
@@ -231,11 +232,23 @@ def _plan_sparse_learner(d: int, n_k: int | Sequence[int], **options: Any) -> Sp
     return plan(d, n_k=n_k, **options)
 
 
-def _plan_covariance_learner(
-    d: int, n_k: int | Sequence[int], **options: Any
-) -> CovariancePlan:  # independent of d and n_k
+def _plan_covariance_learner(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
+    """The local release's plan (independent of d and n_k), or with ``aggregation="secure"`` the
+    joint release's (:class:`~dpbnsl.accounting.distributed.DistributedPlan`)."""
+    if options.get("aggregation", "local") == "secure":
+        from .linear.secure_covariance import secure_plan, secure_settings
+
+        sizes = [int(n_k)] if isinstance(n_k, int) else [int(n) for n in n_k]
+        keep = ("epsilon", "delta", "clip_norm", "noise", "dropouts", "modulus_bits")
+        settings = secure_settings(participants=len(sizes), **{k: options[k] for k in keep if k in options})
+        return secure_plan(settings, d=d, n_total=sum(sizes))
     from .linear.covariance_plan import plan
 
+    options = {
+        k: v for k, v in options.items() if k not in ("aggregation", "dropouts", "noise", "modulus_bits")
+    }
+    if options.get("lambda1", 0.01) is None:
+        options["lambda1"] = 0.01
     return plan(**options)
 
 
@@ -335,7 +348,10 @@ _ENTRIES = (
         messages="dense",
         simulation={"clip_norm": _simulated("clip_norm")},
         quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
-        cli_options=_LINEAR + ("max_rounds",) + _PRIVATE + ("clip_norm", "calibration"),
+        cli_options=_LINEAR
+        + ("max_rounds",)
+        + _PRIVATE
+        + ("clip_norm", "calibration", "aggregation", "dropouts"),
         cli_kwargs=_dp_covariance_kwargs,
         plan=_plan_covariance_learner,
     ),

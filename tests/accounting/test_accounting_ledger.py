@@ -293,7 +293,7 @@ def test_pld_refuses_non_gaussian_events(event, name):
 def test_unknown_events_are_unsupported(event):
     msg = (
         r"`event` of type \w+ is not supported: the ledger composes GaussianDpEvent, "
-        r"ZCDpEvent, BoundedRangeDpEvent, LaplaceDpEvent, PoissonSampledDpEvent"
+        r"ZCDpEvent, BoundedRangeDpEvent, SkellamDpEvent, LaplaceDpEvent, PoissonSampledDpEvent"
     )
     ledger = PrivacyLedger()
     if isinstance(event, dp_accounting.NoOpDpEvent):

@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_generator, as_participants
+from ..._validation import as_generator, as_participants, check_choice
 from ...accounting import (
     summarize_privacy,
 )
@@ -52,7 +52,11 @@ def dp_fed_bnsl(
     centre: Literal["declared", "private"] = "declared",
     centre_share: float = 0.1,
     rng: np.random.Generator | int | None = None,
-    lambda1: float = 0.01,
+    aggregation: Literal["local", "secure"] = "local",
+    dropouts: int = 0,
+    noise: Literal["skellam", "ddg"] = "skellam",
+    modulus_bits: int = 32,
+    lambda1: float | Literal["auto"] | None = None,
     rho1: float = 1e-3,
     rho2: float = 1e-3,
     gamma1: float = 1.75,
@@ -97,7 +101,20 @@ def dp_fed_bnsl(
         give one only for experiments on simulated data.
     neighbouring : {"replace-one"}, default "replace-one"
         The neighbouring relation of the guarantee (the only one the sensitivity is derived for).
-    lambda1, rho1, rho2, gamma1, gamma2, rho_max, max_rounds, h_tol, gap_tol, threshold
+    aggregation : {"local", "secure"}, default "local"
+        The trust model. "local": each participant's release is DP on its own (against everyone).
+        "secure": the participants' integer covariances and noise shares are summed by secure
+        aggregation, and the server reads one jointly noised covariance (about √P less noise),
+        under the trust assumptions of
+        :func:`~dpbnsl.learners.linear.dp_fed_bnsl_secure.dp_fed_bnsl_secure`, which runs it
+        (with declared centring, and the server's NOTEARS fit of the release).
+    dropouts, noise, modulus_bits
+        With ``aggregation="secure"``: the declared number t of participants that may drop out or
+        collude, the shared noise ("skellam" or "ddg") and the modular range (refused otherwise
+        unless at their defaults).
+    lambda1 : float, "auto" or None, default None
+        The ℓ1 penalty: None is 0.01 (local) or "auto", the release's noise-aware penalty (secure).
+    rho1, rho2, gamma1, gamma2, rho_max, max_rounds, h_tol, gap_tol, threshold
         As in :func:`~dpbnsl.learners.linear.fed_bnsl.fed_bnsl` (run with ``normalize="local"``).
 
     Returns
@@ -143,6 +160,13 @@ def dp_fed_bnsl(
     >>> r.method, r.privacy.epsilon <= 1.0, r.privacy.accountant, len(r.ledger)
     ('dp-fed-bnsl', True, 'pld', 2)
     """
+    check_choice(aggregation, "aggregation", ("local", "secure"))
+    if aggregation == "secure":
+        return _secure(participants, locals())
+    if (dropouts, noise, modulus_bits) != (0, "skellam", 32):
+        raise ValueError('`dropouts`, `noise` and `modulus_bits` apply to aggregation="secure" only')
+    if lambda1 is None:
+        lambda1 = 0.01
     arrays, columns = as_participants(participants, min_rows=1)
     P, d = len(arrays), arrays[0].shape[1]
     settings: dict[str, Any] = dict(
@@ -242,6 +266,49 @@ def dp_fed_bnsl(
         params,
         info,
         privacy,
+    )
+
+
+#: the settings of the local release that the secure protocol does not have, at their defaults
+_LOCAL_ONLY = dict(
+    calibration="tight",
+    psd=True,
+    centre="declared",
+    centre_share=0.1,
+    rho1=1e-3,
+    rho2=1e-3,
+    gamma1=1.75,
+    gamma2=1.25,
+    max_rounds=200,
+    gap_tol=1e-6,
+    neighbouring="replace-one",
+)
+
+
+def _secure(participants: Any, given: dict[str, Any]) -> LearnResult:
+    """``dp_fed_bnsl(aggregation="secure")``: refuse settings of the local protocol the secure one
+    does not have, then run :func:`dp_fed_bnsl_secure`."""
+    from .dp_fed_bnsl_secure import dp_fed_bnsl_secure
+
+    changed = sorted(k for k, v in _LOCAL_ONLY.items() if given[k] != v)
+    if changed:
+        raise ValueError(
+            f'aggregation="secure" releases one covariance of declared-centred data and fits it by '
+            f"NOTEARS on the server; it does not take {changed}"
+        )
+    return dp_fed_bnsl_secure(
+        participants,
+        epsilon=given["epsilon"],
+        delta=given["delta"],
+        clip_norm=given["clip_norm"],
+        noise=given["noise"],
+        dropouts=given["dropouts"],
+        modulus_bits=given["modulus_bits"],
+        rng=given["rng"],
+        lambda1="auto" if given["lambda1"] is None else given["lambda1"],
+        threshold=given["threshold"],
+        h_tol=given["h_tol"],
+        rho_max=given["rho_max"],
     )
 
 

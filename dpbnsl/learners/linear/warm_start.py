@@ -71,7 +71,10 @@ def fed_bnsl_hyper() -> dict:
         "gap_tol",
         "threshold",
     )
-    return check_hyperparameters(**{k: sig[k].default for k in names})
+    defaults = {k: sig[k].default for k in names}
+    if defaults["lambda1"] is None:  # None: the local release's 0.01
+        defaults["lambda1"] = 0.01
+    return check_hyperparameters(**defaults)
 
 
 def covariance_warm_start(

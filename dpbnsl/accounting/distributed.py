@@ -1,0 +1,185 @@
+"""Calibration of one jointly noised integer release under secure aggregation (the formulas:
+:mod:`dpbnsl.accounting.skellam`).
+
+- :func:`skellam_rdp`: Agarwal, Kairouz & Liu (NeurIPS 2021), Thm 3.5, with μ the variance of the
+  Skellam noise: for integer α > 1, ε(α) ≤ αΔ₂²/(2μ) + min(((2α − 1)Δ₂² + 6Δ₁)/(4μ²), 3Δ₁/(2μ)).
+  The theorem is stated at integer orders; a Rényi divergence never decreases with the order, so
+  a fractional α takes the bound at ⌈α⌉. As zCDP (:func:`skellam_zcdp`): ρ = Δ₂²/(2μ) and
+  ξ = ρ + 3Δ₁/(2μ) (the extra ρ pays for ⌈α⌉ ≤ α + 1).
+- :func:`ddg_rho`: Kairouz, Liu & Steinke (ICML 2021), Thm 1: the sum of n independent discrete
+  Gaussian shares N_ℤ(0, σ²) added to an integer statistic of ℓ2-sensitivity Δ₂ in D coordinates
+  is ½ε²-zCDP with ε = min(√(Δ₂²/(nσ²) + ½τD), Δ₂/(√n σ) + τ√D),
+  τ = 10 Σ_{k=1}^{n−1} exp(−2π²σ²·k/(k + 1)).
+- :func:`calibrate_distributed`: the integer grid, the modulus, and the noise share that reach a
+  target (ε, δ) without exceeding it, for P participants of whom up to t may drop out or collude.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from dp_accounting import ZCDpEvent
+from dp_accounting.dp_event import DpEvent
+
+from .._validation import check_choice, check_int, check_real
+from ..mechanisms.distributed import (
+    MAX_MODULUS_BITS,
+    WRAP_BOUND,
+    SkellamDpEvent,
+    integer_gram_sensitivity,
+    integer_grid,
+    wrap_probability,
+)
+from ..mechanisms.releases import CLIP_RANGE
+from .compose import LedgerEntry, compose_epsilon
+from .skellam import ddg_rho
+
+__all__ = [
+    "DistributedPlan",
+    "calibrate_distributed",
+    "NOISES",
+]
+
+NOISES = ("skellam", "ddg")
+#: the accountant the distributed releases are calibrated and reported under
+ACCOUNTANT = "rdp"
+
+
+@dataclass(frozen=True)
+class DistributedPlan:
+    """One jointly noised integer release of the upper triangle of a d × d Gram matrix.
+
+    ``scale`` γ and ``norm_bound`` B define the integer grid (rows clipped to ``clip_norm``);
+    ``share`` is each participant's noise share (Skellam: its variance; ``"ddg"``: its σ), sized
+    so that ``participants − dropouts`` honest shares carry the whole noise; ``variance`` is the
+    per-coordinate variance those honest shares give the sum (in integer units); ``event`` is the
+    release's privacy event (under replace-one in one participant's dataset); ``modulus_bits``
+    the modular range; ``wrap`` the bound on the probability of a wrap-around when all
+    participants' shares reach the sum; ``spent`` ε(δ) under the ``"rdp"`` accountant."""
+
+    noise: str
+    participants: int
+    dropouts: int
+    d: int
+    n_total: int
+    clip_norm: float
+    scale: float
+    norm_bound: int
+    modulus_bits: int
+    share: float
+    variance: float
+    l2_sensitivity: float
+    l1_sensitivity: float
+    event: DpEvent
+    wrap: float
+    spent: float
+
+    @property
+    def honest(self) -> int:
+        """The shares the guarantee needs in the sum: P − t."""
+        return self.participants - self.dropouts
+
+    @property
+    def covariance_sd(self) -> float:
+        """The noise standard deviation of each entry of the released covariance Σ qqᵀ/(γ²N)."""
+        return math.sqrt(self.variance) / (self.scale**2 * self.n_total)
+
+
+def _event(noise: str, l2: float, l1: float, share: float, honest: int, D: int) -> tuple[DpEvent, float]:
+    """(event, total honest variance) of ``honest`` shares of size ``share``."""
+    if noise == "skellam":
+        v = share * honest
+        return SkellamDpEvent(l2, l1, v), v
+    return ZCDpEvent(ddg_rho(l2=l2, sigma=share, shares=honest, dimension=D)), share * share * honest
+
+
+def _epsilon(event: DpEvent, delta: float) -> float:
+    return compose_epsilon([LedgerEntry("covariance", event, 1)], delta, ACCOUNTANT)
+
+
+def _calibrate_share(
+    noise: str, epsilon: float, delta: float, l2: float, l1: float, honest: int, D: int
+) -> float:
+    """The smallest share (on a relative grid of 1e-9) whose release spends at most ε."""
+
+    def spent(share: float) -> float:
+        return _epsilon(_event(noise, l2, l1, share, honest, D)[0], delta)
+
+    # Gaussian start: σ_total ≈ Δ₂·√(2 ln(1.25/δ))/ε, split over the honest shares; a discrete
+    # Gaussian share has σ ≥ 1/2 (Kairouz et al.'s condition)
+    floor = 1e-6 if noise == "skellam" else 0.5
+    sigma = l2 * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    lo = hi = max(sigma * sigma / honest if noise == "skellam" else sigma / math.sqrt(honest), floor)
+    while spent(hi) > epsilon:
+        lo, hi = hi, hi * 2.0
+    while spent(lo) <= epsilon and lo > floor:
+        hi, lo = lo, max(lo / 2.0, floor)
+    if spent(lo) <= epsilon:
+        return lo
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if spent(mid) <= epsilon else (mid, hi)
+    return hi
+
+
+def calibrate_distributed(
+    epsilon: float,
+    delta: float,
+    *,
+    d: int,
+    n_total: int,
+    participants: int,
+    dropouts: int = 0,
+    clip_norm: float,
+    noise: Literal["skellam", "ddg"] = "skellam",
+    modulus_bits: int = 32,
+) -> DistributedPlan:
+    """Plan one jointly noised release of Σ_k Σ_i q_i q_iᵀ (upper triangle) that is (ε, δ)-DP for
+    every record of every participant, against the server and up to ``dropouts`` = t colluding or
+    missing participants.
+
+    The modulus M = 2^bits holds the signal (|entry| ≤ N·B) and the noise (all P shares) with a
+    wrap-around probability at most :data:`~dpbnsl.mechanisms.distributed.WRAP_BOUND`; the grid
+    takes the largest B that allows it (finer grid, smaller rounding error). The share is
+    calibrated for B's sensitivities by bisection on the ``"rdp"`` accountant's ε(δ), from above:
+    ``spent`` ≤ ε always. Raises ``ValueError`` when no grid fits the modulus.
+    """
+    e = check_real(epsilon, "epsilon", low=1e-6, high=100.0)
+    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    d = check_int(d, "d", low=1)
+    N = check_int(n_total, "n_total", low=1)
+    P = check_int(participants, "participants", low=1)
+    t = check_int(dropouts, "dropouts", low=0, high=P - 1)
+    R = check_real(clip_norm, "clip_norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
+    check_choice(noise, "noise", NOISES)
+    bits = check_int(modulus_bits, "modulus_bits", low=8, high=MAX_MODULUS_BITS)
+    D = d * (d + 1) // 2
+    half = float(2 ** (bits - 1) - 1)
+    honest = P - t
+    # first guess: Gaussian multiplier z, noise of all P shares ≈ z·√2·B·√(P/(P − t)), margin ~9 sd
+    z = math.sqrt(2.0 * math.log(1.25 / dl)) / e
+    B = int(min(half / (N + 9.0 * z * math.sqrt(2.0 * P / honest)), (_EXACT - 1) / N))
+    for _ in range(200):
+        if B <= d:
+            raise ValueError(
+                f"{bits} modulus bits cannot hold the sum of {N} rows in dimension {d} with the noise "
+                f"for ε = {e:g}: use more `modulus_bits` (up to {MAX_MODULUS_BITS})"
+            )
+        l2, l1 = integer_gram_sensitivity(d=d, norm_bound=B)
+        share = _calibrate_share(noise, e, dl, l2, l1, honest, D)
+        event, variance = _event(noise, l2, l1, share, honest, D)
+        everyone = variance * P / honest
+        wrap = wrap_probability(noise=noise, variance=everyone, room=half - N * B, size=D)
+        if wrap <= WRAP_BOUND:
+            spent = _epsilon(event, dl)
+            grid = integer_grid(clip_norm=R, d=d, norm_bound=B)
+            return DistributedPlan(
+                noise, P, t, d, N, R, grid.scale, B, bits, share, variance, l2, l1, event, wrap, spent
+            )
+        B = int(B * 0.97)
+    raise ValueError(f"no integer grid fits {bits} modulus bits")  # pragma: no cover
+
+
+_EXACT = 2.0**53
