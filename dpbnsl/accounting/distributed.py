@@ -44,7 +44,7 @@ __all__ = [
 
 NOISES = ("skellam", "ddg")
 #: the accountant the distributed releases are calibrated and reported under
-ACCOUNTANT = "rdp"
+ACCOUNTANT: Literal["rdp"] = "rdp"
 
 
 @dataclass(frozen=True)

@@ -74,9 +74,11 @@ class PrivacySummary:
         delta = format_up(self.delta)
         if math.isinf(self.epsilon):
             return f"(ε, δ) = (inf, {delta}): no privacy guarantee (the noise is switched off)"
+        trust = self.public.get("trust") if isinstance(self.public, Mapping) else None
         return (
             f"(ε, δ) = ({format_up(self.epsilon)}, {delta})-DP per participant, "
             f"{self.neighbouring}; accountant: {self.accountant} ({self.calibration})"
+            + (f"; trust: {trust}" if trust else "")
         )
 
     def describe_looser(self) -> str:

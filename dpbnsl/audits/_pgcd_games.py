@@ -39,7 +39,7 @@ from ..accounting import (
     compose_epsilon,
     dp_pgcd_entries,
 )
-from ..federation import Dense, Payload, Sparse, Transcript
+from ..federation import Dense, Masked, Payload, Sparse, Transcript
 from ..learners.admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
 from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
 from ..learners.linear.dp_fed_sparse_bnsl import plan as sparse_plan
@@ -539,7 +539,7 @@ def _sparse_score(
             rows = rows[: t + 1]
             break
         sent = reply.payload
-        inbox = [sent] * P if isinstance(sent, (Dense, Sparse)) else list(sent)
+        inbox = [sent] * P if isinstance(sent, (Dense, Sparse, Masked)) else list(sent)
     if isinstance(clients[0], ShadowedParticipant):
         return clients[0].loss
     start = 0.0 if W0 is None else W0[row]

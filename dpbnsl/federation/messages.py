@@ -354,7 +354,7 @@ def run_rounds(
             transcript.append(Message(t, k, SERVER, kind, payload))
             uploads.append(payload)
         reply = server(t, uploads)
-        if isinstance(reply.payload, (Dense, Sparse)):
+        if isinstance(reply.payload, (Dense, Sparse, Masked)):
             inbox = [reply.payload] * len(participants)
         else:
             inbox = list(reply.payload)

@@ -28,7 +28,7 @@ from typing import Any, Union, cast
 
 import numpy as np
 
-from .messages import SERVER, SETUP_ROUND, Dense, Message, Payload, Sparse, Transcript
+from .messages import SERVER, SETUP_ROUND, Dense, Masked, Message, Payload, Sparse, Transcript
 from .progress import round_done
 from .secure_sum import InProcessSum, SecureShare, SecureSum, is_secure_round, record_secure_round
 
@@ -86,7 +86,7 @@ class Reply:
 
 
 def _pick(payload: Payload | Mapping[int, Payload] | None, k: int) -> Payload | None:
-    if payload is None or isinstance(payload, (Dense, Sparse)):
+    if payload is None or isinstance(payload, (Dense, Sparse, Masked)):
         return payload
     return payload[k]
 

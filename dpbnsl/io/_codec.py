@@ -63,7 +63,7 @@ def _unindex(data: Any, arrays: Mapping[str, np.ndarray]) -> pd.Index:
 def encode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
     """JSON-ready data for ``value``; arrays go into ``arrays`` (see the module docstring)."""
     from ..accounting.ledger import PrivacyLedger
-    from ..federation import Dense, Sparse, Transcript
+    from ..federation import Dense, Masked, Sparse, Transcript
 
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -99,6 +99,8 @@ def encode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
             payload = (
                 {"sparse": [list(p.shape), _store(p.index, arrays), _store(p.values, arrays)]}
                 if isinstance(p, Sparse)
+                else {"masked": [p.size, p.bits]}
+                if isinstance(p, Masked)
                 else {"dense": _store(p.values, arrays)}
             )
             msgs.append([m.round, m.sender, m.receiver, m.kind, payload])
@@ -145,7 +147,7 @@ def _array(ref: Any, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
 
 def _decode_tagged(tag: str, body: Any, arrays: Mapping[str, np.ndarray]) -> Any:
     from ..accounting.ledger import PrivacyLedger
-    from ..federation import Dense, Message, Sparse, Transcript
+    from ..federation import Dense, Masked, Message, Sparse, Transcript
 
     if tag == "$float":
         return float(body)
@@ -174,6 +176,8 @@ def _decode_tagged(tag: str, body: Any, arrays: Mapping[str, np.ndarray]) -> Any
             if "sparse" in payload:
                 shape, index, values = payload["sparse"]
                 p: Any = Sparse(tuple(shape), _array(index, arrays), _array(values, arrays))
+            elif "masked" in payload:
+                p = Masked(int(payload["masked"][0]), int(payload["masked"][1]))
             else:
                 p = Dense(_array(payload["dense"], arrays))
             msgs.append(Message(rnd, sender, receiver, kind, p))

@@ -279,7 +279,6 @@ _LOCAL_ONLY = dict(
     rho2=1e-3,
     gamma1=1.75,
     gamma2=1.25,
-    max_rounds=200,
     gap_tol=1e-6,
     neighbouring="replace-one",
 )
@@ -307,6 +306,7 @@ def _secure(participants: Any, given: dict[str, Any]) -> LearnResult:
         rng=given["rng"],
         lambda1="auto" if given["lambda1"] is None else given["lambda1"],
         threshold=given["threshold"],
+        max_rounds=given["max_rounds"],
         h_tol=given["h_tol"],
         rho_max=given["rho_max"],
     )

@@ -31,7 +31,7 @@ def dp_fed_bnsl_secure(
     rng: np.random.Generator | int | None = None,
     lambda1: float | str = "auto",
     threshold: float = 0.3,
-    max_iter: int = 100,
+    max_rounds: int = 200,
     h_tol: float = 1e-8,
     rho_max: float = 1e16,
 ) -> LearnResult:
@@ -61,8 +61,8 @@ def dp_fed_bnsl_secure(
     lambda1 : float or "auto", default "auto"
         The server's ℓ1 penalty; "auto" follows the release's public noise level
         (:func:`~dpbnsl.learners.linear.secure_covariance.noise_aware_lambda`).
-    threshold, max_iter, h_tol, rho_max
-        The server's NOTEARS fit (:func:`~dpbnsl.learners.linear.notears.notears_from_gram`).
+    threshold, max_rounds, h_tol, rho_max
+        The server's fit (:func:`~dpbnsl.learners.linear.secure_covariance.fit_release`).
 
     Returns
     -------
@@ -105,7 +105,7 @@ def dp_fed_bnsl_secure(
         modulus_bits=modulus_bits,
         lambda1=lambda1,
         threshold=threshold,
-        max_iter=max_iter,
+        max_rounds=max_rounds,
         h_tol=h_tol,
         rho_max=rho_max,
     )

@@ -25,7 +25,7 @@ import pandas as pd
 from ..._validation import as_float_matrix, check_choice, check_epsilon, check_int, check_real
 from ...accounting import LedgerEntry, PrivacyLedger
 from ...accounting.distributed import NOISES, DistributedPlan, calibrate_distributed
-from ...federation import Payload
+from ...federation import Payload, run_rounds
 from ...federation.guard import (
     Refusal,
     RequestGuard,
@@ -57,7 +57,8 @@ from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...mechanisms import CLIP_RANGE
 from ...mechanisms.distributed import centred, integer_gram, integer_grid, noisy_share, quantise_rows
-from .notears import notears_from_gram
+from ..admm import PenaltySchedule, check_hyperparameters
+from .hosted_fed_bnsl import CovarianceParticipant, make_server
 from .scale_checks import check_declared_centre, check_row_norm
 
 __all__ = [
@@ -78,7 +79,7 @@ SECURE_DEFAULTS: dict[str, Any] = dict(
     modulus_bits=32,
     lambda1="auto",
     threshold=0.3,
-    max_iter=100,
+    max_rounds=200,
     h_tol=1e-8,
     rho_max=1e16,
 )
@@ -111,7 +112,7 @@ def secure_settings(**settings: Any) -> dict[str, Any]:
     if s["lambda1"] != "auto":
         s["lambda1"] = check_real(s["lambda1"], "lambda1", low=0.0)
     s["threshold"] = check_real(s["threshold"], "threshold", low=0.0)
-    s["max_iter"] = check_int(s["max_iter"], "max_iter", low=1)
+    s["max_rounds"] = check_int(s["max_rounds"], "max_rounds", low=1)
     s["h_tol"] = check_real(s["h_tol"], "h_tol", low=0.0, low_open=True)
     s["rho_max"] = check_real(s["rho_max"], "rho_max", low=1.0)
     return s
@@ -164,16 +165,35 @@ def fit_release(
     *,
     lambda1: float | str = "auto",
     threshold: float = 0.3,
-    max_iter: int = 100,
+    max_rounds: int = 200,
     h_tol: float = 1e-8,
     rho_max: float = 1e16,
 ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
-    """NOTEARS on the released covariance (projected to PSD), with the noise-aware penalty when
-    ``lambda1="auto"``. Post-processing. Returns (thresholded DAG W, raw W, history)."""
+    """The NOTEARS least-squares problem on the released covariance (projected to PSD), solved by
+    Fed-BNSL's consensus ADMM with one covariance (its tuned server; the other penalties at
+    Fed-BNSL's defaults), with the noise-aware penalty when ``lambda1="auto"``. Post-processing.
+    Returns (thresholded DAG W, raw W, history; ``history.attrs["lambda1"]`` the penalty used)."""
     lam = noise_aware_lambda(release.noise_sd, release.S.shape[0]) if lambda1 == "auto" else float(lambda1)
-    W_raw, history = notears_from_gram(
-        psd_repair(release.S), lambda1=lam, max_iter=max_iter, h_tol=h_tol, rho_max=rho_max
+    hyper = check_hyperparameters(
+        lambda1=lam,
+        rho1=1e-3,
+        rho2=1e-3,
+        gamma1=1.75,
+        gamma2=1.25,
+        rho_max=rho_max,
+        max_rounds=max_rounds,
+        h_tol=h_tol,
+        gap_tol=1e-6,
+        threshold=threshold,
     )
+    schedule = PenaltySchedule(
+        hyper["rho1"], hyper["rho2"], hyper["gamma1"], hyper["gamma2"], hyper["rho_max"]
+    )
+    d = release.S.shape[0]
+    server = make_server(1, d, schedule, lambda1=lam, h_tol=hyper["h_tol"], gap_tol=hyper["gap_tol"])
+    run_rounds([CovarianceParticipant(psd_repair(release.S), schedule)], server, rounds=hyper["max_rounds"])
+    W_raw = np.array(server.W)
+    history = pd.DataFrame(server.rows)
     history.attrs["lambda1"] = lam
     return threshold_to_dag(threshold_weights(W_raw, threshold=threshold)), W_raw, history
 
@@ -297,7 +317,7 @@ class SecureCovarianceServer(HostedServer):
             self.release,
             lambda1=p["lambda1"],
             threshold=p["threshold"],
-            max_iter=p["max_iter"],
+            max_rounds=p["max_rounds"],
             h_tol=p["h_tol"],
             rho_max=p["rho_max"],
         )
