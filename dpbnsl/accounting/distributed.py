@@ -1,17 +1,8 @@
-"""Calibration of one jointly noised integer release under secure aggregation (the formulas:
-:mod:`dpbnsl.accounting.skellam`).
+"""Calibration of one jointly noised integer release under secure aggregation (the RDP and zCDP
+formulas: :mod:`dpbnsl.accounting.skellam`).
 
-- :func:`skellam_rdp`: Agarwal, Kairouz & Liu (NeurIPS 2021), Thm 3.5, with μ the variance of the
-  Skellam noise: for integer α > 1, ε(α) ≤ αΔ₂²/(2μ) + min(((2α − 1)Δ₂² + 6Δ₁)/(4μ²), 3Δ₁/(2μ)).
-  The theorem is stated at integer orders; a Rényi divergence never decreases with the order, so
-  a fractional α takes the bound at ⌈α⌉. As zCDP (:func:`skellam_zcdp`): ρ = Δ₂²/(2μ) and
-  ξ = ρ + 3Δ₁/(2μ) (the extra ρ pays for ⌈α⌉ ≤ α + 1).
-- :func:`ddg_rho`: Kairouz, Liu & Steinke (ICML 2021), Thm 1: the sum of n independent discrete
-  Gaussian shares N_ℤ(0, σ²) added to an integer statistic of ℓ2-sensitivity Δ₂ in D coordinates
-  is ½ε²-zCDP with ε = min(√(Δ₂²/(nσ²) + ½τD), Δ₂/(√n σ) + τ√D),
-  τ = 10 Σ_{k=1}^{n−1} exp(−2π²σ²·k/(k + 1)).
-- :func:`calibrate_distributed`: the integer grid, the modulus, and the noise share that reach a
-  target (ε, δ) without exceeding it, for P participants of whom up to t may drop out or collude.
+:func:`calibrate_distributed`: the integer grid, the modulus, and the noise share that reach a
+target (ε, δ) without exceeding it, for P participants of whom up to t may drop out or collude.
 """
 
 from __future__ import annotations
