@@ -37,7 +37,9 @@ EXCESS = 4.0
 #:   thresholds C_ab, the Gumbel scale and the step 1/M_ab then depend on the data);
 #: - ``"noise-before-clipping"``: the covariance noise is added to the raw XᵀX/n and the release is
 #:   clipped afterwards (eigenvalues to [0, R²], where covariances of rows of norm ≤ R lie), which
-#:   bounds the output but not the sensitivity.
+#:   bounds the output but not the sensitivity;
+#: - ``"missing-share"``: under secure aggregation, one participant's noise share never reaches the
+#:   sum (it dropped out, or colludes with the server, while t = 0 was declared).
 BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "noise-halved": ("gaussian-step", "selection", "covariance", "smoothness"),
@@ -57,6 +59,7 @@ BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "dp-fed-sparse-bnsl-transcript",
         ),
         "noise-before-clipping": ("covariance",),
+        "missing-share": ("secure-covariance",),
     }
 )
 
@@ -143,6 +146,7 @@ GAME_NAMES = (
     "dp-pgcd-transcript",
     "dp-fed-sparse-bnsl",
     "dp-fed-sparse-bnsl-transcript",
+    "secure-covariance",
 )
 
 

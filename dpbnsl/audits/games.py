@@ -16,6 +16,8 @@ smoothness        x_ia² = 4X_a (clipped to X_a) vs 0             Σ_a (m̃_a �
 dp-pgcd           as selection, K iterations                     the canary entry of the message
 dp-fed-sparse-    participant 0's row with an extreme entry      minus the mass of row p in
 bnsl                                                             participant 0's uploads
+secure-           participant 0's rows 2R·e₀ vs 2R·e₁, rounded   projection of the decoded
+covariance        onto the integer grid, P noise shares summed   secure sum on e₀₀ − e₁₁
 ================  =============================================  ===============================
 
 Every game calibrates its noise with :mod:`dpbnsl.accounting` and reports as
@@ -49,6 +51,7 @@ from ._pgcd_games import (
     dp_pgcd_transcript_game,
     selection_game,
 )
+from ._secure_games import secure_covariance_game
 from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
 __all__ = [
@@ -64,6 +67,7 @@ __all__ = [
     "dp_pgcd_transcript_game",
     "dp_fed_sparse_bnsl_game",
     "dp_fed_sparse_bnsl_transcript_game",
+    "secure_covariance_game",
 ]
 
 _CHUNK = 1 << 16  # trials per batch for releases of more than one number
@@ -369,6 +373,7 @@ GAMES: dict[str, Callable[..., GameResult]] = {
     "dp-pgcd-transcript": dp_pgcd_transcript_game,
     "dp-fed-sparse-bnsl": dp_fed_sparse_bnsl_game,
     "dp-fed-sparse-bnsl-transcript": dp_fed_sparse_bnsl_transcript_game,
+    "secure-covariance": secure_covariance_game,
 }
 
 

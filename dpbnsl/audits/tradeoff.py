@@ -81,9 +81,10 @@ _DTYPES = {
 _TEXT = {"method": str, "graph": str, "options": str, "versions": str}  # read back as text, never as numbers
 _SETTING = ("graph", "edges_per_node", "options")  # what CSVs of earlier versions lack
 _RESERVED = ("epsilon", "delta", "rng", "local")
-#: The learners a sweep runs: the linear family's, except the oracles (the sweep simulates linear
-#: SEMs). Their settings come from the learner registry (defaults, then simulation settings).
-METHODS = names(family="linear", oracle=False)
+#: The learners a sweep runs: the linear and the constraint-based families', except the oracles (the
+#: sweep simulates linear-Gaussian SEMs, which PC's Fisher-z tests fit). Their settings come from
+#: the learner registry (defaults, then simulation settings).
+METHODS = names(family="linear", oracle=False) + names(family="constraint", oracle=False)
 
 
 def _entry(method: str) -> Learner:

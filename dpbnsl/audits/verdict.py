@@ -37,12 +37,18 @@ __all__ = ["Audit", "audit", "MIN_TRIALS", "GAUSSIAN_GAMES", "BOUNDED_RANGE_GAME
 #: Gaussian and the claim is its Gaussian profile, which is what the ε of
 #: :func:`~dpbnsl.audits.gdp.gdp_lower_bound` assumes. (The games' scores post-process the
 #: release, which the bound allows: a test on a score is a test on the release.) Not listed:
-#: ``"noise-before-clipping"``, whose release is a clipped Gaussian, not a Gaussian.
+#: ``"noise-before-clipping"``, whose release is a clipped Gaussian, not a Gaussian. Listed as
+#: nearly Gaussian: ``"secure-covariance"``, a Skellam (or discrete Gaussian) sum of large
+#: variance μ (about 10¹⁵ at the game's defaults, 32-bit modulus), whose privacy loss is the
+#: Gaussian's up to the 3Δ₁/(2μ) term of its RDP curve; its claim is the RDP accountant's ε,
+#: above the Gaussian profile of the same variance. At small moduli (μ of a few thousand at 12
+#: bits) the approximation weakens: read the Clopper–Pearson bound there.
 GAUSSIAN_GAMES: Mapping[str, frozenset[str | None]] = MappingProxyType(
     {
         "gaussian-step": frozenset({None, "noise-halved", "no-clipping"}),
         "covariance": frozenset({None, "noise-halved", "no-clipping"}),
         "smoothness": frozenset({None, "noise-halved", "no-clipping"}),
+        "secure-covariance": frozenset({None, "missing-share"}),
     }
 )
 

@@ -117,6 +117,26 @@ def add_noise_command(
     plan.add_argument(
         "--clip-norm", type=float, default=None, help="dp-fed-bnsl: row clipping norm R (public)"
     )
+    plan.add_argument(
+        "--aggregation",
+        default=None,
+        choices=("local", "secure"),
+        help="dp-fed-bnsl: each participant's own Gaussian release (local, default) or one jointly "
+        "noised integer release under secure aggregation (secure: needs --d, --n-k, --participants)",
+    )
+    plan.add_argument(
+        "--participants",
+        type=count(1, 10**6),
+        default=None,
+        help="dp-fed-bnsl with --aggregation secure: P, the participants whose shares are summed",
+    )
+    plan.add_argument(
+        "--dropouts",
+        type=count(0, 10**6),
+        default=None,
+        help="dp-fed-bnsl with --aggregation secure: t, participants that may drop out or collude "
+        "(each share is sized for P − t honest ones; default 0)",
+    )
     add_json_option(noise)
     noise.set_defaults(handler=run_noise)
 
@@ -172,7 +192,16 @@ _NOISE_OPTIONS = {
         "centre",
         "warm_start",
     ),
-    "dp-fed-bnsl": ("calibration", "centre", "clip_norm"),
+    "dp-fed-bnsl": (
+        "calibration",
+        "centre",
+        "clip_norm",
+        "aggregation",
+        "participants",
+        "dropouts",
+        "d",
+        "n_k",
+    ),
 }
 _CALIBRATIONS = {
     "dp-pgcd": ("tight", "paper", "all"),
@@ -204,6 +233,8 @@ def _check_noise_options(args: argparse.Namespace) -> None:
 def run_noise(args: argparse.Namespace) -> int:
     _check_noise_options(args)
     method = getattr(args, "method", "dp-pgcd")
+    if method == "dp-fed-bnsl" and getattr(args, "aggregation", None) == "secure":
+        return _run_secure_plan(args)
     if method != "dp-pgcd":
         return _run_plan(args, method)
     from .._validation import check_int
@@ -338,9 +369,14 @@ def _run_plan(args: argparse.Namespace, method: str) -> int:
             "warm_start_multiplier": sp.m_warm,
         }
     else:
-        from ..learners.linear.covariance_plan import ACCOUNTANT
-        from ..learners.linear.covariance_plan import plan as covariance_plan
+        from ..learners.covariance_plan import ACCOUNTANT
+        from ..learners.covariance_plan import plan as covariance_plan
 
+        secure_only = [n for n in ("participants", "dropouts", "d", "n_k") if getattr(args, n) is not None]
+        if secure_only:
+            flag = "--" + secure_only[0].replace("_", "-")
+            raise CLIError(f"{flag} applies to --method dp-fed-bnsl with --aggregation secure only")
+        options.pop("aggregation", None)
         if args.clip_norm is None:
             raise CLIError(
                 "--method dp-fed-bnsl needs --clip-norm R, a public bound on each row's norm in the "
@@ -393,6 +429,96 @@ def _run_plan(args: argparse.Namespace, method: str) -> int:
             "accountant": accountant,
             "spent": spent,
             **extra,
+        },
+    )
+    return 0
+
+
+def _run_secure_plan(args: argparse.Namespace) -> int:
+    """DP-Fed-BNSL's joint release under secure aggregation: the grid, the shares, the modulus,
+    the noise per released entry against the local releases' at the same (ε, δ)."""
+    import math
+
+    from ..accounting import event_rho
+    from ..learners.covariance_plan import plan as covariance_plan
+    from ..learners.covariance_release import release_settings, secure_plan
+
+    for name, what in (
+        ("clip_norm", "--clip-norm R, a public bound on each row's norm in the data's units"),
+        ("d", "--d, the number of variables"),
+        ("n_k", "--n-k, the rows per participant (the plan is sized for P × n_k rows)"),
+        ("participants", "--participants P"),
+    ):
+        if getattr(args, name) is None:
+            raise CLIError(f"--method dp-fed-bnsl --aggregation secure needs {what}")
+    if args.calibration not in (None, "tight") or args.centre not in (None, "declared"):
+        raise CLIError(
+            "--aggregation secure releases declared-centred data with its own accounting; "
+            "--calibration and --centre do not apply"
+        )
+    P, d, n_k = args.participants, args.d, args.n_k
+    settings = release_settings(
+        epsilon=args.epsilon,
+        delta=args.delta,
+        clip_norm=args.clip_norm,
+        participants=P,
+        dropouts=0 if args.dropouts is None else args.dropouts,
+    )
+    pl = secure_plan(settings, d=d, n_total=P * n_k)
+    local = covariance_plan(epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm, psd=False)
+    # the local releases averaged over P participants of n_k rows: z·√2·R²·√P/(P·n_k) per entry
+    local_sd = local.z_cov * math.sqrt(2.0) * args.clip_norm**2 * math.sqrt(P) / (P * n_k)
+    rho = event_rho(pl.event)[0]
+    rows = [
+        {
+            "release": "covariance (joint)",
+            "event": type(pl.event).__name__,
+            "multiplier": math.sqrt(pl.variance) / pl.l2_sensitivity,
+            "count": 1,
+            "rho": rho,
+        }
+    ]
+    print(
+        f"DP-Fed-BNSL plan under secure aggregation for (ε, δ) = ({settings['epsilon']:g}, "
+        f"{settings['delta']:g}) per participant, d = {d}, P = {P} × n_k = {n_k} rows, t = "
+        f"{pl.dropouts}: one jointly noised covariance ({pl.noise}; each share sized for "
+        f"{pl.honest} honest shares)"
+    )
+    print(_table(_PLAN_COLUMNS, [[r[c] for c in _PLAN_COLUMNS] for r in rows], round_up=True))
+    print(
+        f"grid: rows clipped at R = {pl.clip_norm:g}, scaled by γ = {pl.scale:.6g} and rounded "
+        f"(‖q‖² ≤ B = {pl.norm_bound:g}); sensitivities Δ₂ = {pl.l2_sensitivity:.6g}, "
+        f"Δ₁ = {pl.l1_sensitivity:.6g}; modulus 2^{pl.modulus_bits}, wrap-around probability "
+        f"≤ {pl.wrap:.3g}"
+    )
+    # all P shares in the sum carry P/(P − t) times the honest variance the guarantee rests on
+    released_sd = pl.covariance_sd * math.sqrt(P / pl.honest)
+    print(
+        f"noise sd per released covariance entry: {released_sd:.6g} when all {P} shares arrive"
+        + ("" if pl.dropouts == 0 else f" ({pl.covariance_sd:.6g} from the {pl.honest} honest ones)")
+        + f"; the local releases averaged: {local_sd:.6g} ({local_sd / released_sd:.2f}× that); "
+        f"ε({args.delta:g}) by rdp: {pl.spent:.6g}"
+    )
+    set_json(
+        args,
+        {
+            "method": "dp-fed-bnsl",
+            "aggregation": "secure",
+            "epsilon": args.epsilon,
+            "delta": args.delta,
+            "releases": rows,
+            "accountant": "rdp",
+            "spent": {"rdp": pl.spent},
+            "participants": P,
+            "dropouts": pl.dropouts,
+            "noise": pl.noise,
+            "scale": pl.scale,
+            "norm_bound": pl.norm_bound,
+            "modulus_bits": pl.modulus_bits,
+            "wrap": pl.wrap,
+            "covariance_sd": released_sd,
+            "honest_covariance_sd": pl.covariance_sd,
+            "local_covariance_sd": local_sd,
         },
     )
     return 0

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["add_curve_command"]
 
 #: the methods a sweep runs: the linear learners that need no true graph
-METHODS = names(family="linear", oracle=False)  # as dpbnsl.audits.tradeoff.METHODS
+METHODS = names(family="linear", oracle=False) + names(family="constraint", oracle=False)  # as the sweep's
 #: the public bounds a private method needs, settable here (default: the simulator's scale)
 _BOUNDS = {"feature_bound": "dp-fed-sparse-bnsl", "clip_norm": "dp-fed-bnsl"}
 

@@ -142,8 +142,9 @@ def add_learn_command(
         "--calibration",
         default="tight",
         choices=("tight", "paper", "classic", "zcdp"),
-        help="noise calibration: 'tight' (both private methods), 'paper' (dp-fed-sparse-bnsl: the "
-        "paper's Theorem 5.1), 'classic' or 'zcdp' (dp-fed-bnsl's Gaussian release)",
+        help="noise calibration: 'tight' (every private method), 'paper' (dp-fed-sparse-bnsl: the "
+        "paper's Theorem 5.1), 'classic' or 'zcdp' (the Gaussian covariance release of dp-fed-bnsl "
+        "and dp-cov-pc)",
     )
     dp.add_argument(
         "--smoothness",
@@ -189,14 +190,14 @@ def add_learn_command(
         "--clip-norm",
         type=float,
         default=None,
-        help="dp-fed-bnsl: row clipping norm R of the covariance release, a public bound on "
-        "‖x_i‖₂ in the data's units (required by dp-fed-bnsl)",
+        help="dp-fed-bnsl, dp-cov-pc: row clipping norm R of the covariance release, a public "
+        "bound on ‖x_i‖₂ in the data's units (required by both)",
     )
     dp.add_argument(
         "--aggregation",
         default="local",
         choices=("local", "secure"),
-        help="dp-fed-bnsl: the trust model. 'local': each participant's release is private on its "
+        help="dp-fed-bnsl, dp-cov-pc: the trust model. 'local': each participant's release is private on its "
         "own; 'secure': secure aggregation sums the participants' integer covariances and noise "
         "shares, the server reads one jointly noised covariance (about √P less noise)",
     )
@@ -204,7 +205,7 @@ def add_learn_command(
         "--dropouts",
         type=int,
         default=0,
-        help="dp-fed-bnsl with --aggregation secure: t, the participants that may drop out or "
+        help="dp-fed-bnsl, dp-cov-pc with --aggregation secure: t, the participants that may drop out or "
         "collude with the server (each noise share is sized for P − t honest shares)",
     )
     add_extra_options(learn)
@@ -300,6 +301,7 @@ _PUBLIC_BOUNDS = {
         "measurement's known range, not from the data)",
     ),
 }
+_PUBLIC_BOUNDS["dp-cov-pc"] = _PUBLIC_BOUNDS["dp-fed-bnsl"]
 
 
 def _learn(args: argparse.Namespace) -> int:

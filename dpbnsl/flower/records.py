@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
 
-from ..federation import Dense, Payload, Sparse
+from ..federation import Dense, Masked, Payload, Sparse
 
 __all__ = ["put_payload", "get_payload", "put_state", "get_state"]
 
@@ -23,6 +23,8 @@ def put_payload(payload: Payload | None) -> ArrayRecord:
         return ArrayRecord({})
     if isinstance(payload, Dense):
         return ArrayRecord({"values": Array.from_numpy_ndarray(np.array(payload.values))})
+    if isinstance(payload, Masked):
+        raise ValueError("a masked share is only ever summed by secure aggregation; it has no record")
     return ArrayRecord(
         {
             "shape": Array.from_numpy_ndarray(np.array(payload.shape, dtype=np.int64)),

@@ -12,7 +12,7 @@ from .._lazy import lazy_exports
 #: where each exported name lives (a submodule of this package)
 _EXPORTS = {
     "LearnResult": "result",
-    "DataScaleWarning": "linear.scale_checks",
+    "DataScaleWarning": "scale_checks",
     "LocalFits": "combiners",
     "notears": "linear.notears",
     "fed_bnsl": "linear.fed_bnsl",
@@ -38,6 +38,8 @@ _EXPORTS = {
     "pc_avg_scores": "constraint.fed_pc",
     "fed_pc_simple_i": "constraint.fed_pc",
     "fed_pc_simple_ii": "constraint.fed_pc",
+    "dp_cov_pc": "constraint.dp_cov_pc",
+    "pc_from_covariance": "constraint.dp_cov_pc",
     "ds_fcd": "nonlinear.ds_fcd",
     "as_fcd": "nonlinear.ds_fcd",
     "fcd_centralized": "nonlinear.ds_fcd",
@@ -60,6 +62,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .combiners import LocalFits, notears_average, notears_best, notears_local, notears_voting
+    from .constraint.dp_cov_pc import dp_cov_pc, pc_from_covariance
     from .constraint.fed_pc import (
         LocalPC,
         fed_pc,
@@ -79,11 +82,11 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .linear.personalize import Personalized, personalize, personalized_nmse
     from .linear.pgcd import PGCDNoise, pgcd
     from .linear.private_selection import select_dp_fed_sparse_bnsl
-    from .linear.scale_checks import DataScaleWarning
     from .nonlinear.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
     from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
     from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
     from .result import LearnResult
+    from .scale_checks import DataScaleWarning
     from .temporal.dynotears import dynotears
     from .temporal.dynotears_baselines import (
         dynotears_all,
@@ -102,6 +105,8 @@ __all__ = [
     "fed_sparse_bnsl",
     "dp_fed_sparse_bnsl",
     "dp_fed_bnsl",
+    "dp_cov_pc",
+    "pc_from_covariance",
     "select_dp_fed_sparse_bnsl",
     "personalize",
     "personalized_nmse",

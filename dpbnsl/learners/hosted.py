@@ -66,7 +66,7 @@ def _public(factory: Callable[..., HostedParticipant]) -> Callable[..., HostedPa
 
 
 def _dp_fed_bnsl_server(*, settings: Mapping[str, Any], n_participants: int) -> HostedServer:
-    from .linear.covariance_plan import plan
+    from .covariance_plan import plan
 
     return FedBNSLServer(settings=dict(plan(**settings).hyper), n_participants=n_participants)
 

@@ -191,6 +191,23 @@ def _ci_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_CI, rename={"ci_test": "test"})
 
 
+_DP_COV_PC = ("alpha", "epsilon", "delta", "seed", "clip_norm", "calibration", "aggregation", "dropouts")
+
+
+def _dp_cov_pc_kwargs(args: argparse.Namespace) -> dict:
+    return _given(args, *_DP_COV_PC, rename={"seed": "rng"})
+
+
+def _plan_dp_cov_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
+    """The covariance release's plan: local (Gaussian, one per participant) or joint (secure)."""
+    if options.get("aggregation", "local") == "secure":
+        return _plan_covariance_learner(d, n_k, **options)
+    from .covariance_plan import plan
+
+    keep = ("epsilon", "delta", "clip_norm", "calibration")
+    return plan(psd=False, **{k: options[k] for k in keep if k in options})
+
+
 _MLP = ("lambda1", "threshold", "seed", "ftol")
 
 
@@ -236,13 +253,13 @@ def _plan_covariance_learner(d: int, n_k: int | Sequence[int], **options: Any) -
     """The local release's plan (independent of d and n_k), or with ``aggregation="secure"`` the
     joint release's (:class:`~dpbnsl.accounting.distributed.DistributedPlan`)."""
     if options.get("aggregation", "local") == "secure":
-        from .linear.secure_covariance import secure_plan, secure_settings
+        from .covariance_release import release_settings, secure_plan
 
         sizes = [int(n_k)] if isinstance(n_k, int) else [int(n) for n in n_k]
         keep = ("epsilon", "delta", "clip_norm", "noise", "dropouts", "modulus_bits")
-        settings = secure_settings(participants=len(sizes), **{k: options[k] for k in keep if k in options})
+        settings = release_settings(participants=len(sizes), **{k: options[k] for k in keep if k in options})
         return secure_plan(settings, d=d, n_total=sum(sizes))
-    from .linear.covariance_plan import plan
+    from .covariance_plan import plan
 
     options = {
         k: v for k, v in options.items() if k not in ("aggregation", "dropouts", "noise", "modulus_bits")
@@ -364,6 +381,17 @@ _ENTRIES = (
         hosted=True,
         cli_options=_CI,
         cli_kwargs=_ci_kwargs,
+    ),
+    Learner(
+        "dp-cov-pc",
+        "constraint.dp_cov_pc:dp_cov_pc",
+        "constraint",
+        private=True,
+        simulation={"clip_norm": _simulated("clip_norm")},
+        quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
+        cli_options=_DP_COV_PC,
+        cli_kwargs=_dp_cov_pc_kwargs,
+        plan=_plan_dp_cov_pc,
     ),
     Learner("pc-all", "constraint.fed_pc:pc_all", "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
     Learner(

@@ -116,7 +116,7 @@ def test_the_audit_states_its_exit_status_and_warns_when_it_cannot_see(capsys):
 
 
 def test_noise_prints_a_learners_whole_plan(capsys):
-    from dpbnsl.learners.linear.covariance_plan import plan as covariance_plan
+    from dpbnsl.learners.covariance_plan import plan as covariance_plan
     from dpbnsl.learners.linear.sparse_plan import plan as sparse_plan
 
     argv = ["noise", "--method", "dp-fed-sparse-bnsl", "--epsilon", "2", "--d", "10", "--n-k", "300"]

@@ -11,16 +11,21 @@ from dpbnsl.federation import SECURE_SUM, Masked
 from dpbnsl.federation.guard import Refusal
 from dpbnsl.federation.protocol import ProtocolError, run_protocol
 from dpbnsl.federation.secure_sum import InProcessSum, SecureShare, is_secure_round
-from dpbnsl.learners.linear.secure_covariance import (
+from dpbnsl.learners.covariance_release import (
     SecureCovarianceParticipant,
     SecureCovarianceServer,
+    release_settings,
     secure_plan,
-    secure_settings,
 )
 from dpbnsl.mechanisms.distributed import centred, integer_gram, integer_grid, noisy_share, quantise_rows
 from dpbnsl.simulation import simulate
 
 SETTINGS = dict(epsilon=1.0, delta=1e-5, clip_norm=10.0, participants=3)
+
+
+def _keep(release):
+    """The server's fit: keep the release as it is (post-processing of any kind goes here)."""
+    return release
 
 
 def _parties(data, settings=SETTINGS, seed=7):
@@ -33,10 +38,10 @@ def _parties(data, settings=SETTINGS, seed=7):
 
 def test_the_server_reads_the_modular_sum_of_the_shares_and_nothing_else():
     data = simulate(4, 1500, participants=3, rng=0).participants
-    server = SecureCovarianceServer(settings=SETTINGS, n_participants=3)
+    server = SecureCovarianceServer(settings=SETTINGS, n_participants=3, fit=_keep)
     transcript = run_protocol(server, _parties(data))["rounds"]
     # the same shares, recomputed from the same streams: the sum the transcript holds is theirs
-    plan = secure_plan(secure_settings(**SETTINGS), d=4, n_total=1500)
+    plan = secure_plan(release_settings(**SETTINGS), d=4, n_total=1500)
     grid = integer_grid(clip_norm=10.0, d=4, norm_bound=plan.norm_bound)
     shares = []
     for X, g in zip(data, np.random.default_rng(7).spawn(3)):
@@ -125,7 +130,7 @@ def test_a_participant_releases_once_and_refuses_beyond_its_budget():
 def test_the_server_refuses_a_sum_with_fewer_shares_than_the_guarantee_needs():
     from dpbnsl.federation.secure_sum import SecureSum
 
-    server = SecureCovarianceServer(settings={**SETTINGS, "dropouts": 1}, n_participants=3)
+    server = SecureCovarianceServer(settings={**SETTINGS, "dropouts": 1}, n_participants=3, fit=_keep)
     from dpbnsl.federation import Dense
 
     server.receive("rounds", -1, {k: Dense(np.array([100.0, 3.0])) for k in range(3)})

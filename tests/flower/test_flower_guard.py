@@ -203,7 +203,7 @@ def test_the_budget_spans_runs_on_a_node_with_a_ledger(tmp_path):
     charges each run's plan to its dataset before the first release and refuses once the budget
     is spent; nothing of the refused run is released."""
     from dpbnsl.federation.spend import NodeLedger
-    from dpbnsl.learners.linear.covariance_plan import plan
+    from dpbnsl.learners.covariance_plan import plan
 
     ledger = tmp_path / "ledgers"
     settings = dict(SETTINGS["dp-fed-bnsl"], epsilon=0.6)

@@ -30,6 +30,7 @@ from .citests import CITest, check_alpha, make_ci_test, subsets
 __all__ = [
     "pc",
     "pc_skeleton",
+    "run_pc",
     "skeleton_level",
     "orient_pdag",
     "pdag_to_dag",
@@ -347,6 +348,26 @@ def pc(
     if arr.shape[0] < 2:
         raise ValueError(f"`X` has {arr.shape[0]} rows; at least 2 are required")
     ci = make_ci_test(arr, test=test, levels=levels, min_samples_per_cell=min_samples_per_cell, dof=dof)
+    dag, cpdag, history, info = run_pc(ci, opts, sepset=sepset, max_sepset_size=max_sepset_size)
+    params = dict(
+        opts,
+        test=ci.name,
+        sepset=sepset,
+        max_sepset_size=max_sepset_size,
+        levels=None if levels is None else tuple(int(v) for v in levels),
+        min_samples_per_cell=min_samples_per_cell,
+        dof=dof,
+    )
+    params.pop("no_sepset")
+    return LearnResult("pc", dag, cpdag, history, columns, params=params, info=info)
+
+
+def run_pc(
+    ci: CITest, opts: dict, *, sepset: str, max_sepset_size: int | None
+) -> tuple[np.ndarray, np.ndarray, pd.DataFrame, dict]:
+    """PC on a ready CI test with validated options (:func:`check_pc_options`): the skeleton, the
+    separating sets (``sepset``), the orientation and the extension. Returns (DAG, CPDAG, history
+    with one row per level, info as :func:`pc` documents it)."""
     t0 = time.perf_counter()
     adj, sepsets, rows = pc_skeleton(
         ci, alpha=opts["alpha"], variant=opts["variant"], max_cond_size=opts["max_cond_size"]
@@ -362,16 +383,6 @@ def pc(
     directed, undirected, vs, conflicts = orient_pdag(adj, sepsets, conflict=opts["conflict"])
     dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
     cpdag = cpdag_matrix(directed, undirected)
-    params = dict(
-        opts,
-        test=ci.name,
-        sepset=sepset,
-        max_sepset_size=max_sepset_size,
-        levels=None if levels is None else tuple(int(v) for v in levels),
-        min_samples_per_cell=min_samples_per_cell,
-        dof=dof,
-    )
-    params.pop("no_sepset")
     info = dict(
         cpdag=cpdag,
         skeleton=adj.astype(int),
@@ -382,12 +393,5 @@ def pc(
         ci_tests=ci.n_computed,
         seconds=time.perf_counter() - t0,
     )
-    return LearnResult(
-        "pc",
-        dag,
-        cpdag,
-        pd.DataFrame(rows, columns=["level", "edges", "ci_tests", "seconds"]),
-        columns,
-        params=params,
-        info=info,
-    )
+    history = pd.DataFrame(rows, columns=["level", "edges", "ci_tests", "seconds"])
+    return dag, cpdag, history, info

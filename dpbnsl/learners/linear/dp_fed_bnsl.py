@@ -26,8 +26,8 @@ from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...mechanisms.covariance import covariance_sensitivity, release_covariance
 from ..admm import ConsensusServer, PenaltySchedule
+from ..covariance_plan import ACCOUNTANT, CovariancePlan, plan
 from ..result import LearnResult
-from .covariance_plan import ACCOUNTANT, CovariancePlan, plan
 from .hosted_fed_bnsl import CovarianceParticipant, DPFedBNSLParticipant, FedBNSLServer, make_server
 
 __all__ = [
@@ -163,8 +163,9 @@ def dp_fed_bnsl(
     check_choice(aggregation, "aggregation", ("local", "secure"))
     if aggregation == "secure":
         return _secure(participants, locals())
-    if (dropouts, noise, modulus_bits) != (0, "skellam", 32):
-        raise ValueError('`dropouts`, `noise` and `modulus_bits` apply to aggregation="secure" only')
+    from ..covariance_release import refuse_secure_only
+
+    refuse_secure_only(dropouts=dropouts, noise=noise, modulus_bits=modulus_bits)
     if lambda1 is None:
         lambda1 = 0.01
     arrays, columns = as_participants(participants, min_rows=1)

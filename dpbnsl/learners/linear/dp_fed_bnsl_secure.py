@@ -1,19 +1,18 @@
-"""The in-process driver of DP-Fed-BNSL under secure aggregation (:mod:`.secure_covariance`)."""
+"""The in-process driver of the joint covariance release under secure aggregation
+(:mod:`.secure_covariance`), and DP-Fed-BNSL on it."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_generator, as_participants
-from ...accounting import summarize_privacy
+from ..._validation import as_participants
 from ...blas import one_blas_thread
-from ...federation.protocol import run_protocol
+from ..covariance_release import run_secure_release
 from ..result import LearnResult
-from .secure_covariance import SecureCovarianceParticipant, SecureCovarianceServer, secure_settings
+from .secure_covariance import notears_fit, secure_settings
 
 __all__ = ["dp_fed_bnsl_secure"]
 
@@ -94,12 +93,11 @@ def dp_fed_bnsl_secure(
     ('secure', True, 4)
     """
     arrays, columns = as_participants(participants, min_rows=1)
-    P, d = len(arrays), arrays[0].shape[1]
     settings: dict[str, Any] = dict(
         epsilon=epsilon,
         delta=delta,
         clip_norm=clip_norm,
-        participants=P,
+        participants=len(arrays),
         noise=noise,
         dropouts=dropouts,
         modulus_bits=modulus_bits,
@@ -110,55 +108,20 @@ def dp_fed_bnsl_secure(
         rho_max=rho_max,
     )
     params = secure_settings(**settings)
-    budget = (params["epsilon"], params["delta"])
-    start = time.perf_counter()
-    clients = [
-        SecureCovarianceParticipant(
-            X, settings=settings, participant=k, rng=g, budget=budget, columns=columns
-        )
-        for k, (X, g) in enumerate(zip(arrays, as_generator(rng).spawn(P)))
-    ]
-    server = SecureCovarianceServer(settings=settings, n_participants=P)
-    transcript = run_protocol(server, clients)["rounds"]
-    W, W_raw, history = server.learned()
-    assert server.plan is not None and server.release is not None
-    plan = server.plan
-    ledgers = tuple(c.ledger for c in clients)
-    privacy = summarize_privacy(
-        ledgers,
-        delta=params["delta"],
-        target_epsilon=params["epsilon"],
-        neighbouring="replace-one",
-        calibration="secure-sum",
-        accountants=("rdp", "zcdp"),
-        public=dict(
-            d=d,
-            n_k=tuple(X.shape[0] for X in arrays),
-            clip_norm=params["clip_norm"],
-            centre="declared",
-            releases="one jointly noised covariance (secure aggregation)",
-            trust=(
-                f"secure aggregation: the server reads only the sum; DP against the server and up "
-                f"to t = {params['dropouts']} colluding or missing participants, while at least "
-                f"{plan.honest} honest shares reach the sum"
-            ),
-            noise=params["noise"],
-            modulus_bits=plan.modulus_bits,
-        ),
-    )
+    run = run_secure_release(arrays, columns, settings, rng=rng, fit=notears_fit(params))
+    W, W_raw, history = run.result
+    plan, release, privacy = run.plan, run.release, run.privacy
     spent = privacy.bounds["rdp"]
-    if spent > params["epsilon"]:  # pragma: no cover - the calibration guarantees it
-        raise RuntimeError(f"the release spent ε = {spent!r} > target {params['epsilon']!r}")
     out_params = dict(params, aggregation="secure", neighbouring="replace-one")
     info = {
         "epsilon": {"rdp": spent},
         "accountant": "rdp",
         "delta": params["delta"],
         "plan": plan,
-        "release": server.release,
-        "noise_sd": server.release.noise_sd,
+        "release": release,
+        "noise_sd": release.noise_sd,
         "lambda1": history.attrs.get("lambda1"),
-        "seconds": time.perf_counter() - start,
+        "seconds": run.seconds,
         "n_samples": tuple(X.shape[0] for X in arrays),
     }
     return LearnResult(
@@ -167,8 +130,8 @@ def dp_fed_bnsl_secure(
         W_raw,
         pd.DataFrame(history),
         columns,
-        transcript,
-        ledgers,
+        run.transcript,
+        run.ledgers,
         out_params,
         info,
         privacy,

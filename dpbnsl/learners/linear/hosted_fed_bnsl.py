@@ -49,9 +49,9 @@ from ...mechanisms.moments import private_mean
 from ...scores import centre as centre_data
 from ...scores import gram
 from ..admm import ConsensusServer, PenaltySchedule, check_hyperparameters, stalled_stop, tuned_lbfgs
-from .covariance_plan import ACCOUNTANT, CovariancePlan
-from .covariance_plan import plan as covariance_plan
-from .scale_checks import check_declared_centre, check_row_norm
+from ..covariance_plan import ACCOUNTANT, CovariancePlan
+from ..covariance_plan import plan as covariance_plan
+from ..scale_checks import check_declared_centre, check_row_norm
 
 __all__ = [
     "fed_bnsl_settings",

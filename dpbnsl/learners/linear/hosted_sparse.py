@@ -53,6 +53,7 @@ from ...graphs import threshold_to_dag
 from ...mechanisms import clip_kernel
 from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
 from ..admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
+from ..scale_checks import check_declared_centre, check_feature_bound
 from .dp_fed_bnsl import release_covariance
 from .hosted_fed_bnsl import (
     CovarianceParticipant,
@@ -64,7 +65,6 @@ from .hosted_fed_bnsl import (
     schedule_of,
 )
 from .pgcd import PGCDNoise, PGCDState
-from .scale_checks import check_declared_centre, check_feature_bound
 from .sparse_admm import SparseParticipant, sparse_hyperparameters
 from .sparse_plan import SparsePlan, plan
 from .warm_start import LABEL as WARM_LABEL

@@ -93,7 +93,7 @@ def test_settings_of_the_other_trust_model_are_refused(data, kwargs, match):
 
 
 def test_secure_options_are_refused_under_local_aggregation(data):
-    with pytest.raises(ValueError, match='apply to aggregation="secure" only'):
+    with pytest.raises(ValueError, match='`dropouts` applies to aggregation="secure" only'):
         dp_fed_bnsl(data.participants, epsilon=1.0, delta=1e-5, clip_norm=8.0, dropouts=1)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpbnsl.learners import DataScaleWarning, dp_fed_bnsl, dp_fed_sparse_bnsl
-from dpbnsl.learners.linear.scale_checks import (
+from dpbnsl.learners.scale_checks import (
     CLIP_WARNING_SHARE,
     check_declared_centre,
     check_feature_bound,

@@ -11,11 +11,11 @@ from typing import Literal
 import numpy as np
 from dp_accounting import GaussianDpEvent
 
-from ..._validation import check_choice, check_epsilon, check_real
-from ...accounting import LedgerEntry, calibrate_gaussian, compose_epsilon
-from ...accounting.compose import Accountant
-from ...mechanisms import CLIP_RANGE, check_neighbouring
-from ..admm import check_hyperparameters
+from .._validation import check_choice, check_epsilon, check_real
+from ..accounting import LedgerEntry, calibrate_gaussian, compose_epsilon
+from ..accounting.compose import Accountant
+from ..mechanisms import CLIP_RANGE, check_neighbouring
+from .admm import check_hyperparameters
 
 __all__ = ["plan", "CovariancePlan", "ACCOUNTANT"]
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...mechanisms import row_norms
+from ..mechanisms import row_norms
 
 __all__ = [
     "DataScaleWarning",

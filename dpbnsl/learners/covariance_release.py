@@ -1,0 +1,421 @@
+"""The covariance releases that several learners fit: one Gaussian release per participant (local
+DP), or one jointly noised integer release under secure aggregation (distributed DP).
+
+Secure: each participant clips its rows to ‖x‖₂ ≤ R, maps them to the public integer grid
+(:func:`~dpbnsl.mechanisms.distributed.quantise_rows`), and uploads the upper triangle of
+Σ_i q_i q_iᵀ plus its share of Skellam (or discrete Gaussian) noise, modulo 2^bits, as a secure
+share. The server reads only the sum: S̃ = Σ_k Σ_i q_i q_iᵀ / (γ²N) + E, with one noise E of the
+calibrated variance for the pooled data, instead of the average of P local releases (√P times less
+noise at the same ε when no participant drops out). Exchanges: the setup (n_k up, all n_k down),
+then one secure round (the shares up, nothing down).
+
+Local: each participant releases XᵀX/n_k of its clipped rows with Gaussian noise
+(:func:`~dpbnsl.mechanisms.covariance.release_covariance`); the server averages by the rows.
+
+Everything after the release is post-processing: DP-Fed-BNSL's NOTEARS fit
+(:mod:`dpbnsl.learners.linear.secure_covariance`) and PC with noise-aware Fisher-z tests
+(:mod:`dpbnsl.learners.constraint.dp_cov_pc`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .._validation import as_float_matrix, as_generator, check_choice, check_epsilon, check_int, check_real
+from ..accounting import LedgerEntry, PrivacyLedger, PrivacySummary, summarize_privacy
+from ..accounting.distributed import NOISES, DistributedPlan, calibrate_distributed
+from ..federation import SERVER, Dense, Message, Payload, Transcript
+from ..federation.guard import (
+    Refusal,
+    RequestGuard,
+    Reserve,
+    SettingsLock,
+    check_study,
+    defence_state,
+    ledger_budget,
+    own_budget,
+    restore_defence,
+    study_of,
+)
+from ..federation.protocol import (
+    SETUP_ROUND,
+    HostedParticipant,
+    HostedServer,
+    ProtocolError,
+    Reply,
+    StateValue,
+    generator_state,
+    n_samples_reply,
+    read_n_vector,
+    read_shapes,
+    restore_generator,
+    run_protocol,
+    shape_upload,
+)
+from ..federation.secure_sum import SECURE_SHARE, SecureShare, SecureSum
+from ..mechanisms import CLIP_RANGE
+from ..mechanisms.covariance import covariance_sensitivity, release_covariance
+from ..mechanisms.distributed import centred, integer_gram, integer_grid, noisy_share, quantise_rows
+from .covariance_plan import ACCOUNTANT
+from .covariance_plan import plan as covariance_plan
+from .scale_checks import check_declared_centre, check_row_norm
+
+__all__ = [
+    "AGGREGATIONS",
+    "RELEASE_DEFAULTS",
+    "RELEASE_KEYS",
+    "release_settings",
+    "refuse_secure_only",
+    "secure_plan",
+    "Release",
+    "SecureCovarianceParticipant",
+    "SecureCovarianceServer",
+    "SecureRun",
+    "run_secure_release",
+    "LocalRun",
+    "run_local_release",
+]
+
+#: the trust models of a covariance release
+AGGREGATIONS = ("local", "secure")
+
+#: the public settings of the joint release and their defaults (ε, δ, R and P have none); the
+#: participants read these only: what the server does with the sum is post-processing
+RELEASE_DEFAULTS: dict[str, Any] = dict(noise="skellam", dropouts=0, modulus_bits=32)
+RELEASE_KEYS = ("epsilon", "delta", "clip_norm", "participants", *RELEASE_DEFAULTS)
+
+
+def release_settings(**settings: Any) -> dict[str, Any]:
+    """The joint release's public settings (:data:`RELEASE_KEYS`), validated, defaults filled
+    (``epsilon``, ``delta``, ``clip_norm`` and ``participants`` are required)."""
+    unknown = sorted(set(settings) - set(RELEASE_KEYS))
+    if unknown:
+        raise TypeError(f"unknown secure-aggregation setting(s) {unknown}; known: {sorted(RELEASE_KEYS)}")
+    missing = sorted({"epsilon", "delta", "clip_norm", "participants"} - set(settings))
+    if missing:
+        raise TypeError(f"missing secure-aggregation setting(s) {missing}")
+    s = {**RELEASE_DEFAULTS, **settings}
+    s["epsilon"] = check_epsilon(s["epsilon"])
+    s["delta"] = check_real(s["delta"], "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    s["clip_norm"] = check_real(s["clip_norm"], "clip_norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
+    s["participants"] = check_int(s["participants"], "participants", low=1)
+    s["dropouts"] = check_int(s["dropouts"], "dropouts", low=0, high=s["participants"] - 1)
+    check_choice(s["noise"], "noise", NOISES)
+    s["modulus_bits"] = check_int(s["modulus_bits"], "modulus_bits", low=8, high=53)
+    return s
+
+
+def refuse_secure_only(**given: Any) -> None:
+    """Under local aggregation, refuse the secure release's settings given away from their
+    defaults (naming them)."""
+    changed = [k for k, v in given.items() if v != RELEASE_DEFAULTS[k]]
+    if changed:
+        names = ", ".join(f"`{k}`" for k in changed)
+        raise ValueError(f'{names} appl{"ies" if len(changed) == 1 else "y"} to aggregation="secure" only')
+
+
+def secure_plan(settings: Mapping[str, Any], *, d: int, n_total: int) -> DistributedPlan:
+    """The release's plan from the public settings, d and the pooled row count."""
+    s = settings
+    return calibrate_distributed(
+        s["epsilon"],
+        s["delta"],
+        d=d,
+        n_total=n_total,
+        participants=s["participants"],
+        dropouts=s["dropouts"],
+        clip_norm=s["clip_norm"],
+        noise=s["noise"],
+        modulus_bits=s["modulus_bits"],
+    )
+
+
+@dataclass(frozen=True)
+class Release:
+    """The jointly noised covariance as the server reads it: ``S`` = Σ qqᵀ/(γ²N) + E (symmetric,
+    not projected), ``n`` the rows of the contributors, ``noise_sd`` the public standard deviation
+    of each entry of E, ``contributors`` whose shares are in the sum."""
+
+    S: np.ndarray
+    n: int
+    noise_sd: float
+    contributors: tuple[int, ...]
+
+
+class SecureCovarianceParticipant(HostedParticipant):
+    """Participant ``participant`` of DP-Fed-BNSL under secure aggregation: one secure share of its
+    integer Gram matrix plus its noise share; its guarantee is the sum's, provided P − t honest
+    shares reach the sum. Defends its budget as every private participant does
+    (:mod:`dpbnsl.federation.guard`); the study's ``participants`` (P) is a public setting it
+    checks against the setup reply (a server claiming more participants would shrink every share).
+    """
+
+    def __init__(
+        self,
+        X: Any,
+        *,
+        settings: Mapping[str, Any],
+        participant: int,
+        rng: np.random.Generator,
+        budget: tuple[float, float] | str | None,
+        columns: tuple[str, ...] | None = None,
+        reserve: Reserve | None = None,
+    ) -> None:
+        self.X = as_float_matrix(X, "X")
+        self.k = check_int(participant, "participant", low=0)
+        self.settings, self.columns, self.rng, self.reserve = dict(settings), columns, rng, reserve
+        self.params = release_settings(**{k: v for k, v in self.settings.items() if k in RELEASE_KEYS})
+        self.budget = own_budget(
+            budget, participant=self.k, n_rows=self.X.shape[0], study=study_of(self.settings)
+        )
+        check_study((self.params["epsilon"], self.params["delta"]), self.budget, participant=self.k)
+        self.ledger = PrivacyLedger(
+            budget=ledger_budget(self.budget), accountant="rdp", neighbouring="replace-one"
+        )
+        self.lock = SettingsLock(self.k, self.settings)
+        self.guard = RequestGuard(self.k, [("covariance", 1)])
+
+    def respond(self, phase: str, t: int, inbox: Payload | None) -> tuple[str, Any]:
+        self.guard.admit(phase, t)
+        if t == SETUP_ROUND:
+            return shape_upload(self.X)
+        n = read_n_vector(inbox, self.k)
+        if len(n) != self.params["participants"]:
+            raise Refusal(
+                f"participant {self.k}: the server reports {len(n)} participants, the study declared "
+                f"{self.params['participants']}; nothing released"
+            )
+        plan = secure_plan(self.params, d=self.X.shape[1], n_total=sum(n))
+        entries = [LedgerEntry("covariance", plan.event, 1)]
+        if self.reserve is not None:
+            self.reserve(entries, self.budget)
+        self.ledger.record("covariance", plan.event)  # the filter refuses before any release
+        check_declared_centre(self.X, participant=self.k, columns=self.columns)
+        check_row_norm(self.X, clip_norm=plan.clip_norm, participant=self.k)
+        grid = integer_grid(clip_norm=plan.clip_norm, d=plan.d, norm_bound=plan.norm_bound)
+        stat = integer_gram(quantise_rows(self.X, grid, rng=self.rng))
+        share = noisy_share(stat, noise=plan.noise, share=plan.share, bits=plan.modulus_bits, rng=self.rng)
+        return SECURE_SHARE, SecureShare(share, plan.modulus_bits)
+
+    def state_dict(self) -> dict[str, StateValue]:
+        return dict(
+            defence_state(self.lock, self.guard), rng=generator_state(self.rng), ledger=self.ledger.to_json()
+        )
+
+    def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
+        restore_defence(state, self.lock, self.guard)
+        restore_generator(self.rng, state.get("rng"))  # type: ignore[arg-type]
+        if state.get("ledger") is not None:
+            self.ledger = PrivacyLedger.from_json(str(state["ledger"]))
+
+    def report(self) -> dict[str, Any]:
+        delta = self.params["delta"]
+        return {"epsilon": self.ledger.epsilon(delta), "delta": delta, "ledger": self.ledger.to_json()}
+
+
+class SecureCovarianceServer(HostedServer):
+    """The server: reads the secure sum, decodes the covariance, fits it (post-processing).
+
+    ``fit`` turns the :class:`Release` into the result :meth:`learned` returns (post-processing:
+    DP-Fed-BNSL passes its NOTEARS fit, ``dp-cov-pc`` PC with noise-aware tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: Mapping[str, Any],
+        n_participants: int,
+        fit: Callable[[Release], Any],
+    ) -> None:
+        self.params = release_settings(**settings)
+        self.fit = fit
+        self.n_participants = check_int(n_participants, "n_participants", low=1)
+        if self.n_participants != self.params["participants"]:
+            raise ValueError(
+                f"the study declares {self.params['participants']} participants; the server has "
+                f"{self.n_participants}"
+            )
+        self.n: tuple[int, ...] | None = None
+        self.d = 0
+        self.release: Release | None = None
+        self.plan: DistributedPlan | None = None
+        self.result: Any = None
+
+    def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
+        ordered = self.check_uploads(phase, t, uploads)
+        if t != SETUP_ROUND:
+            raise ProtocolError(f"{phase} round {t}: the covariance travels as secure shares only")
+        self.n, self.d = read_shapes(ordered)
+        return n_samples_reply(self.n, ("covariance", 0))
+
+    def receive_sum(self, phase: str, t: int, total: SecureSum) -> Reply:
+        if self.n is None or (phase, t) != ("covariance", 0):
+            raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
+        p = self.params
+        honest = p["participants"] - p["dropouts"]
+        if len(total.contributors) < honest:
+            raise ProtocolError(
+                f"the secure sum holds {len(total.contributors)} shares; the guarantee needs "
+                f"{honest} (P − t); nothing is released"
+            )
+        self.plan = plan = secure_plan(p, d=self.d, n_total=sum(self.n))
+        n_c = sum(self.n[k] for k in total.contributors)
+        U = np.zeros((self.d, self.d))
+        iu = np.triu_indices(self.d)
+        U[iu] = centred(total.total, bits=plan.modulus_bits)
+        U.T[iu] = U[iu]
+        scale = plan.scale**2 * n_c
+        per_share = plan.variance / honest
+        sd = math.sqrt(per_share * len(total.contributors)) / scale
+        self.release = Release(U / scale, n_c, sd, total.contributors)
+        self.result = self.fit(self.release)
+        return Reply("done", None, None)
+
+    def planned_rounds(self, phase: str) -> int | None:
+        return 1
+
+    def transcript_of(self, phase: str) -> str:
+        return "rounds"  # the setup exchange and the secure round, in one transcript
+
+    def learned(self) -> Any:
+        if self.result is None:
+            raise ProtocolError("the server has not read the secure sum")
+        return self.result
+
+
+@dataclass(frozen=True)
+class SecureRun:
+    """One run of the joint release: what the server fitted (``result``: whatever ``fit``
+    returned), the release and its plan, the transcript, the participants' ledgers and the
+    privacy statement."""
+
+    result: Any
+    release: Release
+    plan: DistributedPlan
+    transcript: Transcript
+    ledgers: tuple[PrivacyLedger, ...]
+    privacy: PrivacySummary
+    seconds: float
+
+
+def run_secure_release(
+    arrays: Sequence[np.ndarray],
+    columns: tuple[str, ...] | None,
+    settings: Mapping[str, Any],
+    *,
+    rng: np.random.Generator | int | None,
+    fit: Callable[[Release], Any],
+) -> SecureRun:
+    """The secure protocol in process: participant k (drawing from stream k of ``rng.spawn(P)``)
+    uploads its share, the server reads the sum and runs ``fit`` on the release. ``settings``
+    holds the release's settings (others are ignored); every participant defends the budget
+    (ε, δ) of the settings."""
+    release_only = {k: v for k, v in settings.items() if k in RELEASE_KEYS}
+    params = release_settings(**release_only)
+    P, d = len(arrays), arrays[0].shape[1]
+    budget = (params["epsilon"], params["delta"])
+    start = time.perf_counter()
+    clients = [
+        SecureCovarianceParticipant(
+            X, settings=release_only, participant=k, rng=g, budget=budget, columns=columns
+        )
+        for k, (X, g) in enumerate(zip(arrays, as_generator(rng).spawn(P)))
+    ]
+    server = SecureCovarianceServer(settings=release_only, n_participants=P, fit=fit)
+    transcript = run_protocol(server, clients)["rounds"]
+    result = server.learned()
+    assert server.plan is not None and server.release is not None
+    plan = server.plan
+    ledgers = tuple(c.ledger for c in clients)
+    privacy = summarize_privacy(
+        ledgers,
+        delta=params["delta"],
+        target_epsilon=params["epsilon"],
+        neighbouring="replace-one",
+        calibration="secure-sum",
+        accountants=("rdp", "zcdp"),
+        public=dict(
+            d=d,
+            n_k=tuple(X.shape[0] for X in arrays),
+            clip_norm=params["clip_norm"],
+            centre="declared",
+            releases="one jointly noised covariance (secure aggregation)",
+            trust=(
+                f"secure aggregation: the server reads only the sum; DP against the server and up "
+                f"to t = {params['dropouts']} colluding or missing participants, while at least "
+                f"{plan.honest} honest shares reach the sum"
+            ),
+            noise=params["noise"],
+            modulus_bits=plan.modulus_bits,
+        ),
+    )
+    if privacy.bounds["rdp"] > params["epsilon"]:  # pragma: no cover - the calibration guarantees it
+        raise RuntimeError(f"the release spent ε = {privacy.bounds['rdp']!r} > target {params['epsilon']!r}")
+    return SecureRun(result, server.release, plan, transcript, ledgers, privacy, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class LocalRun:
+    """The local releases pooled: ``release`` (S = Σ_k n_k S̃_k / N, its entry noise sd), the
+    Gaussian noise multiplier, the transcript (each participant's S̃_k up), the ledgers and the
+    privacy statement."""
+
+    release: Release
+    multiplier: float
+    transcript: Transcript
+    ledgers: tuple[PrivacyLedger, ...]
+    privacy: PrivacySummary
+    seconds: float
+
+
+def run_local_release(
+    arrays: Sequence[np.ndarray],
+    columns: tuple[str, ...] | None,
+    *,
+    epsilon: float,
+    delta: float,
+    clip_norm: float,
+    calibration: Literal["tight", "classic", "zcdp"],
+    rng: np.random.Generator | int | None,
+) -> LocalRun:
+    """Each participant (stream k of ``rng.spawn(P)``) releases its covariance once with Gaussian
+    noise calibrated to (ε, δ) (DP-Fed-BNSL's release, no PSD projection), recorded in its ledger;
+    the server pools them by the rows. Entry noise of the pool:
+    √Σ_k (n_k/N)² (z·√2R²/n_k)² = z·√2·R²·√P / N."""
+    pl = covariance_plan(
+        epsilon=epsilon, delta=delta, clip_norm=clip_norm, calibration=calibration, psd=False
+    )
+    e, dl, R, z = pl.epsilon, pl.delta, pl.clip_norm, pl.z_cov
+    n_k = tuple(X.shape[0] for X in arrays)
+    N, d = sum(n_k), arrays[0].shape[1]
+    start = time.perf_counter()
+    ledgers, total, transcript = [], np.zeros((d, d)), Transcript()
+    for k, (X, g) in enumerate(zip(arrays, as_generator(rng).spawn(len(arrays)))):
+        ledger = PrivacyLedger(budget=(e, dl), accountant=ACCOUNTANT[calibration], neighbouring="replace-one")
+        check_declared_centre(X, participant=k, columns=columns)
+        check_row_norm(X, clip_norm=R, participant=k)
+        S, release = release_covariance(X, clip_norm=R, multiplier=z, psd_floor=None, rng=g)
+        ledger.record("covariance", release.event)
+        transcript.append(Message(0, k, SERVER, "covariance", Dense(S)))
+        ledgers.append(ledger)
+        total += X.shape[0] * S
+    sd = math.sqrt(sum((n / N * z * covariance_sensitivity(n, clip_norm=R)) ** 2 for n in n_k))
+    privacy = summarize_privacy(
+        ledgers,
+        delta=dl,
+        target_epsilon=e,
+        neighbouring="replace-one",
+        calibration=calibration,
+        accountants=(ACCOUNTANT[calibration],),
+        public=dict(d=d, n_k=n_k, clip_norm=R, centre="declared", releases="one covariance per participant"),
+    )
+    if privacy.bounds[ACCOUNTANT[calibration]] > e:  # pragma: no cover - the calibration guarantees it
+        raise RuntimeError(f"the releases spent ε = {privacy.epsilon!r} > target {e!r}")
+    release_ = Release(total / N, N, sd, tuple(range(len(arrays))))
+    return LocalRun(release_, z, transcript, tuple(ledgers), privacy, time.perf_counter() - start)
