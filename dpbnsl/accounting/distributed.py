@@ -7,7 +7,9 @@ target (ε, δ) without exceeding it, for P participants of whom up to t may dro
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,12 +26,13 @@ from ..mechanisms.distributed import (
     wrap_probability,
 )
 from ..mechanisms.releases import CLIP_RANGE
-from .compose import LedgerEntry, compose_epsilon
+from .compose import LedgerEntry, compose_epsilon, event_rho
 from .skellam import ddg_rho
 
 __all__ = [
     "DistributedPlan",
     "calibrate_distributed",
+    "calibrate_distributed_rho",
     "max_norm_bound",
     "NOISES",
 ]
@@ -87,32 +90,40 @@ def _event(noise: str, l2: float, l1: float, share: float, honest: int, D: int) 
     return ZCDpEvent(ddg_rho(l2=l2, sigma=share, shares=honest, dimension=D)), share * share * honest
 
 
-def _epsilon(event: DpEvent, delta: float) -> float:
+def _epsilon(event: DpEvent, *, delta: float) -> float:
     return compose_epsilon([LedgerEntry("covariance", event, 1)], delta, ACCOUNTANT)
 
 
 def _calibrate_share(
-    noise: str, epsilon: float, delta: float, l2: float, l1: float, honest: int, D: int
+    noise: str,
+    l2: float,
+    l1: float,
+    honest: int,
+    D: int,
+    *,
+    cost: Callable[[DpEvent], float],
+    budget: float,
+    sigma: float,
 ) -> float:
-    """The smallest share (on a relative grid of 1e-9) whose release spends at most ε."""
+    """The smallest share (on a relative grid of 1e-9) whose release costs at most ``budget``
+    (``cost``: ε(δ) or ρ of the event; decreasing in the share), from a Gaussian first guess of
+    the total σ."""
 
     def spent(share: float) -> float:
-        return _epsilon(_event(noise, l2, l1, share, honest, D)[0], delta)
+        return cost(_event(noise, l2, l1, share, honest, D)[0])
 
-    # Gaussian start: σ_total ≈ Δ₂·√(2 ln(1.25/δ))/ε, split over the honest shares; a discrete
-    # Gaussian share has σ ≥ 1/2 (Kairouz et al.'s condition)
+    # a discrete Gaussian share has σ ≥ 1/2 (Kairouz et al.'s condition)
     floor = 1e-6 if noise == "skellam" else 0.5
-    sigma = l2 * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
     lo = hi = max(sigma * sigma / honest if noise == "skellam" else sigma / math.sqrt(honest), floor)
-    while spent(hi) > epsilon:
+    while spent(hi) > budget:
         lo, hi = hi, hi * 2.0
-    while spent(lo) <= epsilon and lo > floor:
+    while spent(lo) <= budget and lo > floor:
         hi, lo = lo, max(lo / 2.0, floor)
-    if spent(lo) <= epsilon:
+    if spent(lo) <= budget:
         return lo
     while hi - lo > 1e-9 * hi:
         mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if spent(mid) <= epsilon else (mid, hi)
+        lo, hi = (lo, mid) if spent(mid) <= budget else (mid, hi)
     return hi
 
 
@@ -149,32 +160,99 @@ def calibrate_distributed(
     """
     e = check_real(epsilon, "epsilon", low=1e-6, high=100.0)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_choice(noise, "noise", NOISES)
+    # Gaussian first guess of the multiplier σ/Δ₂
+    z = math.sqrt(2.0 * math.log(1.25 / dl)) / e
+    return _plan(
+        noise,
+        dl,
+        z,
+        functools.partial(_epsilon, delta=dl),
+        e,
+        f"ε = {e:g}",
+        d=d,
+        n_total=n_total,
+        participants=participants,
+        dropouts=dropouts,
+        clip_norm=clip_norm,
+        modulus_bits=modulus_bits,
+    )
+
+
+def calibrate_distributed_rho(
+    rho: float,
+    delta: float,
+    *,
+    d: int,
+    n_total: int,
+    participants: int,
+    dropouts: int = 0,
+    clip_norm: float,
+    modulus_bits: int = 32,
+) -> DistributedPlan:
+    """As :func:`calibrate_distributed`, for a zCDP budget ρ instead of (ε, δ): the distributed
+    discrete Gaussian, whose sum is ρ′-zCDP (Kairouz et al. Thm 1) with ρ′ ≤ ``rho``, so that it
+    takes a share of a budget split in ρ (DP-Fed-Sparse-BNSL's warm start). ``spent`` is the
+    release's own ε(``delta``) under the ``"rdp"`` accountant."""
+    r = check_real(rho, "rho", low=0.0, high=1e6, low_open=True)
+    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    return _plan(
+        "ddg",
+        dl,
+        1.0 / math.sqrt(2.0 * r),
+        lambda event: event_rho(event)[0],
+        r,
+        f"ρ = {r:g}",
+        d=d,
+        n_total=n_total,
+        participants=participants,
+        dropouts=dropouts,
+        clip_norm=clip_norm,
+        modulus_bits=modulus_bits,
+    )
+
+
+def _plan(
+    noise: str,
+    dl: float,
+    z: float,
+    cost: Callable[[DpEvent], float],
+    budget: float,
+    target: str,
+    *,
+    d: int,
+    n_total: int,
+    participants: int,
+    dropouts: int,
+    clip_norm: float,
+    modulus_bits: int,
+) -> DistributedPlan:
+    """The grid, the modulus and the share for a release of noise multiplier about ``z`` whose
+    ``cost`` stays within ``budget`` (``target`` names it in errors)."""
     d = check_int(d, "d", low=1)
     N = check_int(n_total, "n_total", low=1)
     P = check_int(participants, "participants", low=1)
     t = check_int(dropouts, "dropouts", low=0, high=P - 1)
     R = check_real(clip_norm, "clip_norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
-    check_choice(noise, "noise", NOISES)
     bits = check_int(modulus_bits, "modulus_bits", low=8, high=MAX_MODULUS_BITS)
     D = d * (d + 1) // 2
     half = float(2 ** (bits - 1) - 1)
     honest = P - t
-    # first guess: Gaussian multiplier z, noise of all P shares ≈ z·√2·B·√(P/(P − t)), margin ~9 sd
-    z = math.sqrt(2.0 * math.log(1.25 / dl)) / e
+    # noise of all P shares ≈ z·√2·B·√(P/(P − t)); margin ~9 sd
     B = int(min(half / (N + 9.0 * z * math.sqrt(2.0 * P / honest)), (_EXACT - 1) / N, max_norm_bound(d)))
     for _ in range(200):
         if B <= d:
             raise ValueError(
                 f"{bits} modulus bits cannot hold the sum of {N} rows in dimension {d} with the noise "
-                f"for ε = {e:g}: use more `modulus_bits` (up to {MAX_MODULUS_BITS})"
+                f"for {target}: use more `modulus_bits` (up to {MAX_MODULUS_BITS})"
             )
         l2, l1 = integer_gram_sensitivity(d=d, norm_bound=B)
-        share = _calibrate_share(noise, e, dl, l2, l1, honest, D)
+        share = _calibrate_share(noise, l2, l1, honest, D, cost=cost, budget=budget, sigma=z * l2)
         event, variance = _event(noise, l2, l1, share, honest, D)
         everyone = variance * P / honest
         wrap = wrap_probability(noise=noise, variance=everyone, room=half - N * B, size=D)
         if wrap <= WRAP_BOUND:
-            spent = _epsilon(event, dl)
+            spent = _epsilon(event, delta=dl)
             grid = integer_grid(clip_norm=R, d=d, norm_bound=B)
             return DistributedPlan(
                 noise, P, t, d, N, R, grid.scale, B, bits, share, variance, l2, l1, event, wrap, spent

@@ -197,15 +197,16 @@ def add_learn_command(
         "--aggregation",
         default="local",
         choices=("local", "secure"),
-        help="dp-fed-bnsl, dp-cov-pc: the trust model. 'local': each participant's release is private on its "
-        "own; 'secure': secure aggregation sums the participants' integer covariances and noise "
-        "shares, the server reads one jointly noised covariance (about √P less noise)",
+        help="dp-fed-bnsl, dp-cov-pc, dp-fed-sparse-bnsl (its warm start): the trust model of the "
+        "covariance release. 'local': each participant's release is private on its own; 'secure': "
+        "secure aggregation sums the participants' integer covariances and noise shares, the "
+        "server reads one jointly noised covariance (about √P less noise)",
     )
     dp.add_argument(
         "--dropouts",
         type=int,
         default=0,
-        help="dp-fed-bnsl, dp-cov-pc with --aggregation secure: t, the participants that may drop out or "
+        help="with --aggregation secure: t, the participants that may drop out or "
         "collude with the server (each noise share is sized for P − t honest shares)",
     )
     add_extra_options(learn)

@@ -340,6 +340,11 @@ def run_on_grid(
     """Run hosted protocol ``protocol`` with ``n_participants`` nodes on a Flower grid (the body of
     the ServerApp); the server's messages and the uploads are recorded as in process.
     ``server_rng`` is the server's own public randomness, for the protocols that draw some."""
+    if settings.get("aggregation", "local") != "local":
+        raise ValueError(
+            "secure aggregation is not hosted on Flower yet (it needs Flower's SecAgg+); run "
+            'aggregation="secure" in process, or aggregation="local" on Flower'
+        )
     start = time.perf_counter()
     proto = hosted(protocol)
     extra = {"rng": server_rng} if proto.server_random else {}

@@ -74,6 +74,9 @@ __all__ = [
     "refuse_secure_only",
     "secure_plan",
     "Release",
+    "secure_share",
+    "check_contributors",
+    "decode_release",
     "SecureCovarianceParticipant",
     "SecureCovarianceServer",
     "SecureRun",
@@ -148,6 +151,39 @@ class Release:
     contributors: tuple[int, ...]
 
 
+def secure_share(X: np.ndarray, plan: DistributedPlan, *, rng: np.random.Generator) -> SecureShare:
+    """One participant's secure share of the joint release: its rows clipped and rounded onto the
+    plan's grid, the upper triangle of Σ qqᵀ, plus its noise share, modulo 2^bits."""
+    grid = integer_grid(clip_norm=plan.clip_norm, d=plan.d, norm_bound=plan.norm_bound)
+    stat = integer_gram(quantise_rows(X, grid, rng=rng))
+    share = noisy_share(stat, noise=plan.noise, share=plan.share, bits=plan.modulus_bits, rng=rng)
+    return SecureShare(share, plan.modulus_bits)
+
+
+def check_contributors(total: SecureSum, *, honest: int) -> None:
+    """Refuse a secure sum with fewer than the P − t shares the guarantee needs."""
+    if len(total.contributors) < honest:
+        raise ProtocolError(
+            f"the secure sum holds {len(total.contributors)} shares; the guarantee needs "
+            f"{honest} (P − t); nothing is released"
+        )
+
+
+def decode_release(plan: DistributedPlan, n: Sequence[int], total: SecureSum) -> Release:
+    """The server's reading of the secure sum: the residues centred, the symmetric matrix divided
+    by γ²·(the contributors' rows), and the public noise sd of its entries (the contributing
+    shares' variance)."""
+    d = plan.d
+    n_c = sum(n[k] for k in total.contributors)
+    U = np.zeros((d, d))
+    iu = np.triu_indices(d)
+    U[iu] = centred(total.total, bits=plan.modulus_bits)
+    U.T[iu] = U[iu]
+    scale = plan.scale**2 * n_c
+    sd = math.sqrt(plan.variance / plan.honest * len(total.contributors)) / scale
+    return Release(U / scale, n_c, sd, total.contributors)
+
+
 class SecureCovarianceParticipant(HostedParticipant):
     """Participant ``participant`` of DP-Fed-BNSL under secure aggregation: one secure share of its
     integer Gram matrix plus its noise share; its guarantee is the sum's, provided P − t honest
@@ -198,10 +234,7 @@ class SecureCovarianceParticipant(HostedParticipant):
         self.ledger.record("covariance", plan.event)  # the filter refuses before any release
         check_declared_centre(self.X, participant=self.k, columns=self.columns)
         check_row_norm(self.X, clip_norm=plan.clip_norm, participant=self.k)
-        grid = integer_grid(clip_norm=plan.clip_norm, d=plan.d, norm_bound=plan.norm_bound)
-        stat = integer_gram(quantise_rows(self.X, grid, rng=self.rng))
-        share = noisy_share(stat, noise=plan.noise, share=plan.share, bits=plan.modulus_bits, rng=self.rng)
-        return SECURE_SHARE, SecureShare(share, plan.modulus_bits)
+        return SECURE_SHARE, secure_share(self.X, plan, rng=self.rng)
 
     def state_dict(self) -> dict[str, StateValue]:
         return dict(
@@ -258,22 +291,9 @@ class SecureCovarianceServer(HostedServer):
         if self.n is None or (phase, t) != ("covariance", 0):
             raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
         p = self.params
-        honest = p["participants"] - p["dropouts"]
-        if len(total.contributors) < honest:
-            raise ProtocolError(
-                f"the secure sum holds {len(total.contributors)} shares; the guarantee needs "
-                f"{honest} (P − t); nothing is released"
-            )
+        check_contributors(total, honest=p["participants"] - p["dropouts"])
         self.plan = plan = secure_plan(p, d=self.d, n_total=sum(self.n))
-        n_c = sum(self.n[k] for k in total.contributors)
-        U = np.zeros((self.d, self.d))
-        iu = np.triu_indices(self.d)
-        U[iu] = centred(total.total, bits=plan.modulus_bits)
-        U.T[iu] = U[iu]
-        scale = plan.scale**2 * n_c
-        per_share = plan.variance / honest
-        sd = math.sqrt(per_share * len(total.contributors)) / scale
-        self.release = Release(U / scale, n_c, sd, total.contributors)
+        self.release = decode_release(plan, self.n, total)
         self.result = self.fit(self.release)
         return Reply("done", None, None)
 

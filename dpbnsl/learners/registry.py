@@ -163,6 +163,8 @@ _DP_SPARSE = (
     "warm_start",
     "warm_share",
     "warm_clip_norm",
+    "aggregation",
+    "dropouts",
 )
 
 

@@ -62,6 +62,8 @@ def dp_fed_sparse_bnsl(
     warm_start: Literal["auto", "covariance", "none"] = "auto",
     warm_share: float | None = None,
     warm_clip_norm: float = 1.0,
+    aggregation: Literal["local", "secure"] = "local",
+    dropouts: int = 0,
     lambda1: float = 0.1,
     rho1: float = 1.0,
     rho2: float = 1.0,
@@ -130,6 +132,16 @@ def dp_fed_sparse_bnsl(
         **Public** row clipping norm R of the warm start's release. The default 1 scales every
         row of ordinary data onto the unit sphere (the release then describes the rows'
         directions, whatever the units), which worked better than a looser R in the study.
+    aggregation : {"local", "secure"}, default "local"
+        How the warm start's covariance is released: by each participant with its own Gaussian
+        noise (local DP), or once for the pooled rows under secure aggregation (the distributed
+        discrete Gaussian of Kairouz et al., calibrated to the warm start's ρ: about √P less
+        noise; the server fits the sum with DP-Fed-BNSL's noise-aware NOTEARS fit, see
+        :mod:`dpbnsl.learners.linear.secure_covariance`). With "secure", ``warm_start="auto"``
+        warm-starts at every d. The DP-PGCD rounds are local DP either way.
+    dropouts : int in [0, P − 1], default 0
+        With ``aggregation="secure"``: t, the participants that may drop out of the warm start's
+        secure sum or collude with the server (each share is sized for P − t honest shares).
     lambda1, rho1, rho2, threshold, server_solver, eta, server_steps
         As in :func:`~dpbnsl.learners.linear.fed_sparse_bnsl.fed_sparse_bnsl`.
     rng : None, int or numpy Generator, default None
@@ -202,6 +214,8 @@ def dp_fed_sparse_bnsl(
         server_steps=server_steps,
         neighbouring=neighbouring,
     )
+    if aggregation != "local" or dropouts != 0:  # the participants check the declared P
+        settings.update(aggregation=aggregation, dropouts=dropouts, participants=P)
     pl = plan(d, n_k=tuple(X.shape[0] for X in arrays), **settings)
     e, dl, C, hyper, noise = pl.epsilon, pl.delta, pl.clip, pl.hyper, pl.noise
     public_m, bound, m_centre, m_smooth = pl.smoothness, pl.feature_bound, pl.m_centre, pl.m_smooth
@@ -243,6 +257,15 @@ def dp_fed_sparse_bnsl(
     )
     if W0 is not None:
         public["warm_clip_norm"] = pl.warm_clip_norm
+    if pl.warm_joint is not None:
+        public["releases"] = "one jointly noised covariance (warm start, secure aggregation) and " + (
+            f"{hyper['rounds'] * hyper['local_iters']} DP-PGCD steps"
+        )
+        public["trust"] = (
+            f"the warm start under secure aggregation: the server reads only the sum; DP against the "
+            f"server and up to t = {pl.warm_joint.dropouts} colluding or missing participants, while "
+            f"at least {pl.warm_joint.honest} honest shares reach it; the DP-PGCD rounds are local DP"
+        )
     privacy = summarize_privacy(
         ledgers,
         delta=dl,
@@ -269,6 +292,8 @@ def dp_fed_sparse_bnsl(
         warm_start=warm_start,
         warm_share=pl.warm_share,
         warm_clip_norm=pl.warm_clip_norm,
+        aggregation=pl.aggregation,
+        dropouts=dropouts,
     )
     warm = (
         None
@@ -280,6 +305,9 @@ def dp_fed_sparse_bnsl(
             "multiplier": pl.m_warm,
             "clip_norm": pl.warm_clip_norm,
             "transcript": warm_transcript,
+            "aggregation": pl.aggregation,
+            "plan": pl.warm_joint,
+            "release": server.release,
         }
     )
     return LearnResult(

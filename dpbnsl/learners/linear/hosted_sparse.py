@@ -3,7 +3,8 @@
 separate machines (see :mod:`dpbnsl.federation.protocol`).
 
 Exchanges: the setup ((n_k, d) up, all n_k down); for the private learner with a warm start, the warm
-phase (Fed-BNSL on each participant's released covariance, B_k up and W down, dense); then the
+phase (Fed-BNSL on each participant's released covariance, B_k up and W down, dense; or, under secure
+aggregation, one secure round whose sum the server fits, W down); then the
 rounds (B_k up and W down, sparse). A private participant computes the plan (the schedule and the
 noise, :func:`~dpbnsl.learners.linear.sparse_plan.plan`) itself from the public settings and the row
 counts, refuses a plan that would spend more than its own ``budget``, and records every release in
@@ -21,8 +22,9 @@ import pandas as pd
 
 from ..._validation import as_float_matrix, check_bool, check_data_scale, check_epsilon, check_int, check_real
 from ...accounting import PrivacyLedger
-from ...federation import Payload
+from ...federation import Dense, Payload
 from ...federation.guard import (
+    Refusal,
     RequestGuard,
     Reserve,
     SettingsLock,
@@ -48,11 +50,13 @@ from ...federation.protocol import (
     restore_generator,
     shape_upload,
 )
+from ...federation.secure_sum import SECURE_SHARE, SecureShare, SecureSum
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...mechanisms import clip_kernel
 from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
 from ..admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
+from ..covariance_release import Release, check_contributors, decode_release, secure_share
 from ..scale_checks import check_declared_centre, check_feature_bound
 from .dp_fed_bnsl import release_covariance
 from .hosted_fed_bnsl import (
@@ -65,6 +69,7 @@ from .hosted_fed_bnsl import (
     schedule_of,
 )
 from .pgcd import PGCDNoise, PGCDState
+from .secure_covariance import fit_release
 from .sparse_admm import SparseParticipant, sparse_hyperparameters
 from .sparse_plan import SparsePlan, plan
 from .warm_start import LABEL as WARM_LABEL
@@ -113,6 +118,18 @@ def _core_state(core: SparseParticipant | None) -> dict[str, StateValue]:
         out["pgcd.W"] = core.state.W
         out.update({"pgcd." + k: v for k, v in core.state.arrays().items()})
     return out
+
+
+class SecureWarm:
+    """The joint warm start on the participant's side: its one secure share, sent at warm round 0."""
+
+    def __init__(self, share: SecureShare) -> None:
+        self.share = share
+
+    def __call__(self, t: int, inbox: Payload | None) -> tuple[str, SecureShare]:
+        if t != 0:
+            raise ProtocolError(f"the joint warm start has one round; asked for round {t}")
+        return SECURE_SHARE, self.share
 
 
 class _SparseParticipant(HostedParticipant):
@@ -298,11 +315,19 @@ class DPFedSparseParticipant(_SparseParticipant):
         self.guard.admit(phase, t)
 
     def make_plan(self, n: tuple[int, ...]) -> None:
+        declared = self.settings.get("participants")
+        if self.settings.get("aggregation") == "secure" and declared != len(n):
+            raise Refusal(  # a server claiming more participants would shrink every noise share
+                f"participant {self.k}: the server reports {len(n)} participants, the study declared "
+                f"{declared}; nothing released"
+            )
         pl = self.plan if self.plan is not None else plan(self.X.shape[1], n_k=n, **self.settings)
         check_study((pl.epsilon, pl.delta), self.budget, participant=self.k)
         self.plan = pl
         phases = [("rounds", pl.hyper["rounds"])]
-        if pl.m_warm is not None:  # the warm phase (post-processing) ends when the server's rule says
+        if pl.warm_joint is not None:  # one secure round
+            phases.insert(0, ("warm", 1))
+        elif pl.m_warm is not None:  # the warm phase (post-processing) ends when the server's rule says
             phases.insert(0, ("warm", fed_bnsl_hyper()["max_rounds"]))
         self.guard.phases = phases
 
@@ -333,7 +358,11 @@ class DPFedSparseParticipant(_SparseParticipant):
         self.hyper = dict(pl.hyper)
         self.hyper["warm_threshold"] = fed_bnsl_hyper()["threshold"]
         self.noise = PGCDNoise(pl.clip, pl.noise.gumbel_multiplier, pl.clip_scheme)
-        if pl.m_warm is not None:  # one covariance release; the warm phase fits the releases
+        if pl.warm_joint is not None:  # one secure share of the joint release; the server fits the sum
+            share = secure_share(X, pl.warm_joint, rng=rng)
+            ledger.record(WARM_LABEL, pl.warm_joint.event)
+            self.warm = SecureWarm(share)
+        elif pl.m_warm is not None:  # one covariance release; the warm phase fits the releases
             S, release = release_covariance(
                 X, clip_norm=pl.warm_clip_norm, multiplier=pl.m_warm, psd_floor=0.0, rng=rng
             )
@@ -361,7 +390,10 @@ class DPFedSparseParticipant(_SparseParticipant):
                 noise_multiplier=self.noise.multiplier,
                 noise_scheme=self.noise.scheme,
             )
-        out.update(covariance_state(self.warm, prefix="warm."))
+        if isinstance(self.warm, SecureWarm):
+            out.update({"warm.share": self.warm.share.residues, "warm.bits": self.warm.share.bits})
+        else:
+            out.update(covariance_state(self.warm, prefix="warm."))
         return out
 
     def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
@@ -373,7 +405,10 @@ class DPFedSparseParticipant(_SparseParticipant):
             clip, multiplier = cast(float, state["noise_clip"]), cast(float, state["noise_multiplier"])
             self.noise = PGCDNoise(float(clip), float(multiplier), str(state["noise_scheme"]))
         super().load_state_dict(state)
-        if self.prepared:
+        if self.prepared and "warm.share" in state:
+            share = np.asarray(state["warm.share"], dtype=np.int64)
+            self.warm = SecureWarm(SecureShare(share, int(cast(int, state["warm.bits"]))))
+        elif self.prepared:
             self.warm = restore_covariance(state, schedule_of(fed_bnsl_hyper()), prefix="warm.")
 
     def report(self) -> dict[str, Any]:
@@ -401,6 +436,8 @@ class SparseServer(HostedServer):
         self.d = 0
         self.warm: ConsensusServer | None = None
         self.W0: np.ndarray | None = None
+        self.n: tuple[int, ...] = ()
+        self.release: Release | None = None  # the joint warm start's release (secure aggregation)
         self.core: ConsensusServer | None = None
 
     def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
@@ -412,7 +449,8 @@ class SparseServer(HostedServer):
                 if self.plan is None:
                     self.plan = plan(self.d, n_k=n, **self.settings)
                 self.hyper = dict(self.plan.hyper)
-                warm = self.plan.m_warm is not None
+                warm = self.plan.has_warm
+            self.n = n
             return n_samples_reply(n, ("warm", 0) if warm else ("rounds", 0))
         if phase == "warm":
             wh = fed_bnsl_hyper()
@@ -441,9 +479,23 @@ class SparseServer(HostedServer):
                 self.core.W = np.array(self.W0, float)
         return consensus_reply(self.core, phase, t, ordered, limit=self.hyper["rounds"], after=None)
 
+    def receive_sum(self, phase: str, t: int, total: SecureSum) -> Reply:
+        """The joint warm start: decode the secure sum and fit it (the noise-aware NOTEARS fit of
+        DP-Fed-BNSL under secure aggregation); W goes down with the first round's request."""
+        pl = self.plan
+        if pl is None or pl.warm_joint is None or (phase, t) != ("warm", 0):
+            raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
+        joint = pl.warm_joint
+        check_contributors(total, honest=joint.honest)
+        self.release = decode_release(joint, self.n, total)
+        _, W_raw, _ = fit_release(self.release, threshold=fed_bnsl_hyper()["threshold"])
+        self.W0 = threshold_to_dag(threshold_weights(W_raw, threshold=fed_bnsl_hyper()["threshold"]))
+        return Reply("W", Dense(W_raw), ("rounds", 0))
+
     def planned_rounds(self, phase: str) -> int | None:
         if phase == "warm":
-            return int(fed_bnsl_hyper()["max_rounds"])
+            secure = self.plan is not None and self.plan.warm_joint is not None
+            return 1 if secure else int(fed_bnsl_hyper()["max_rounds"])
         return int(self.hyper["rounds"]) if "rounds" in self.hyper else None
 
     def learned(self) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:

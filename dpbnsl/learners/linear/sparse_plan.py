@@ -22,8 +22,10 @@ from ...accounting import (
     event_rho,
     split_budget,
 )
+from ...accounting.distributed import DistributedPlan, calibrate_distributed_rho
 from ...mechanisms import CLIP_RANGE, check_neighbouring
 from ...mechanisms.moments import as_bounds
+from ..covariance_release import refuse_secure_only
 from .pgcd import CLIP_SCHEMES
 from .sparse_admm import sparse_hyperparameters
 from .warm_start import LABEL as WARM_LABEL
@@ -62,7 +64,14 @@ class SparsePlan:
     prior: tuple[LedgerEntry, ...] = ()
     warm_share: float | None = None  # None: no warm start
     warm_clip_norm: float = 1.0
-    m_warm: float | None = None
+    m_warm: float | None = None  # the local warm start's Gaussian multiplier
+    aggregation: str = "local"
+    warm_joint: DistributedPlan | None = None  # the joint warm start's plan (secure aggregation)
+
+    @property
+    def has_warm(self) -> bool:
+        """Whether the run starts with a warm start (local or joint)."""
+        return self.m_warm is not None or self.warm_joint is not None
 
     def entries(self) -> list[LedgerEntry]:
         """The ledger entries one participant will spend: the private pre-processing and the
@@ -89,6 +98,9 @@ def plan(
     warm_start: Literal["auto", "covariance", "none"] = "auto",
     warm_share: float | None = None,
     warm_clip_norm: float = 1.0,
+    aggregation: Literal["local", "secure"] = "local",
+    dropouts: int = 0,
+    participants: int | None = None,
     lambda1: float = 0.1,
     rho1: float = 1.0,
     rho2: float = 1.0,
@@ -102,7 +114,11 @@ def plan(
     its noise, touching no data (same parameters, same errors). Sweeps call it for every setting
     before running any, so that a bad setting is refused before any work. ``n_k`` (the
     participants' row counts, public under replace-one) is needed only when ``rounds`` or
-    ``local_iters`` is None (then :func:`default_schedule` chooses them)."""
+    ``local_iters`` is None (then :func:`default_schedule` chooses them). With
+    ``aggregation="secure"`` the warm start's covariance is one joint release under secure
+    aggregation (:func:`~dpbnsl.accounting.distributed.calibrate_distributed_rho`: the distributed
+    discrete Gaussian for the warm start's ρ), which needs every participant's n_k, tolerates
+    ``dropouts`` = t, and is checked against the declared ``participants`` when given."""
     d = check_int(d, "d", low=2)
     e = check_epsilon(epsilon, allow_inf=True)  # inf: the same pipeline, noise switched off
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
@@ -156,7 +172,30 @@ def plan(
     if warm_share is not None:
         check_real(warm_share, "warm_share", low=0.0, high=1.0, low_open=True, high_open=True)
     R = check_real(warm_clip_norm, "warm_clip_norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
-    warm = warm_start_applies(warm_start, d)
+    check_choice(aggregation, "aggregation", ("local", "secure"))
+    secure = aggregation == "secure"
+    warm = warm_start_applies(warm_start, d, secure=secure)
+    sizes: tuple[int, ...] = ()
+    if secure:
+        if not warm:
+            raise ValueError(
+                'aggregation="secure" applies to the warm start\'s covariance release; '
+                'warm_start="none" has none'
+            )
+        if math.isinf(e):
+            raise ValueError('aggregation="secure" needs a finite `epsilon` (its noise is the guarantee)')
+        if not isinstance(n_k, (tuple, list)):
+            raise ValueError('aggregation="secure" needs `n_k`, every participant\'s row count')
+        sizes = tuple(check_int(n, "n_k", low=1) for n in n_k)
+        if participants is not None and check_int(participants, "participants", low=1) != len(sizes):
+            raise ValueError(
+                f"the study declares {participants} participants; the row counts name {len(sizes)}"
+            )
+        dropouts = check_int(dropouts, "dropouts", low=0, high=len(sizes) - 1)
+    else:
+        refuse_secure_only(dropouts=dropouts)
+        if participants is not None:
+            raise ValueError('`participants` applies to aggregation="secure" only')
     used = s_share * private_smooth + c_share * (centre == "private")
     if used >= 1.0:
         raise ValueError(
@@ -193,8 +232,19 @@ def plan(
     if private_smooth:  # d releases of ρ = 1/(2m²) each
         m_smooth = multiplier("smoothness", d)
         prior.append(LedgerEntry("smoothness", GaussianDpEvent(m_smooth), d))
-    m_warm = None
-    if warm:  # one covariance release of ρ = 1/(2m²)
+    m_warm, joint = None, None
+    if warm and secure:  # one joint release under secure aggregation, ρ′ ≤ the warm start's ρ
+        joint = calibrate_distributed_rho(
+            budget["warm-start"],
+            dl,
+            d=d,
+            n_total=sum(sizes),
+            participants=len(sizes),
+            dropouts=dropouts,
+            clip_norm=R,
+        )
+        prior.append(LedgerEntry(WARM_LABEL, joint.event, 1))
+    elif warm:  # one covariance release of ρ = 1/(2m²)
         m_warm = multiplier("warm-start")
         prior.append(LedgerEntry(WARM_LABEL, GaussianDpEvent(m_warm), 1))
     if rounds is None or local_iters is None:
@@ -233,6 +283,8 @@ def plan(
         w_rel if warm else None,
         R,
         m_warm,
+        aggregation,
+        joint,
     )
 
 

@@ -51,9 +51,13 @@ def default_warm_share(epsilon: float) -> float:
     return 0.8 if epsilon < 2.0 else 0.5
 
 
-def warm_start_applies(mode: str, d: int) -> bool:
-    """Whether ``warm_start=mode`` warm-starts a d-variable problem."""
-    return mode == "covariance" or (mode == "auto" and d <= WARM_START_MAX_D)
+def warm_start_applies(mode: str, d: int, *, secure: bool = False) -> bool:
+    """Whether ``warm_start=mode`` warm-starts a d-variable problem. ``"auto"`` stops at
+    :data:`WARM_START_MAX_D` for the local release, whose average over P participants carries
+    √P times the noise of one release of the pooled rows; the joint release under secure
+    aggregation (``secure``) does not, so "auto" warm-starts at every d there (a choice made on
+    that argument, not tuned on data)."""
+    return mode == "covariance" or (mode == "auto" and (secure or d <= WARM_START_MAX_D))
 
 
 def fed_bnsl_hyper() -> dict:
