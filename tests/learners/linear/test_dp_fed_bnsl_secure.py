@@ -103,16 +103,20 @@ def test_dropouts_must_leave_an_honest_share(data):
 
 
 @pytest.mark.slow
-def test_utility_at_d20_eps1_on_held_out_seeds():
-    """The issue's target at d = 20, ε = 1 (10 × 1000 rows, public clip 10): TPR ≥ 0.8 and
-    SHD ≤ 8 on average over seeds 0-4 (the penalty rule was set on seeds 100-104)."""
+@pytest.mark.parametrize(("epsilon", "min_tpr", "max_shd"), [(1.0, 0.8, 8.0), (0.5, 0.6, None)])
+def test_utility_at_d20_on_held_out_seeds(epsilon, min_tpr, max_shd):
+    """The issue's targets at d = 20 (10 × 1000 rows, public clip 10): at ε = 1, TPR ≥ 0.8 and
+    SHD ≤ 8; at ε = 0.5, TPR ≥ 0.6; on average over seeds 0-4 (the penalty rule was set on seeds
+    100-104). The results page's runs (other noise seeds) gave 0.86 / 5.0 and 0.65 / 11.0; these
+    noise seeds give 0.74 / 7.6 at ε = 0.5."""
     tpr, shd = [], []
     for s in range(5):
         d = simulate(20, 10_000, participants=10, rng=s)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            r = dp_fed_bnsl_secure(d.participants, epsilon=1.0, delta=1e-5, clip_norm=10.0, rng=1000 + s)
+            r = dp_fed_bnsl_secure(d.participants, epsilon=epsilon, delta=1e-5, clip_norm=10.0, rng=1000 + s)
         a = count_accuracy(d.B_true, r.W)
         tpr.append(a.tpr)
         shd.append(a.shd)
-    assert np.mean(tpr) >= 0.8 and np.mean(shd) <= 8
+    assert np.mean(tpr) >= min_tpr
+    assert max_shd is None or np.mean(shd) <= max_shd
