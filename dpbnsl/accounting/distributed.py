@@ -19,6 +19,7 @@ from dp_accounting.dp_event import DpEvent
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms.distributed import (
     MAX_MODULUS_BITS,
+    MAX_SKELLAM_VARIANCE,
     WRAP_BOUND,
     SkellamDpEvent,
     integer_gram_sensitivity,
@@ -131,7 +132,8 @@ def max_norm_bound(d: int) -> int:
     """The finest grid a plan takes: B ≤ max(2¹⁶, 64·d). The rounding's variance per entry, about
     N·B/(2d), is a fraction N/(4d·z²·B) of the noise's 2z²B² (z = √μ/Δ₂): under 1 % for 10⁴ rows
     at d ≥ 20 and ε ≤ 5, so a finer grid buys little; the cap keeps the shares' Poisson means
-    near or below :data:`~dpbnsl.mechanisms.distributed.POISSON_EXACT` (one draw each)."""
+    near or below :data:`~dpbnsl.mechanisms.distributed.POISSON_EXACT` (one draw each) at
+    moderate ε; at very small ε the plan shrinks B further (see :func:`calibrate_distributed`)."""
     return max(2**16, 64 * int(d))
 
 
@@ -154,7 +156,8 @@ def calibrate_distributed(
     The modulus M = 2^bits holds the signal (|entry| ≤ N·B) and the noise (all P shares) with a
     wrap-around probability at most :data:`~dpbnsl.mechanisms.distributed.WRAP_BOUND`; the grid
     takes the largest B that allows it (finer grid, smaller rounding error), up to
-    :func:`max_norm_bound`. The share is
+    :func:`max_norm_bound`, and with Skellam noise small enough that each share stays within
+    :data:`~dpbnsl.mechanisms.distributed.MAX_SKELLAM_VARIANCE` (noise ∝ B²). The share is
     calibrated for B's sensitivities by bisection on the ``"rdp"`` accountant's ε(δ), from above:
     ``spent`` ≤ ε always. Raises ``ValueError`` when no grid fits the modulus.
     """
@@ -251,7 +254,8 @@ def _plan(
         event, variance = _event(noise, l2, l1, share, honest, D)
         everyone = variance * P / honest
         wrap = wrap_probability(noise=noise, variance=everyone, room=half - N * B, size=D)
-        if wrap <= WRAP_BOUND:
+        sampled = noise != "skellam" or share <= MAX_SKELLAM_VARIANCE  # a coarser grid, less noise
+        if wrap <= WRAP_BOUND and sampled:
             spent = _epsilon(event, delta=dl)
             grid = integer_grid(clip_norm=R, d=d, norm_bound=B)
             return DistributedPlan(

@@ -47,9 +47,11 @@ def secure_covariance_game(
     e₀₀ − e₁₁, centred at world 0's noiseless value. The claim is the plan's ε under the RDP
     accountant (the noise of the P − t honest shares the plan sizes each share for).
 
-    Broken variant ``"missing-share"``: the sum lacks the last participant's noise (it dropped out
-    or colludes with the server, with t = 0 declared): only P − 1 shares of noise protect the
-    canary.
+    The game plays the worst case the claim covers: the t declared participants collude with the
+    server, which subtracts their noise, so only the P − t honest shares' noise protects the canary
+    (their data stays in the sum, the same in both worlds). Broken variant ``"missing-share"``: one
+    more share's noise is missing (a participant beyond the declared t colludes or drops out): P − t − 1
+    shares protect the canary.
 
     Parameters
     ----------
@@ -90,7 +92,9 @@ def secure_covariance_game(
     worlds = [[np.vstack([shared[1:], row])] + [shared] * (P - 1) for row in canary]
     iu = np.triu_indices(d)
     D = iu[0].size
-    contributing = P - 1 if broken == "missing-share" else P
+    # the worst case the claim covers: t participants collude (the server subtracts their noise),
+    # so only the P − t honest shares' noise protects the canary; one fewer when broken
+    contributing = P - t - (1 if broken == "missing-share" else 0)
 
     def expected(parts: list[np.ndarray]) -> np.ndarray:  # E Σ qqᵀ without noise (rounding unbiased
         # per entry, but E q_a² = (γx_a)² + frac(1 − frac): the exact mean of the squares)
@@ -113,7 +117,7 @@ def secure_covariance_game(
                 Q = quantise_rows(np.tile(X, (k, 1)), grid, rng=rng).reshape(k, X.shape[0], d)
                 stat = np.rint(np.einsum("tia,tib->tab", Q, Q)[:, iu[0], iu[1]]).astype(np.int64)
                 share = noisy_share(stat, noise=noise, share=plan.share, bits=bits, rng=rng)
-                if p >= contributing:  # the missing participant's noise never reaches the sum
+                if p >= contributing:  # a colluder's noise, known to the server, protects nothing
                     share = np.mod(stat, 1 << bits)
                 residues.append(share)
             decoded = centred(modular_sum(residues, bits=bits), bits=bits).astype(float)

@@ -462,9 +462,10 @@ def _run_secure_plan(args: argparse.Namespace) -> int:
         delta=args.delta,
         clip_norm=args.clip_norm,
         participants=P,
+        n_total=P * n_k,
         dropouts=0 if args.dropouts is None else args.dropouts,
     )
-    pl = secure_plan(settings, d=d, n_total=P * n_k)
+    pl = secure_plan(settings, d=d)
     local = covariance_plan(epsilon=args.epsilon, delta=args.delta, clip_norm=args.clip_norm, psd=False)
     # the local releases averaged over P participants of n_k rows: z·√2·R²·√P/(P·n_k) per entry
     local_sd = local.z_cov * math.sqrt(2.0) * args.clip_norm**2 * math.sqrt(P) / (P * n_k)

@@ -199,6 +199,11 @@ def make_client_app(
         proto = hosted(str(cfg["protocol"]))
         _admit_protocol(k, proto.name, proto.private, ctx, budgets, accept_study_budget, protocols)
         settings = json.loads(str(cfg["settings"]))
+        if settings.get("aggregation", "local") != "local":  # the node's own refusal, before any work:
+            # a share sized for P − t honest shares must never leave without secure aggregation
+            raise Refusal(
+                f"participant {k}: secure aggregation is not hosted on Flower yet; nothing released"
+            )
         extra: dict[str, Any] = {}
         data = load(k, ctx.node_config)
         if proto.private:

@@ -11,6 +11,7 @@ import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord, RecordDict
 
 from ..federation import Dense, Masked, Payload, Sparse
+from ..federation.secure_sum import SecureShare
 
 __all__ = ["put_payload", "get_payload", "put_state", "get_state"]
 
@@ -23,7 +24,7 @@ def put_payload(payload: Payload | None) -> ArrayRecord:
         return ArrayRecord({})
     if isinstance(payload, Dense):
         return ArrayRecord({"values": Array.from_numpy_ndarray(np.array(payload.values))})
-    if isinstance(payload, Masked):
+    if isinstance(payload, (Masked, SecureShare)):
         raise ValueError("a masked share is only ever summed by secure aggregation; it has no record")
     return ArrayRecord(
         {

@@ -76,6 +76,7 @@ __all__ = [
     "Release",
     "secure_share",
     "check_contributors",
+    "check_counts",
     "decode_release",
     "SecureCovarianceParticipant",
     "SecureCovarianceServer",
@@ -91,16 +92,21 @@ AGGREGATIONS = ("local", "secure")
 #: the public settings of the joint release and their defaults (ε, δ, R and P have none); the
 #: participants read these only: what the server does with the sum is post-processing
 RELEASE_DEFAULTS: dict[str, Any] = dict(noise="skellam", dropouts=0, modulus_bits=32)
-RELEASE_KEYS = ("epsilon", "delta", "clip_norm", "participants", *RELEASE_DEFAULTS)
+#: the settings every participant declares: with ``participants`` (P) and ``n_total`` (N, the
+#: pooled rows; row counts are public under replace-one) fixed by the study, every honest
+#: participant computes the same plan, so a server cannot size one participant's share differently
+#: from the others' by sending it other counts
+REQUIRED = ("epsilon", "delta", "clip_norm", "participants", "n_total")
+RELEASE_KEYS = (*REQUIRED, *RELEASE_DEFAULTS)
 
 
 def release_settings(**settings: Any) -> dict[str, Any]:
     """The joint release's public settings (:data:`RELEASE_KEYS`), validated, defaults filled
-    (``epsilon``, ``delta``, ``clip_norm`` and ``participants`` are required)."""
+    (``epsilon``, ``delta``, ``clip_norm``, ``participants`` and ``n_total`` are required)."""
     unknown = sorted(set(settings) - set(RELEASE_KEYS))
     if unknown:
         raise TypeError(f"unknown secure-aggregation setting(s) {unknown}; known: {sorted(RELEASE_KEYS)}")
-    missing = sorted({"epsilon", "delta", "clip_norm", "participants"} - set(settings))
+    missing = sorted(set(REQUIRED) - set(settings))
     if missing:
         raise TypeError(f"missing secure-aggregation setting(s) {missing}")
     s = {**RELEASE_DEFAULTS, **settings}
@@ -108,6 +114,7 @@ def release_settings(**settings: Any) -> dict[str, Any]:
     s["delta"] = check_real(s["delta"], "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     s["clip_norm"] = check_real(s["clip_norm"], "clip_norm", low=CLIP_RANGE[0], high=CLIP_RANGE[1])
     s["participants"] = check_int(s["participants"], "participants", low=1)
+    s["n_total"] = check_int(s["n_total"], "n_total", low=s["participants"])
     s["dropouts"] = check_int(s["dropouts"], "dropouts", low=0, high=s["participants"] - 1)
     check_choice(s["noise"], "noise", NOISES)
     s["modulus_bits"] = check_int(s["modulus_bits"], "modulus_bits", low=8, high=53)
@@ -123,14 +130,14 @@ def refuse_secure_only(**given: Any) -> None:
         raise ValueError(f'{names} appl{"ies" if len(changed) == 1 else "y"} to aggregation="secure" only')
 
 
-def secure_plan(settings: Mapping[str, Any], *, d: int, n_total: int) -> DistributedPlan:
-    """The release's plan from the public settings, d and the pooled row count."""
+def secure_plan(settings: Mapping[str, Any], *, d: int) -> DistributedPlan:
+    """The release's plan from the declared public settings (:func:`release_settings`) and d."""
     s = settings
     return calibrate_distributed(
         s["epsilon"],
         s["delta"],
         d=d,
-        n_total=n_total,
+        n_total=s["n_total"],
         participants=s["participants"],
         dropouts=s["dropouts"],
         clip_norm=s["clip_norm"],
@@ -158,6 +165,18 @@ def secure_share(X: np.ndarray, plan: DistributedPlan, *, rng: np.random.Generat
     stat = integer_gram(quantise_rows(X, grid, rng=rng))
     share = noisy_share(stat, noise=plan.noise, share=plan.share, bits=plan.modulus_bits, rng=rng)
     return SecureShare(share, plan.modulus_bits)
+
+
+def check_counts(n: Sequence[int], declared: Mapping[str, Any], *, k: int, rows: int) -> None:
+    """Participant k's check of the setup reply against the study: P counts, its own count its
+    rows, and their sum the declared N (otherwise the plan would differ from the others')."""
+    P, N = declared["participants"], declared["n_total"]
+    if len(n) != P or not (0 <= k < len(n) and n[k] == rows) or sum(n) != N:
+        raise Refusal(
+            f"participant {k}: the server reports row counts {list(n)[:8]}{'…' if len(n) > 8 else ''} "
+            f"(P = {len(n)}, N = {sum(n)}); the study declared P = {P}, N = {N} and this participant "
+            f"holds {rows} rows; nothing released"
+        )
 
 
 def check_contributors(total: SecureSum, *, honest: int) -> None:
@@ -221,13 +240,8 @@ class SecureCovarianceParticipant(HostedParticipant):
         self.guard.admit(phase, t)
         if t == SETUP_ROUND:
             return shape_upload(self.X)
-        n = read_n_vector(inbox, self.k)
-        if len(n) != self.params["participants"]:
-            raise Refusal(
-                f"participant {self.k}: the server reports {len(n)} participants, the study declared "
-                f"{self.params['participants']}; nothing released"
-            )
-        plan = secure_plan(self.params, d=self.X.shape[1], n_total=sum(n))
+        check_counts(read_n_vector(inbox, self.k), self.params, k=self.k, rows=self.X.shape[0])
+        plan = secure_plan(self.params, d=self.X.shape[1])
         entries = [LedgerEntry("covariance", plan.event, 1)]
         if self.reserve is not None:
             self.reserve(entries, self.budget)
@@ -292,7 +306,11 @@ class SecureCovarianceServer(HostedServer):
             raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
         p = self.params
         check_contributors(total, honest=p["participants"] - p["dropouts"])
-        self.plan = plan = secure_plan(p, d=self.d, n_total=sum(self.n))
+        if sum(self.n) != p["n_total"]:
+            raise ProtocolError(
+                f"the participants hold {sum(self.n)} rows; the study declared {p['n_total']}"
+            )
+        self.plan = plan = secure_plan(p, d=self.d)
         self.release = decode_release(plan, self.n, total)
         self.result = self.fit(self.release)
         return Reply("done", None, None)

@@ -259,8 +259,9 @@ def _plan_covariance_learner(d: int, n_k: int | Sequence[int], **options: Any) -
 
         sizes = [int(n_k)] if isinstance(n_k, int) else [int(n) for n in n_k]
         keep = ("epsilon", "delta", "clip_norm", "noise", "dropouts", "modulus_bits")
-        settings = release_settings(participants=len(sizes), **{k: options[k] for k in keep if k in options})
-        return secure_plan(settings, d=d, n_total=sum(sizes))
+        chosen = {k: options[k] for k in keep if k in options}
+        settings = release_settings(participants=len(sizes), n_total=sum(sizes), **chosen)
+        return secure_plan(settings, d=d)
     from .covariance_plan import plan
 
     options = {

@@ -153,17 +153,23 @@ def integer_gram_sensitivity(*, d: int, norm_bound: int) -> tuple[float, float]:
 POISSON_EXACT = 1e12
 
 
+#: The largest Skellam variance a share may have: each of its two Poissons then takes at most
+#: 1,000 draws of mean ≤ :data:`POISSON_EXACT` (the plans keep shares below it).
+MAX_SKELLAM_VARIANCE = 2e15
+
+
 def _poisson(lam: float, size: int, rng: np.random.Generator) -> np.ndarray:
     m = max(1, math.ceil(lam / POISSON_EXACT))
-    if m == 1:
-        return rng.poisson(lam, size).astype(np.int64)
-    return rng.poisson(lam / m, (m, size)).astype(np.int64).sum(axis=0)
+    out = rng.poisson(lam / m, size).astype(np.int64)
+    for _ in range(m - 1):  # one vector at a time: memory O(size) whatever m
+        out += rng.poisson(lam / m, size).astype(np.int64)
+    return out
 
 
 def skellam_share(size: int, *, variance: float, rng: np.random.Generator) -> np.ndarray:
     """``size`` draws of Skellam noise of ``variance`` μ (Poisson(μ/2) − Poisson(μ/2)), int64;
     each Poisson mean above :data:`POISSON_EXACT` is drawn as a sum of smaller ones."""
-    v = check_real(variance, "variance", low=0.0, high=1e18)
+    v = check_real(variance, "variance", low=0.0, high=MAX_SKELLAM_VARIANCE)
     return _poisson(v / 2.0, size, rng) - _poisson(v / 2.0, size, rng)
 
 

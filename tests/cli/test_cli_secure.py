@@ -25,8 +25,8 @@ def _json(argv, capsys):
 
 def test_the_secure_plan_is_the_library_plan(capsys):
     out = _json(SECURE, capsys)
-    settings = release_settings(epsilon=1.0, delta=1e-5, clip_norm=10.0, participants=10)
-    plan = secure_plan(settings, d=20, n_total=10_000)
+    settings = release_settings(epsilon=1.0, delta=1e-5, clip_norm=10.0, participants=10, n_total=10_000)
+    plan = secure_plan(settings, d=20)
     assert out["covariance_sd"] == pytest.approx(plan.covariance_sd, rel=1e-12)
     assert out["spent"]["rdp"] <= 1.0 and out["norm_bound"] == plan.norm_bound
     # √P = 3.16 less noise, less the RDP accounting and the grid's room: between 2.5 and 3.2

@@ -20,7 +20,7 @@ from dpbnsl.learners.covariance_release import (
 from dpbnsl.mechanisms.distributed import centred, integer_gram, integer_grid, noisy_share, quantise_rows
 from dpbnsl.simulation import simulate
 
-SETTINGS = dict(epsilon=1.0, delta=1e-5, clip_norm=10.0, participants=3)
+SETTINGS = dict(epsilon=1.0, delta=1e-5, clip_norm=10.0, participants=3, n_total=1500)
 
 
 def _keep(release):
@@ -41,7 +41,7 @@ def test_the_server_reads_the_modular_sum_of_the_shares_and_nothing_else():
     server = SecureCovarianceServer(settings=SETTINGS, n_participants=3, fit=_keep)
     transcript = run_protocol(server, _parties(data))["rounds"]
     # the same shares, recomputed from the same streams: the sum the transcript holds is theirs
-    plan = secure_plan(release_settings(**SETTINGS), d=4, n_total=1500)
+    plan = secure_plan(release_settings(**SETTINGS), d=4)
     grid = integer_grid(clip_norm=10.0, d=4, norm_bound=plan.norm_bound)
     shares = []
     for X, g in zip(data, np.random.default_rng(7).spawn(3)):
@@ -88,28 +88,47 @@ def test_a_server_without_secure_sums_refuses_one():
         server.receive_sum("rounds", 0, SecureSum(np.zeros(3, dtype=np.int64), 16, (0, 1)))
 
 
-def test_a_participant_refuses_a_server_that_reports_more_participants():
-    """Each share is sized for the study's declared P: a server claiming more participants would
-    make every share too small, so the participant refuses before computing anything."""
+def _after_setup():
+    """Participant 0 of two (200 rows each, N = 400 declared) after the setup exchange."""
     data = simulate(3, 400, participants=2, rng=1).participants
     p = SecureCovarianceParticipant(
         data[0],
-        settings={**SETTINGS, "participants": 2},
+        settings={**SETTINGS, "participants": 2, "n_total": 400},
         participant=0,
         rng=np.random.default_rng(0),
         budget=(1.0, 1e-5),
     )
     p.respond("rounds", -1, None)
+    return p
+
+
+def test_a_participant_refuses_a_server_that_reports_more_participants():
+    """Each share is sized for the study's declared P: a server claiming more participants would
+    make every share too small, so the participant refuses before computing anything."""
+    p = _after_setup()
     from dpbnsl.federation import Dense
 
-    with pytest.raises(Refusal, match="reports 3 participants, the study declared 2"):
+    with pytest.raises(Refusal, match=r"\(P = 3, N = 600\); the study declared P = 2, N = 400"):
         p.respond("covariance", 0, Dense(np.array([200.0, 200.0, 200.0])))
+    assert p.ledger.epsilon(1e-5) == 0.0
+
+
+@pytest.mark.parametrize("counts", [[200.0, 20.0], [100.0, 300.0], [200.0, 2000.0]])
+def test_a_participant_refuses_counts_other_than_the_study_declared(counts):
+    """A server that sent another N to some participants would make their grids and shares differ
+    from the others' (a share sized for a smaller noise); each participant checks the counts
+    against the declared P and N and its own rows, and releases nothing otherwise."""
+    p = _after_setup()
+    from dpbnsl.federation import Dense
+
+    with pytest.raises(Refusal, match="nothing released"):
+        p.respond("covariance", 0, Dense(np.array(counts)))
     assert p.ledger.epsilon(1e-5) == 0.0
 
 
 def test_a_participant_releases_once_and_refuses_beyond_its_budget():
     data = simulate(3, 400, participants=2, rng=1).participants
-    settings = {**SETTINGS, "participants": 2}
+    settings = {**SETTINGS, "participants": 2, "n_total": 400}
     from dpbnsl.federation import Dense
 
     p = SecureCovarianceParticipant(
@@ -130,7 +149,9 @@ def test_a_participant_releases_once_and_refuses_beyond_its_budget():
 def test_the_server_refuses_a_sum_with_fewer_shares_than_the_guarantee_needs():
     from dpbnsl.federation.secure_sum import SecureSum
 
-    server = SecureCovarianceServer(settings={**SETTINGS, "dropouts": 1}, n_participants=3, fit=_keep)
+    server = SecureCovarianceServer(
+        settings={**SETTINGS, "dropouts": 1, "n_total": 300}, n_participants=3, fit=_keep
+    )
     from dpbnsl.federation import Dense
 
     server.receive("rounds", -1, {k: Dense(np.array([100.0, 3.0])) for k in range(3)})

@@ -169,6 +169,8 @@ def dp_cov_pc(
     arrays, columns = as_participants(participants, min_rows=1)
     P = len(arrays)
     n_k = tuple(X.shape[0] for X in arrays)
+    if sum(n_k) < 2:  # before any release: PC's tests need two rows
+        raise ValueError(f"`participants` hold {sum(n_k)} row(s) in all; PC needs at least 2")
     fit = functools.partial(
         pc_from_covariance,
         alpha=opts["alpha"],
@@ -189,6 +191,7 @@ def dp_cov_pc(
             delta=delta,
             clip_norm=clip_norm,
             participants=P,
+            n_total=sum(n_k),
             noise=noise,
             dropouts=dropouts,
             modulus_bits=modulus_bits,

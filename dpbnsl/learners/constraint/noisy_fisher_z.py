@@ -37,7 +37,7 @@ from .citests import CIResult, CITest
 __all__ = ["NoisyFisherZ", "repair_covariance", "noise_floor"]
 
 _SQRT2 = math.sqrt(2.0)
-#: the smallest eigenvalue kept, relative to the mean diagonal, when the release has no noise
+#: the smallest eigenvalue kept, relative to the largest entry, when the release has no noise
 _TINY = 1e-9
 
 
@@ -73,7 +73,7 @@ class NoisyFisherZ(CITest):
     noise_sd : float >= 0
         The standard deviation of each released upper-triangle entry (public).
     floor : float > 0, optional
-        The eigenvalue floor of the repair; default ``max(2·s·√d, 1e-9 × mean diagonal)``.
+        The eigenvalue floor of the repair; default ``max(2·s·√d, 1e-9 × the largest |entry|)``.
     """
 
     name = "noisy-fisher-z"
@@ -87,9 +87,9 @@ class NoisyFisherZ(CITest):
         n = check_int(n, "n", low=2)
         s = check_real(noise_sd, "noise_sd", low=0.0)
         d = S.shape[0]
-        scale = float(np.mean(np.abs(np.diag(S))))
-        if not (scale > 0 and math.isfinite(scale)):
-            raise ValueError("`S` has an all-zero diagonal; nothing to test")
+        scale = float(np.max(np.abs(S)))  # finite: as_float_matrix refuses inf and nan
+        if not scale > 0:
+            raise ValueError("`S` is all zeros; nothing to test")
         if floor is None:
             floor = max(noise_floor(s, d), _TINY * scale)
         floor = check_real(floor, "floor", low=0.0, low_open=True)

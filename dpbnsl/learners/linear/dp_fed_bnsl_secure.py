@@ -98,6 +98,7 @@ def dp_fed_bnsl_secure(
         delta=delta,
         clip_norm=clip_norm,
         participants=len(arrays),
+        n_total=sum(X.shape[0] for X in arrays),
         noise=noise,
         dropouts=dropouts,
         modulus_bits=modulus_bits,

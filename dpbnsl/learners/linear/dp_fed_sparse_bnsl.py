@@ -215,7 +215,12 @@ def dp_fed_sparse_bnsl(
         neighbouring=neighbouring,
     )
     if aggregation != "local" or dropouts != 0:  # the participants check the declared P
-        settings.update(aggregation=aggregation, dropouts=dropouts, participants=P)
+        settings.update(
+            aggregation=aggregation,
+            dropouts=dropouts,
+            participants=P,
+            n_total=sum(X.shape[0] for X in arrays),
+        )
     pl = plan(d, n_k=tuple(X.shape[0] for X in arrays), **settings)
     e, dl, C, hyper, noise = pl.epsilon, pl.delta, pl.clip, pl.hyper, pl.noise
     public_m, bound, m_centre, m_smooth = pl.smoothness, pl.feature_bound, pl.m_centre, pl.m_smooth

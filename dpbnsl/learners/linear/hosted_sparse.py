@@ -24,7 +24,6 @@ from ..._validation import as_float_matrix, check_bool, check_data_scale, check_
 from ...accounting import PrivacyLedger
 from ...federation import Dense, Payload
 from ...federation.guard import (
-    Refusal,
     RequestGuard,
     Reserve,
     SettingsLock,
@@ -56,7 +55,7 @@ from ...graphs import threshold_to_dag
 from ...mechanisms import clip_kernel
 from ...mechanisms.moments import private_mean, private_smoothness, public_smoothness
 from ..admm import ConsensusServer, PenaltySchedule, gradient_steps, solve_server
-from ..covariance_release import Release, check_contributors, decode_release, secure_share
+from ..covariance_release import Release, check_contributors, check_counts, decode_release, secure_share
 from ..scale_checks import check_declared_centre, check_feature_bound
 from .dp_fed_bnsl import release_covariance
 from .hosted_fed_bnsl import (
@@ -315,12 +314,12 @@ class DPFedSparseParticipant(_SparseParticipant):
         self.guard.admit(phase, t)
 
     def make_plan(self, n: tuple[int, ...]) -> None:
-        declared = self.settings.get("participants")
-        if self.settings.get("aggregation") == "secure" and declared != len(n):
-            raise Refusal(  # a server claiming more participants would shrink every noise share
-                f"participant {self.k}: the server reports {len(n)} participants, the study declared "
-                f"{declared}; nothing released"
-            )
+        if self.settings.get("aggregation") == "secure":  # the counts must be the study's
+            declared = {
+                "participants": self.settings.get("participants"),
+                "n_total": self.settings.get("n_total"),
+            }
+            check_counts(n, declared, k=self.k, rows=self.X.shape[0])
         pl = self.plan if self.plan is not None else plan(self.X.shape[1], n_k=n, **self.settings)
         check_study((pl.epsilon, pl.delta), self.budget, participant=self.k)
         self.plan = pl

@@ -101,6 +101,7 @@ def plan(
     aggregation: Literal["local", "secure"] = "local",
     dropouts: int = 0,
     participants: int | None = None,
+    n_total: int | None = None,
     lambda1: float = 0.1,
     rho1: float = 1.0,
     rho2: float = 1.0,
@@ -118,7 +119,8 @@ def plan(
     ``aggregation="secure"`` the warm start's covariance is one joint release under secure
     aggregation (:func:`~dpbnsl.accounting.distributed.calibrate_distributed_rho`: the distributed
     discrete Gaussian for the warm start's ρ), which needs every participant's n_k, tolerates
-    ``dropouts`` = t, and is checked against the declared ``participants`` when given."""
+    ``dropouts`` = t, and is checked against the declared ``participants`` and ``n_total`` when
+    given."""
     d = check_int(d, "d", low=2)
     e = check_epsilon(epsilon, allow_inf=True)  # inf: the same pipeline, noise switched off
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
@@ -191,11 +193,13 @@ def plan(
             raise ValueError(
                 f"the study declares {participants} participants; the row counts name {len(sizes)}"
             )
+        if n_total is not None and check_int(n_total, "n_total", low=1) != sum(sizes):
+            raise ValueError(f"the study declares {n_total} rows; the row counts sum to {sum(sizes)}")
         dropouts = check_int(dropouts, "dropouts", low=0, high=len(sizes) - 1)
     else:
         refuse_secure_only(dropouts=dropouts)
-        if participants is not None:
-            raise ValueError('`participants` applies to aggregation="secure" only')
+        if participants is not None or n_total is not None:
+            raise ValueError('`participants` and `n_total` apply to aggregation="secure" only')
     used = s_share * private_smooth + c_share * (centre == "private")
     if used >= 1.0:
         raise ValueError(

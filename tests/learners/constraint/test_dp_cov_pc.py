@@ -89,6 +89,21 @@ def test_the_noise_aware_test_holds_its_level_where_the_plain_test_does_not():
     assert plain / 300 >= 0.3
 
 
+@pytest.mark.parametrize(
+    "S",
+    [
+        np.array([[1e-300, 1.0], [1.0, 1e-300]]),
+        np.diag([1e307, 1e307, 1.0]),
+        np.array([[0.0, 0.0], [0.0, 1.0]]),
+    ],
+)
+def test_degenerate_releases_answer_without_noise(S):
+    """Without noise the floor is relative to the largest entry: a release with a tiny diagonal,
+    one near the float limit and one with a zero variance are tested without a crash."""
+    test = NoisyFisherZ(S, 100, noise_sd=0.0)
+    assert 0.0 <= test.test(0, 1) <= 1.0
+
+
 @pytest.mark.parametrize("scale", [1e-300, 1.0, 1e150])
 def test_an_indefinite_release_is_repaired_and_every_test_answers(scale):
     rng = np.random.default_rng(4)
@@ -111,7 +126,7 @@ def test_an_indefinite_release_is_repaired_and_every_test_answers(scale):
         (dict(S=np.eye(2), n=1, noise_sd=0.1), "`n`"),
         (dict(S=np.eye(2), n=10, noise_sd=-1.0), "`noise_sd`"),
         (dict(S=np.eye(2), n=10, noise_sd=float("nan")), "`noise_sd`"),
-        (dict(S=np.zeros((2, 2)), n=10, noise_sd=0.1), "diagonal"),
+        (dict(S=np.zeros((2, 2)), n=10, noise_sd=0.1), "all zeros"),
         (dict(S=np.eye(2), n=10, noise_sd=0.1, floor=0.0), "`floor`"),
     ],
 )

@@ -73,7 +73,7 @@ def test_same_seed_same_run(data):
     assert np.array_equal(a.W_raw, b.W_raw)
 
 
-def test_a_participant_refuses_a_server_that_inflates_the_participants(data):
+def test_a_participant_refuses_counts_other_than_the_studys(data):
     X = data.participants[0]
     settings = dict(
         epsilon=2.0,
@@ -83,15 +83,24 @@ def test_a_participant_refuses_a_server_that_inflates_the_participants(data):
         aggregation="secure",
         dropouts=0,
         participants=4,
+        n_total=4 * X.shape[0],
     )
     p = DPFedSparseParticipant(
         X, settings=settings, participant=0, rng=np.random.default_rng(0), budget=(2.0, 1e-5)
     )
     p.respond("rounds", SETUP_ROUND, None)
     reply = n_samples_reply((X.shape[0],) * 5, ("warm", 0))
-    with pytest.raises(Refusal, match="reports 5 participants, the study declared 4"):
+    with pytest.raises(Refusal, match="the study declared P = 4"):
         p.respond("warm", 0, reply.for_participant(0))
     assert len(p.ledger.entries) == 0  # nothing was released
+    q = DPFedSparseParticipant(
+        X, settings=settings, participant=0, rng=np.random.default_rng(0), budget=(2.0, 1e-5)
+    )
+    q.respond("rounds", SETUP_ROUND, None)
+    other = n_samples_reply((X.shape[0], X.shape[0], X.shape[0], 5 * X.shape[0]), ("warm", 0))
+    with pytest.raises(Refusal, match="nothing released"):  # P right, N not the study's
+        q.respond("warm", 0, other.for_participant(0))
+    assert len(q.ledger.entries) == 0
 
 
 @pytest.mark.parametrize(
