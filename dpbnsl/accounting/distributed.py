@@ -247,7 +247,8 @@ def _plan(
         if B <= d:
             raise ValueError(
                 f"{bits} modulus bits cannot hold the sum of {N} rows in dimension {d} with the noise "
-                f"for {target}: use more `modulus_bits` (up to {MAX_MODULUS_BITS})"
+                f"for {target}: it needs a larger modulus (`modulus_bits`, up to {MAX_MODULUS_BITS}, where "
+                "the learner takes it), fewer rows or dimensions, or a larger privacy budget"
             )
         l2, l1 = integer_gram_sensitivity(d=d, norm_bound=B)
         share = _calibrate_share(noise, l2, l1, honest, D, cost=cost, budget=budget, sigma=z * l2)
