@@ -9,8 +9,8 @@ calibrated variance for the pooled data, instead of the average of P local relea
 noise at the same ε when no participant drops out). Exchanges: the setup (n_k up, all n_k down),
 then one secure round (the shares up, nothing down).
 
-Local: each participant releases XᵀX/n_k of its clipped rows with Gaussian noise
-(:func:`~dpbnsl.mechanisms.covariance.release_covariance`); the server averages by the rows.
+Local: each participant releases XᵀX/n_k of its clipped rows with Gaussian noise; the server
+averages by the rows (:mod:`dpbnsl.learners.local_release`).
 
 Everything after the release is post-processing: DP-Fed-BNSL's NOTEARS fit
 (:mod:`dpbnsl.learners.linear.secure_covariance`) and PC with noise-aware Fisher-z tests
@@ -23,14 +23,14 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from .._validation import as_float_matrix, as_generator, check_choice, check_epsilon, check_int, check_real
 from ..accounting import LedgerEntry, PrivacyLedger, PrivacySummary, summarize_privacy
 from ..accounting.distributed import NOISES, DistributedPlan, calibrate_distributed
-from ..federation import SERVER, Dense, Message, Payload, Transcript
+from ..federation import Payload, Transcript
 from ..federation.guard import (
     Refusal,
     RequestGuard,
@@ -60,10 +60,7 @@ from ..federation.protocol import (
 )
 from ..federation.secure_sum import SECURE_SHARE, SecureShare, SecureSum
 from ..mechanisms import CLIP_RANGE
-from ..mechanisms.covariance import covariance_sensitivity, release_covariance
 from ..mechanisms.distributed import centred, integer_gram, integer_grid, noisy_share, quantise_rows
-from .covariance_plan import ACCOUNTANT
-from .covariance_plan import plan as covariance_plan
 from .scale_checks import check_declared_centre, check_row_norm
 
 __all__ = [
@@ -82,8 +79,6 @@ __all__ = [
     "SecureCovarianceServer",
     "SecureRun",
     "run_secure_release",
-    "LocalRun",
-    "run_local_release",
 ]
 
 #: the trust models of a covariance release
@@ -368,8 +363,9 @@ def run_secure_release(
     server = SecureCovarianceServer(settings=release_only, n_participants=P, fit=fit)
     transcript = run_protocol(server, clients)["rounds"]
     result = server.learned()
-    assert server.plan is not None and server.release is not None
-    plan = server.plan
+    plan, release = server.plan, server.release
+    if plan is None or release is None:  # pragma: no cover - learned() has refused already
+        raise ProtocolError("the server has not read the secure sum")
     ledgers = tuple(c.ledger for c in clients)
     privacy = summarize_privacy(
         ledgers,
@@ -395,65 +391,4 @@ def run_secure_release(
     )
     if privacy.bounds["rdp"] > params["epsilon"]:  # pragma: no cover - the calibration guarantees it
         raise RuntimeError(f"the release spent ε = {privacy.bounds['rdp']!r} > target {params['epsilon']!r}")
-    return SecureRun(result, server.release, plan, transcript, ledgers, privacy, time.perf_counter() - start)
-
-
-@dataclass(frozen=True)
-class LocalRun:
-    """The local releases pooled: ``release`` (S = Σ_k n_k S̃_k / N, its entry noise sd), the
-    Gaussian noise multiplier, the transcript (each participant's S̃_k up), the ledgers and the
-    privacy statement."""
-
-    release: Release
-    multiplier: float
-    transcript: Transcript
-    ledgers: tuple[PrivacyLedger, ...]
-    privacy: PrivacySummary
-    seconds: float
-
-
-def run_local_release(
-    arrays: Sequence[np.ndarray],
-    columns: tuple[str, ...] | None,
-    *,
-    epsilon: float,
-    delta: float,
-    clip_norm: float,
-    calibration: Literal["tight", "classic", "zcdp"],
-    rng: np.random.Generator | int | None,
-) -> LocalRun:
-    """Each participant (stream k of ``rng.spawn(P)``) releases its covariance once with Gaussian
-    noise calibrated to (ε, δ) (DP-Fed-BNSL's release, no PSD projection), recorded in its ledger;
-    the server pools them by the rows. Entry noise of the pool:
-    √Σ_k (n_k/N)² (z·√2R²/n_k)² = z·√2·R²·√P / N."""
-    pl = covariance_plan(
-        epsilon=epsilon, delta=delta, clip_norm=clip_norm, calibration=calibration, psd=False
-    )
-    e, dl, R, z = pl.epsilon, pl.delta, pl.clip_norm, pl.z_cov
-    n_k = tuple(X.shape[0] for X in arrays)
-    N, d = sum(n_k), arrays[0].shape[1]
-    start = time.perf_counter()
-    ledgers, total, transcript = [], np.zeros((d, d)), Transcript()
-    for k, (X, g) in enumerate(zip(arrays, as_generator(rng).spawn(len(arrays)))):
-        ledger = PrivacyLedger(budget=(e, dl), accountant=ACCOUNTANT[calibration], neighbouring="replace-one")
-        check_declared_centre(X, participant=k, columns=columns)
-        check_row_norm(X, clip_norm=R, participant=k)
-        S, release = release_covariance(X, clip_norm=R, multiplier=z, psd_floor=None, rng=g)
-        ledger.record("covariance", release.event)
-        transcript.append(Message(0, k, SERVER, "covariance", Dense(S)))
-        ledgers.append(ledger)
-        total += X.shape[0] * S
-    sd = math.sqrt(sum((n / N * z * covariance_sensitivity(n, clip_norm=R)) ** 2 for n in n_k))
-    privacy = summarize_privacy(
-        ledgers,
-        delta=dl,
-        target_epsilon=e,
-        neighbouring="replace-one",
-        calibration=calibration,
-        accountants=(ACCOUNTANT[calibration],),
-        public=dict(d=d, n_k=n_k, clip_norm=R, centre="declared", releases="one covariance per participant"),
-    )
-    if privacy.bounds[ACCOUNTANT[calibration]] > e:  # pragma: no cover - the calibration guarantees it
-        raise RuntimeError(f"the releases spent ε = {privacy.epsilon!r} > target {e!r}")
-    release_ = Release(total / N, N, sd, tuple(range(len(arrays))))
-    return LocalRun(release_, z, transcript, tuple(ledgers), privacy, time.perf_counter() - start)
+    return SecureRun(result, release, plan, transcript, ledgers, privacy, time.perf_counter() - start)

@@ -21,13 +21,12 @@ from ..._validation import ArrayLike, as_participants, check_choice, check_int
 from ...blas import one_blas_thread
 from ..covariance_release import (
     AGGREGATIONS,
-    LocalRun,
     SecureRun,
     refuse_secure_only,
     release_settings,
-    run_local_release,
     run_secure_release,
 )
+from ..local_release import LocalRun, run_local_release
 from ..result import LearnResult
 from .noisy_fisher_z import NoisyFisherZ
 from .pc import check_pc_options, run_pc
