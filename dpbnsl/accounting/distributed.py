@@ -147,7 +147,7 @@ def calibrate_distributed(
     dropouts: int = 0,
     clip_norm: float,
     noise: Literal["skellam", "ddg"] = "skellam",
-    modulus_bits: int = 32,
+    modulus_bits: int = 31,
 ) -> DistributedPlan:
     """Plan one jointly noised release of Σ_k Σ_i q_i q_iᵀ (upper triangle) that is (ε, δ)-DP for
     every record of every participant, against the server and up to ``dropouts`` = t colluding or
@@ -191,7 +191,7 @@ def calibrate_distributed_rho(
     participants: int,
     dropouts: int = 0,
     clip_norm: float,
-    modulus_bits: int = 32,
+    modulus_bits: int = 31,
 ) -> DistributedPlan:
     """As :func:`calibrate_distributed`, for a zCDP budget ρ instead of (ε, δ): the distributed
     discrete Gaussian, whose sum is ρ′-zCDP (Kairouz et al. Thm 1) with ρ′ ≤ ``rho``, so that it

@@ -33,7 +33,7 @@ def secure_covariance_game(
     dropouts: int = 0,
     clip_norm: float = 1.0,
     noise: str = "skellam",
-    modulus_bits: int = 32,
+    modulus_bits: int = 31,
     rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """The joint covariance release of DP-Fed-BNSL under secure aggregation, calibrated to

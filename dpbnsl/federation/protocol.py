@@ -30,7 +30,14 @@ import numpy as np
 
 from .messages import SERVER, SETUP_ROUND, Dense, Masked, Message, Payload, Sparse, Transcript
 from .progress import round_done
-from .secure_sum import InProcessSum, SecureShare, SecureSum, is_secure_round, record_secure_round
+from .secure_sum import (
+    InProcessSum,
+    SecureRound,
+    SecureShare,
+    SecureSum,
+    is_secure_round,
+    record_secure_round,
+)
 
 __all__ = [
     "SETUP_ROUND",
@@ -138,6 +145,11 @@ class HostedServer(ABC):
         (:mod:`dpbnsl.federation.secure_sum`) and the server reads only their sum."""
         raise ProtocolError(f"{type(self).__name__} takes no secure sums ({phase} round {t})")
 
+    def secure_round(self, phase: str, t: int) -> SecureRound | None:
+        """The secure round ``(phase, t)`` is, declared before it is requested (None: an ordinary
+        round): a host must know to sum its uploads by secure aggregation before any is made."""
+        return None
+
     def learned(self) -> tuple[np.ndarray, np.ndarray, Any]:
         """(thresholded DAG W, raw W, history DataFrame) at the end of a run."""
         raise NotImplementedError(f"{type(self).__name__} does not say what it learned")
@@ -190,7 +202,13 @@ def run_protocol(
             p.receive_extra(extras[k])
             outs[k] = p.respond(phase, t, inbox[k])
             answers[k] = messages_of(outs[k])
-        if is_secure_round(answers):  # the server reads the sum only
+        secure = is_secure_round(answers)
+        if secure != (server.secure_round(phase, t) is not None):
+            raise ProtocolError(
+                f"{phase} round {t}: the server declared {'a secure' if not secure else 'an ordinary'} "
+                f"round, the participants answered {'with secure shares' if secure else 'in the clear'}"
+            )
+        if secure:  # the server reads the sum only
             total = InProcessSum()({k: a[0][1] for k, a in answers.items()})
             record_secure_round(record, t, total, sorted(answers))
             reply = server.receive_sum(phase, t, total)

@@ -26,6 +26,7 @@ from .messages import SECURE_SUM, SERVER, Dense, Masked, Message, Transcript
 __all__ = [
     "SECURE_SHARE",
     "SecureShare",
+    "SecureRound",
     "SecureSum",
     "InProcessSum",
     "is_secure_round",
@@ -56,6 +57,15 @@ class SecureShare:
     @property
     def nbytes(self) -> int:
         return Masked(self.residues.size, self.bits).nbytes
+
+
+@dataclass(frozen=True)
+class SecureRound:
+    """What a server declares about a secure round before it asks for it: the shares' modulus
+    2^``bits`` and the study's bound ``dropouts`` (t) on missing or colluding participants."""
+
+    bits: int
+    dropouts: int
 
 
 @dataclass(frozen=True)

@@ -15,24 +15,37 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 from flwr.app import ConfigRecord, Context, Message, RecordDict
+from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
+from flwr.clientapp.typing import Mod
+from flwr.common.secure_aggregation.secaggplus_constants import Stage
 from flwr.serverapp import Grid, ServerApp
 
 from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
 from ..federation import Message as WireMessage
 from ..federation.guard import ParticipantFailure, Refusal, Reserve, public_failure
 from ..federation.protocol import ProtocolError, messages_of, record_reply
+from ..federation.secure_sum import SecureShare, record_secure_round
 from ..federation.spend import NodeLedger, data_key
 from ..io.tables import read_table
 from ..learners.hosted import hosted
 from .records import get_payload, get_state, put_payload, put_state
+from .secagg import (
+    check_setup,
+    keep_share,
+    run_secagg,
+    secagg_parameters,
+    share_reply,
+    share_stage,
+    take_share,
+)
 
 __all__ = ["FlowerRun", "make_client_app", "make_server_app", "run_on_grid", "participant_id"]
 
@@ -157,6 +170,7 @@ def make_client_app(
     accept_study_budget: bool = False,
     protocols: tuple[str, ...] | None = None,
     ledger_dir: str | os.PathLike[str] | None = None,
+    mods: Sequence[Mod] = (),
 ) -> ClientApp:
     """The participant's ClientApp; ``load(participant_id, node_config)`` returns its data (default:
     the file at node config ``data-path``). The data and the noise never leave this process: only
@@ -189,21 +203,31 @@ def make_client_app(
     a non-private protocol. A run's first protocol is kept in the node's state: a later message
     asking for another is refused.
 
+    Secure rounds (``aggregation="secure"``) run on Flower's SecAgg+ (:mod:`dpbnsl.flower.secagg`):
+    the node keeps its share until ``secaggplus_mod`` masks it, and it refuses a SecAgg+ setup whose
+    modulus, quantisation, weight, threshold or number of nodes differ from the study's. ``mods``
+    are further Flower mods, run before those two.
+
     On failure the reply carries only :func:`~dpbnsl.federation.guard.public_failure`'s data-free
     message (a refusal's own, or the participant with the phase and round); the detail, which may
     quote the data, is logged on this machine only (logger ``dpbnsl.participant``)."""
-    app = ClientApp()
+    app = ClientApp(mods=[*mods, _check_secagg_setup, secaggplus_mod])
 
     def answer(msg: Message, ctx: Context, k: int, phase: str, t: int) -> Message:
         cfg = msg.content["config"]
         proto = hosted(str(cfg["protocol"]))
         _admit_protocol(k, proto.name, proto.private, ctx, budgets, accept_study_budget, protocols)
         settings = json.loads(str(cfg["settings"]))
-        if settings.get("aggregation", "local") != "local":  # the node's own refusal, before any work:
-            # a share sized for P − t honest shares must never leave without secure aggregation
-            raise Refusal(
-                f"participant {k}: secure aggregation is not hosted on Flower yet; nothing released"
-            )
+        secure = settings.get("aggregation", "local") == "secure"
+        if secure:  # before any work: the share must fit Flower's SecAgg+ (it is kept, never sent)
+            try:
+                secagg_parameters(
+                    bits=settings.get("modulus_bits", 31),
+                    participants=settings.get("participants", 0),
+                    dropouts=settings.get("dropouts", 0),
+                )
+            except (TypeError, ValueError) as exc:  # public settings only: the message is data-free
+                raise Refusal(f"participant {k}: {exc}; nothing released") from None
         extra: dict[str, Any] = {}
         data = load(k, ctx.node_config)
         if proto.private:
@@ -223,12 +247,35 @@ def make_client_app(
             return Message(RecordDict({"config": report}), reply_to=msg)
         p.receive_extra(_get_messages(msg.content, "extra"))
         upload = p.respond(phase, t, get_payload(msg.content["inbox"]))
+        messages = messages_of(upload)
+        kept = [payload for _, payload in messages if isinstance(payload, SecureShare)]
+        if kept:  # a share is kept on this node until Flower's SecAgg+ sums it; it is never sent
+            if not (secure and len(messages) == 1):
+                raise Refusal(f"participant {k}: a secure share outside a secure study; nothing released")
+            keep_share(
+                ctx.state,
+                kept[0],
+                participants=settings["participants"],
+                dropouts=settings.get("dropouts", 0),
+            )
+            messages = []
         state = p.state_dict()
         if not _seeded(ctx.node_config, seed):  # fresh entropy at every message: nothing to keep
             state.pop("rng", None)
         put_state(ctx.state, state)
-        config = ConfigRecord({"participant": k, "multi": isinstance(upload, list)})
-        return Message(_put_messages(messages_of(upload), "upload", config), reply_to=msg)
+        config = ConfigRecord({"participant": k, "multi": isinstance(upload, list), "kept": bool(kept)})
+        return Message(_put_messages(messages, "upload", config), reply_to=msg)
+
+    @app.train()
+    def hand_over(msg: Message, ctx: Context) -> Message:
+        """SecAgg+'s request for the kept share (called by ``secaggplus_mod`` in its masking stage)."""
+        k: int | None = None
+        try:
+            k = participant_id(ctx.node_config)
+            return share_reply(msg, take_share(ctx.state))
+        except Exception as exc:  # what leaves this machine: a data-free message only
+            failure = public_failure(exc, participant=k, phase="secure sum", t=0)
+        raise ParticipantFailure(failure)
 
     @app.query()
     def handle(msg: Message, ctx: Context) -> Message:
@@ -248,6 +295,22 @@ def make_client_app(
         raise ParticipantFailure(failure)  # outside the except block: no chained detail
 
     return app
+
+
+def _check_secagg_setup(
+    msg: Message, ctx: Context, call_next: Callable[[Message, Context], Message]
+) -> Message:
+    """A mod before ``secaggplus_mod``: the node checks the server's SecAgg+ setup against its kept
+    share and the study (:func:`~dpbnsl.flower.secagg.check_setup`) before any key is made."""
+    if share_stage(msg) == Stage.SETUP:
+        k: int | None = None
+        try:
+            k = participant_id(ctx.node_config)
+            check_setup(msg, ctx)
+        except Exception as exc:
+            failure = public_failure(exc, participant=k, phase="secure sum", t=0)
+            raise ParticipantFailure(failure) from None
+    return call_next(msg, ctx)
 
 
 def _put_messages(messages: list[tuple[str, Payload]], prefix: str, config: ConfigRecord) -> RecordDict:
@@ -277,6 +340,8 @@ class FlowerRun:
     transcripts: dict[str, Transcript] = field(default_factory=dict)
     reports: dict[int, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
+    #: the participants whose shares reached each secure round's sum (``"phase:round"``)
+    contributors: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def transcript(self) -> Transcript:
@@ -295,15 +360,21 @@ def _wait_for_nodes(grid: Grid, n: int, timeout: float) -> list[int]:
 
 
 def _exchange(
-    grid: Grid, sent: list[tuple[int | None, Message]], where: str, timeout: float | None
+    grid: Grid,
+    sent: list[tuple[int | None, Message]],
+    where: str,
+    timeout: float | None,
+    *,
+    tolerate: int = 0,
 ) -> list[tuple[int | None, Message]]:
     """Send, and pair each sent message with its reply; a missing reply or an error reply names
-    the participant (or the node, before the ids are known) and the round."""
+    the participant (or the node, before the ids are known) and the round. Up to ``tolerate``
+    participants may fail (a secure round's dropouts): their pairs are left out."""
     replies = {
         r.metadata.reply_to_message_id: r
         for r in grid.send_and_receive([m for _, m in sent], timeout=timeout)
     }
-    bad = []
+    bad, ok = [], []
     for k, m in sent:
         r = replies.get(m.metadata.message_id)
         who = f"participant {k}" if k is not None else f"node {m.metadata.dst_node_id}"
@@ -311,9 +382,11 @@ def _exchange(
             bad.append(f"{who}: no reply" + (f" within {timeout:g} s" if timeout else ""))
         elif r.has_error():
             bad.append(f"{who}: {_reason(r.error.reason, r.error.code)}")
-    if bad:
-        raise ProtocolError(f"{where}: " + "; ".join(bad))
-    return [(k, replies[m.metadata.message_id]) for k, m in sent]
+        else:
+            ok.append((k, r))
+    if len(bad) > tolerate:
+        raise ProtocolError(f"{where}: " + "; ".join(bad) + ("; nothing released" if tolerate else ""))
+    return ok
 
 
 def _reason(reason: str | None, code: int) -> str:
@@ -345,10 +418,12 @@ def run_on_grid(
     """Run hosted protocol ``protocol`` with ``n_participants`` nodes on a Flower grid (the body of
     the ServerApp); the server's messages and the uploads are recorded as in process.
     ``server_rng`` is the server's own public randomness, for the protocols that draw some."""
-    if settings.get("aggregation", "local") != "local":
-        raise ValueError(
-            "secure aggregation is not hosted on Flower yet (it needs Flower's SecAgg+); run "
-            'aggregation="secure" in process, or aggregation="local" on Flower'
+    dropouts = int(settings.get("dropouts", 0) or 0)
+    if settings.get("aggregation", "local") == "secure":  # before any exchange
+        secagg_parameters(
+            bits=settings.get("modulus_bits", 31),
+            participants=n_participants,
+            dropouts=settings.get("dropouts", 0),
         )
     start = time.perf_counter()
     proto = hosted(protocol)
@@ -375,6 +450,33 @@ def run_on_grid(
     while step is not None:
         phase, t = step
         where = f"{phase} round {t}" if t != SETUP_ROUND else "the setup exchange"
+        secure = server.secure_round(phase, t)
+        if secure is not None:  # the shares stay on the nodes until Flower's SecAgg+ sums them
+            record = run.transcripts.setdefault(server.transcript_of(phase), Transcript())
+            params = secagg_parameters(
+                bits=secure.bits, participants=n_participants, dropouts=secure.dropouts
+            )
+            acked = _exchange(grid, send(phase, t), where, round_timeout, tolerate=secure.dropouts)
+            kept = {}
+            for k, r in acked:
+                if not bool(r.content["config"].get("kept", False)) or k is None:
+                    raise ProtocolError(f"{where}: participant {k} answered a secure round without a share")
+                kept[k] = r.metadata.src_node_id
+            missing = tuple(sorted(set(range(n_participants)) - set(kept)))
+            total = run_secagg(
+                grid, kept, params, where=where, timeout=round_timeout, already_missing=missing
+            )
+            run.contributors[f"{phase}:{t}"] = total.contributors
+            record_secure_round(record, t, total, list(total.contributors))
+            reply = server.receive_sum(phase, t, total)
+            record_reply(record, t, reply, n_participants)
+            for k in range(n_participants):
+                sent_down = reply.for_participant(k)
+                if sent_down is not None:
+                    inbox[k] = sent_down
+                extras[k] = reply.extra_for(k)
+            step = reply.next
+            continue
         replies = _exchange(grid, send(phase, t), where, round_timeout)
         uploads: dict[int, Any] = {}
         sent_up: dict[int, list[tuple[str, Payload]]] = {}
@@ -401,7 +503,9 @@ def run_on_grid(
                 inbox[k] = sent
             extras[k] = reply.extra_for(k)
         step = reply.next
-    for _, r in _exchange(grid, send("done", 0), "the final report", round_timeout):
+    # a participant that dropped out of a secure round may be gone: its report is then missing
+    late = dropouts if run.contributors else 0
+    for _, r in _exchange(grid, send("done", 0), "the final report", round_timeout, tolerate=late):
         run.reports[int(r.content["config"]["participant"])] = json.loads(str(r.content["config"]["report"]))
     run.W, run.W_raw, run.history = server.learned()
     run.seconds = time.perf_counter() - start

@@ -48,6 +48,9 @@ def simulate_on_flower(
     proto = hosted(protocol)
     arrays, _ = as_participants(participants, min_rows=1)
     settings = dict(settings or {})
+    if settings.get("aggregation") == "secure":  # you run every side: the study's P and N are known
+        settings.setdefault("participants", len(arrays))
+        settings.setdefault("n_total", sum(X.shape[0] for X in arrays))
     if not (proto.private or proto.server_random or proto.participant_random) and seed is not None:
         raise ValueError(f"`seed` applies to protocols that draw random numbers; {protocol!r} draws none")
     if proto.private and {"epsilon", "delta"} <= set(settings):

@@ -58,7 +58,7 @@ from ..federation.protocol import (
     run_protocol,
     shape_upload,
 )
-from ..federation.secure_sum import SECURE_SHARE, SecureShare, SecureSum
+from ..federation.secure_sum import SECURE_SHARE, SecureRound, SecureShare, SecureSum
 from ..mechanisms import CLIP_RANGE
 from ..mechanisms.distributed import centred, integer_gram, integer_grid, noisy_share, quantise_rows
 from .scale_checks import check_declared_centre, check_row_norm
@@ -86,7 +86,7 @@ AGGREGATIONS = ("local", "secure")
 
 #: the public settings of the joint release and their defaults (ε, δ, R and P have none); the
 #: participants read these only: what the server does with the sum is post-processing
-RELEASE_DEFAULTS: dict[str, Any] = dict(noise="skellam", dropouts=0, modulus_bits=32)
+RELEASE_DEFAULTS: dict[str, Any] = dict(noise="skellam", dropouts=0, modulus_bits=31)
 #: the settings every participant declares: with ``participants`` (P) and ``n_total`` (N, the
 #: pooled rows; row counts are public under replace-one) fixed by the study, every honest
 #: participant computes the same plan, so a server cannot size one participant's share differently
@@ -309,6 +309,11 @@ class SecureCovarianceServer(HostedServer):
         self.release = decode_release(plan, self.n, total)
         self.result = self.fit(self.release)
         return Reply("done", None, None)
+
+    def secure_round(self, phase: str, t: int) -> SecureRound | None:
+        if (phase, t) != ("covariance", 0):
+            return None
+        return SecureRound(self.params["modulus_bits"], self.params["dropouts"])
 
     def planned_rounds(self, phase: str) -> int | None:
         return 1

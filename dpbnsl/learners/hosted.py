@@ -14,10 +14,14 @@ import pandas as pd
 
 from ..federation.protocol import HostedParticipant, HostedServer
 from .constraint.hosted_fed_pc import FedPCParticipant, FedPCServer
-from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer
+from .covariance_release import RELEASE_KEYS, SecureCovarianceParticipant, SecureCovarianceServer
+from .linear.fed_bnsl_secure import plain_fit
+from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer, fed_bnsl_settings
 from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer
+from .linear.secure_covariance import notears_fit, secure_settings
 from .nonlinear import ds_fcd as _fcd
 from .nonlinear.hosted_mlp import MLPADMMParticipant, MLPADMMServer
+from .plain_release import PLAIN_KEYS, PlainSecureParticipant, PlainSecureServer
 from .temporal.hosted_fed_dbn import FedDBNParticipant, HostedFedDBNServer
 
 __all__ = ["HostedProtocol", "HOSTED", "hosted"]
@@ -65,15 +69,53 @@ def _public(factory: Callable[..., HostedParticipant]) -> Callable[..., HostedPa
     return build
 
 
+def _secure(settings: Mapping[str, Any]) -> bool:
+    """Whether the study runs over secure aggregation (its ``aggregation`` setting)."""
+    return settings.get("aggregation") == "secure"
+
+
+def _rest(settings: Mapping[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {k: v for k, v in settings.items() if k not in ("aggregation", *drop)}
+
+
+def _fed_bnsl_participant(
+    X: Any, *, settings: Mapping[str, Any], participant: int, **kw: Any
+) -> HostedParticipant:
+    if _secure(settings):  # the plain secure sum (not private)
+        return PlainSecureParticipant(
+            X, settings=settings, participant=participant, columns=kw.get("columns")
+        )
+    return FedBNSLParticipant(X, settings=_rest(settings), participant=participant, columns=kw.get("columns"))
+
+
+def _fed_bnsl_server(*, settings: Mapping[str, Any], n_participants: int) -> HostedServer:
+    if _secure(settings):
+        fit = plain_fit(fed_bnsl_settings(**_rest(settings, PLAIN_KEYS)))
+        return PlainSecureServer(settings=settings, n_participants=n_participants, fit=fit)
+    return FedBNSLServer(settings=_rest(settings), n_participants=n_participants)
+
+
+def _dp_fed_bnsl_participant(X: Any, *, settings: Mapping[str, Any], **kw: Any) -> HostedParticipant:
+    if _secure(settings):  # one share of the jointly noised release
+        return SecureCovarianceParticipant(X, settings=settings, **kw)
+    return DPFedBNSLParticipant(X, settings=_rest(settings), **kw)
+
+
 def _dp_fed_bnsl_server(*, settings: Mapping[str, Any], n_participants: int) -> HostedServer:
+    if _secure(settings):
+        params = secure_settings(**_rest(settings))
+        release = {k: params[k] for k in RELEASE_KEYS}
+        return SecureCovarianceServer(
+            settings=release, n_participants=n_participants, fit=notears_fit(params)
+        )
     from .covariance_plan import plan
 
-    return FedBNSLServer(settings=dict(plan(**settings).hyper), n_participants=n_participants)
+    return FedBNSLServer(settings=dict(plan(**_rest(settings)).hyper), n_participants=n_participants)
 
 
 HOSTED: dict[str, HostedProtocol] = {
-    "fed-bnsl": HostedProtocol("fed-bnsl", False, _public(FedBNSLParticipant), FedBNSLServer),
-    "dp-fed-bnsl": HostedProtocol("dp-fed-bnsl", True, DPFedBNSLParticipant, _dp_fed_bnsl_server),
+    "fed-bnsl": HostedProtocol("fed-bnsl", False, _public(_fed_bnsl_participant), _fed_bnsl_server),
+    "dp-fed-bnsl": HostedProtocol("dp-fed-bnsl", True, _dp_fed_bnsl_participant, _dp_fed_bnsl_server),
     "fed-sparse-bnsl": HostedProtocol(
         "fed-sparse-bnsl",
         False,

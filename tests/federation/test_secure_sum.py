@@ -46,8 +46,8 @@ def test_the_server_reads_the_modular_sum_of_the_shares_and_nothing_else():
     shares = []
     for X, g in zip(data, np.random.default_rng(7).spawn(3)):
         stat = integer_gram(quantise_rows(X, grid, rng=g))
-        shares.append(noisy_share(stat, noise="skellam", share=plan.share, bits=32, rng=g))
-    expected = InProcessSum()({k: SecureShare(s, 32) for k, s in enumerate(shares)})
+        shares.append(noisy_share(stat, noise="skellam", share=plan.share, bits=plan.modulus_bits, rng=g))
+    expected = InProcessSum()({k: SecureShare(s, plan.modulus_bits) for k, s in enumerate(shares)})
     secure = transcript.filter(round=0)
     kinds = [(m.sender, m.kind, type(m.payload).__name__) for m in secure]
     assert kinds == [
@@ -63,7 +63,7 @@ def test_the_server_reads_the_modular_sum_of_the_shares_and_nothing_else():
     # the decoded release is the pooled integer statistic plus noise, scaled back
     S = server.release.S
     assert S.shape == (4, 4) and np.array_equal(S, S.T)
-    U = centred(expected.total, bits=32)
+    U = centred(expected.total, bits=plan.modulus_bits)
     assert np.allclose(S[np.triu_indices(4)], U / (plan.scale**2 * 1500))
     assert transcript.n_participants == 3
     assert set(transcript.to_frame()["format"]) == {"dense", "masked"}

@@ -368,20 +368,3 @@ def test_a_node_with_a_budget_runs_private_protocols_only(tmp_path):
         only.ask("fed-bnsl", {"max_rounds": 3}, "rounds", SETUP_ROUND)
     plain = _node("fed-bnsl", {})  # no budget, no list: a non-private study is the operator's choice
     plain.ask("fed-bnsl", {"max_rounds": 3}, "rounds", SETUP_ROUND)
-
-
-def test_a_node_refuses_secure_aggregation_itself_before_any_work():
-    """Secure aggregation is not hosted on Flower yet: a server that asks a node for a secure share
-    (sized for P − t honest shares, which must never leave without the secure sum) is refused by
-    the node itself, at the setup, with nothing written to its state."""
-    settings = {
-        **SETTINGS["dp-fed-sparse-bnsl"],
-        "warm_start": "covariance",
-        "aggregation": "secure",
-        "participants": 2,
-        "n_total": 400,
-    }
-    node = _node("dp-fed-sparse-bnsl", {"epsilon-budget": 1.0, "delta-budget": 1e-5})
-    with pytest.raises(ParticipantFailure, match="secure aggregation is not hosted on Flower yet"):
-        node.ask("dp-fed-sparse-bnsl", settings, "rounds", SETUP_ROUND)
-    assert "dpbnsl.state.config" not in node.ctx.state

@@ -64,16 +64,3 @@ def test_a_node_without_a_participant_id_is_refused():
     assert participant_id({"participant-id": 2}) == 2 and participant_id({"partition-id": 4}) == 4
     with pytest.raises(ProtocolError, match="names no participant"):
         participant_id({"data-path": "x.csv"})
-
-
-def test_secure_aggregation_is_refused_on_flower_before_any_exchange():
-    """The secure-sum rounds need Flower's SecAgg+; until it hosts them, a run asking for secure
-    aggregation is refused before the grid is touched, and a masked share has no record."""
-    from dpbnsl.federation import Masked
-    from dpbnsl.flower.apps import run_on_grid
-
-    settings = {"epsilon": 1.0, "delta": 1e-5, "feature_bound": 50.0, "aggregation": "secure"}
-    with pytest.raises(ValueError, match="not hosted on Flower yet"):
-        run_on_grid(None, "dp-fed-sparse-bnsl", settings, 2)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="no record"):
-        put_payload(Masked(3, 32))

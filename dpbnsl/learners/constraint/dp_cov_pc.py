@@ -104,7 +104,7 @@ def dp_cov_pc(
     aggregation: Literal["local", "secure"] = "local",
     dropouts: int = 0,
     noise: str = "skellam",
-    modulus_bits: int = 32,
+    modulus_bits: int = 31,
     calibration: Literal["tight", "classic", "zcdp"] = "tight",
     rng: np.random.Generator | int | None = None,
     alpha: float = 0.01,

@@ -55,7 +55,7 @@ def dp_fed_bnsl(
     aggregation: Literal["local", "secure"] = "local",
     dropouts: int = 0,
     noise: Literal["skellam", "ddg"] = "skellam",
-    modulus_bits: int = 32,
+    modulus_bits: int = 31,
     lambda1: float | Literal["auto"] | None = None,
     rho1: float = 1e-3,
     rho2: float = 1e-3,

@@ -26,7 +26,7 @@ def dp_fed_bnsl_secure(
     clip_norm: float,
     noise: str = "skellam",
     dropouts: int = 0,
-    modulus_bits: int = 32,
+    modulus_bits: int = 31,
     rng: np.random.Generator | int | None = None,
     lambda1: float | str = "auto",
     threshold: float = 0.3,
@@ -52,8 +52,9 @@ def dp_fed_bnsl_secure(
         t: participants that may drop out or collude with the server. Each share is sized so that
         P − t honest shares carry the whole noise (the released noise is P/(P − t) times the
         needed variance when everyone contributes).
-    modulus_bits : int in [8, 53], default 32
-        The secure sum's modular range 2^bits (Flower's SecAgg+ default is 2^32).
+    modulus_bits : int in [8, 53], default 31
+        The secure sum's modular range 2^bits. 31 is the widest Flower's SecAgg+ carries (its
+        quantised values are 32-bit integers); wider moduli run in process only.
     rng : None, int or numpy Generator
         The source of the noise and of the randomised rounding; participant k draws from stream k
         of ``rng.spawn(P)``. None: fresh entropy. **A fixed seed voids the guarantee.**

@@ -26,12 +26,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_participants, check_data_scale
+from ..._validation import as_participants, check_choice, check_data_scale
 from ...blas import one_blas_thread
 from ...federation.protocol import run_protocol
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ..result import LearnResult
+from .fed_bnsl_secure import fed_bnsl_secure
 from .hosted_fed_bnsl import (
     CovarianceParticipant,
     FedBNSLParticipant,
@@ -68,6 +69,10 @@ def fed_bnsl(
     threshold: float = 0.3,
     normalize: Literal["global", "local"] = "global",
     centre: bool = True,
+    aggregation: Literal["consensus", "secure"] = "consensus",
+    clip_norm: float | None = None,
+    modulus_bits: int = 31,
+    dropouts: int = 0,
 ) -> LearnResult:
     """Learn one DAG from data split across participants with Fed-BNSL (NOTEARS-ADMM).
 
@@ -93,6 +98,16 @@ def fed_bnsl(
         Divide ``X_kᵀX_k`` by the total n (local losses sum to the NOTEARS loss) or by n_k.
     centre : bool, default True
         Each participant subtracts its own column means.
+    aggregation : {"consensus", "secure"}, default "consensus"
+        "consensus": the ADMM rounds above (each B_k reaches the server). "secure": secure
+        aggregation alone, **not private**: each participant's Gram matrix of its rows (clipped to
+        ``clip_norm`` and rounded to a public integer grid) is summed in one secure round and the
+        server fits NOTEARS on the pooled covariance (the objective the rounds converge to;
+        :mod:`dpbnsl.learners.plain_release`). The server reads only the sum — which is exact
+        (:mod:`dpbnsl.attacks.secagg` shows what it reveals).
+    clip_norm, modulus_bits, dropouts
+        The secure sum's public row bound R (required), modulus 2^bits and the dropouts t it
+        tolerates (secure only).
 
     Returns
     -------
@@ -111,9 +126,12 @@ def fed_bnsl(
     >>> result.transcript.total_bytes == setup + 2 * 3 * len(result.history) * 10 * 10 * 8
     True
     """
+    check_choice(aggregation, "aggregation", ("consensus", "secure"))
     arrays, columns = as_participants(participants)
     for k, X in enumerate(arrays):
         check_data_scale(X, "participants", where=f" (participant {k})")
+    if aggregation == "consensus" and (clip_norm is not None or modulus_bits != 31 or dropouts != 0):
+        raise ValueError('`clip_norm`, `modulus_bits` and `dropouts` apply to aggregation="secure" only')
     params = fed_bnsl_settings(
         lambda1=lambda1,
         rho1=rho1,
@@ -128,6 +146,12 @@ def fed_bnsl(
         normalize=normalize,
         centre=centre,
     )
+    if aggregation == "secure":
+        if params["normalize"] != "global":
+            raise ValueError('aggregation="secure" pools the rows: it needs normalize="global"')
+        return fed_bnsl_secure(
+            arrays, columns, dict(params, clip_norm=clip_norm, modulus_bits=modulus_bits, dropouts=dropouts)
+        )
     start = time.perf_counter()
     clients = [FedBNSLParticipant(X, settings=params, participant=k) for k, X in enumerate(arrays)]
     server = FedBNSLServer(settings=params, n_participants=len(arrays))

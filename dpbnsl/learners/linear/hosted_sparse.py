@@ -49,7 +49,7 @@ from ...federation.protocol import (
     restore_generator,
     shape_upload,
 )
-from ...federation.secure_sum import SECURE_SHARE, SecureShare, SecureSum
+from ...federation.secure_sum import SECURE_SHARE, SecureRound, SecureShare, SecureSum
 from ...graphs import threshold as threshold_weights
 from ...graphs import threshold_to_dag
 from ...mechanisms import clip_kernel
@@ -490,6 +490,12 @@ class SparseServer(HostedServer):
         _, W_raw, _ = fit_release(self.release, threshold=fed_bnsl_hyper()["threshold"])
         self.W0 = threshold_to_dag(threshold_weights(W_raw, threshold=fed_bnsl_hyper()["threshold"]))
         return Reply("W", Dense(W_raw), ("rounds", 0))
+
+    def secure_round(self, phase: str, t: int) -> SecureRound | None:
+        joint = None if self.plan is None else self.plan.warm_joint
+        if joint is None or (phase, t) != ("warm", 0):
+            return None
+        return SecureRound(joint.modulus_bits, joint.dropouts)
 
     def planned_rounds(self, phase: str) -> int | None:
         if phase == "warm":
