@@ -35,6 +35,7 @@ __all__ = [
     "calibrate_distributed",
     "calibrate_distributed_rho",
     "max_norm_bound",
+    "epsilon_with_shares",
     "NOISES",
 ]
 
@@ -126,6 +127,17 @@ def _calibrate_share(
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if spent(mid) <= budget else (mid, hi)
     return hi
+
+
+def epsilon_with_shares(plan: DistributedPlan, shares: int, *, delta: float) -> float:
+    """The ε (at ``delta``) of a participant's statistic when only ``shares`` noise shares protect
+    it: the plan's guarantee needs P − t; a coalition of the server and every other participant
+    subtracts their shares and leaves one (``shares=1``), so against a coalition larger than the
+    declared t the release is this much weaker than its claim."""
+    k = check_int(shares, "shares", low=1, high=plan.participants)
+    d = plan.d
+    event, _ = _event(plan.noise, plan.l2_sensitivity, plan.l1_sensitivity, plan.share, k, d * (d + 1) // 2)
+    return _epsilon(event, delta=check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True))
 
 
 def max_norm_bound(d: int) -> int:

@@ -29,7 +29,7 @@ import pandas as pd
 from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
-from ..federation import Dense, Message, Sparse, Transcript
+from ..federation import Dense, Masked, Message, Sparse, Transcript
 from ..federation.spend import DEFAULT_LEDGER_DIR
 from ..learners.hosted import hosted
 from .apps import FlowerRun, make_client_app, run_on_grid
@@ -155,6 +155,10 @@ def _versions() -> dict[str, str]:
 def _save_transcript(t: Transcript, path: Path) -> None:
     index, arrays = [], {}
     for i, m in enumerate(t):
+        if isinstance(m.payload, Masked):  # a share the server never read: its size and modulus
+            index.append([m.round, m.sender, m.receiver, m.kind, "masked"])
+            arrays[f"{i}.masked"] = np.array([m.payload.size, m.payload.bits], dtype=np.int64)
+            continue
         index.append(
             [m.round, m.sender, m.receiver, m.kind, "sparse" if isinstance(m.payload, Sparse) else "dense"]
         )
@@ -171,8 +175,11 @@ def _load_transcript(path: Path) -> Transcript:
     with np.load(path.with_suffix(".npz")) as arrays:
         msgs = []
         for i, (rnd, sender, receiver, kind, fmt) in enumerate(index):
-            if fmt == "sparse":
-                payload: Any = Sparse(
+            if fmt == "masked":
+                size, bits = (int(v) for v in arrays[f"{i}.masked"])
+                payload: Any = Masked(size, bits)
+            elif fmt == "sparse":
+                payload = Sparse(
                     tuple(arrays[f"{i}.shape"]), arrays[f"{i}.index"], arrays[f"{i}.values"]
                 )
             else:
@@ -185,7 +192,7 @@ def save_run(run: FlowerRun, out: str | os.PathLike[str], *, settings: dict[str,
     """Write a run directory (all or nothing: a temporary directory renamed at the end): ``W.csv``
     (thresholded), ``W_raw.csv``, ``history.csv``, one transcript per phase (``transcript-*.npz`` and
     ``.json``), the participants' ``reports.json`` and ``run.json`` (protocol, settings, seconds,
-    versions)."""
+    versions, and for secure rounds the participants whose shares reached each sum)."""
     out = check_out_dir(out)
     tmp = Path(tempfile.mkdtemp(prefix=".dpbnsl-run-", dir=out.parent))
     try:
@@ -201,6 +208,7 @@ def save_run(run: FlowerRun, out: str | os.PathLike[str], *, settings: dict[str,
             "settings": settings or {},
             "seconds": run.seconds,
             "versions": _versions(),
+            "contributors": {key: list(ks) for key, ks in run.contributors.items()},
         }
         (tmp / "run.json").write_text(json.dumps(meta, indent=1))
         os.rename(tmp, out)
@@ -224,4 +232,5 @@ def load_run(directory: str | os.PathLike[str]) -> FlowerRun:
     for path in sorted(root.glob("transcript-*.json")):
         run.transcripts[path.stem[len("transcript-") :]] = _load_transcript(path.with_suffix(""))
     run.reports = {int(k): v for k, v in json.loads((root / "reports.json").read_text()).items()}
+    run.contributors = {key: tuple(ks) for key, ks in meta.get("contributors", {}).items()}
     return run

@@ -344,7 +344,8 @@ def run_secagg(
     if not results:
         missing = [f"participant {k} (at the request)" for k in already_missing]
         for stage, nodes_out in workflow.dropped.items():
-            missing += [f"participant {by_node[n]} (in SecAgg+'s {stage} stage)" for n in sorted(nodes_out)]
+            out = sorted(by_node[n] for n in nodes_out)
+            missing += [f"participant {k} (in SecAgg+'s {stage} stage)" for k in out]
         early = any(workflow.dropped.get(stage) for stage in ("setup", "share-keys"))
         raise ProtocolError(
             f"{where}: SecAgg+ could not unmask the sum"

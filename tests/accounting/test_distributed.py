@@ -295,3 +295,21 @@ def test_calibration_refuses_a_modulus_too_small_for_the_data():
         calibrate_distributed(
             1.0, 1e-5, d=50, n_total=10_000_000, participants=10, clip_norm=1.0, modulus_bits=16
         )
+
+
+@pytest.mark.parametrize("noise", ["skellam", "ddg"])
+def test_fewer_honest_shares_give_a_weaker_guarantee(noise):
+    """With the P − t shares the plan counts on, ε is the plan's; a coalition that subtracts more
+    shares leaves a larger ε, growing as the shares left fall (one share: the coalition of all the
+    others)."""
+    from dpbnsl.accounting.distributed import epsilon_with_shares
+
+    plan = calibrate_distributed(
+        1.0, 1e-5, d=10, n_total=5000, participants=6, dropouts=2, clip_norm=5.0, noise=noise
+    )
+    assert epsilon_with_shares(plan, plan.honest, delta=1e-5) == pytest.approx(plan.spent, rel=1e-9)
+    eps = [epsilon_with_shares(plan, k, delta=1e-5) for k in range(1, 7)]
+    assert all(a > b for a, b in zip(eps, eps[1:]))
+    assert eps[plan.honest - 1] <= 1.0 < eps[0]
+    with pytest.raises(ValueError, match="`shares`"):
+        epsilon_with_shares(plan, 0, delta=1e-5)

@@ -103,3 +103,39 @@ def test_learn_refuses_bad_trust_settings(method, extra, text, data, capsys):
     assert rc == 2
     err = capsys.readouterr().err
     assert text in err and "Traceback" not in err, err
+
+
+def test_attack_secagg_reads_the_sum_the_coalition_and_the_difference(capsys):
+    """Without noise the coalition and the differencing server read each participant's uploaded
+    statistic exactly (to the grid: the error is the rounding of 20 rows, under 1e-3 relative),
+    and membership on those views is perfect; the server alone reads only the pooled covariance."""
+    argv = ["attack", "--method", "fed-bnsl", "--secagg", "--seed", "1", "--participants", "4"]
+    out = _json(argv, capsys)
+    rows = out["table"]
+    assert out["aggregation"] == "secure" and out["contributors"] == [0, 1, 2, 3]
+    assert all(r["coalition_error"] < 1e-3 and r["difference_error"] < 1e-3 for r in rows)
+    assert all(r["server_error"] > 0.1 and r["coalition_auc"] == 1.0 for r in rows)
+
+
+def test_attack_secagg_with_distributed_noise_names_the_coalitions_epsilon(capsys):
+    argv = [
+        *("attack", "--method", "dp-fed-bnsl", "--secagg", "--epsilon", "1", "--seed", "1"),
+        *("--participants", "4", "--n-per-participant", "200"),
+    ]
+    out = _json(argv, capsys)
+    assert out["privacy"]["epsilon"] <= 1.0 < out["epsilon_against_coalition"]
+    # noise only: every view is far from the statistic (relative error above 0.5 at n_k = 200)
+    assert all(r["coalition_error"] > 0.5 for r in out["table"])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--method", "fed-bnsl", "--clip-norm", "5"], "--clip-norm applies to fed-bnsl with --secagg only"),
+        (["--method", "fed-bnsl", "--secagg", "--dropouts", "1"], "--dropouts"),
+        (["--method", "fed-sparse-bnsl", "--secagg"], "--secagg"),
+    ],
+)
+def test_attack_secagg_refuses_options_it_does_not_read(argv, message, capsys):
+    assert main(["attack", *argv]) == 2
+    assert message in capsys.readouterr().err

@@ -76,7 +76,7 @@ def _running(proc: tuple[int, int | None]) -> bool:
 class Federation:
     """A SuperLink and P SuperNodes on 127.0.0.1, with a private FLWR_HOME."""
 
-    def __init__(self, work: Path, data_paths: list[Path]) -> None:
+    def __init__(self, work: Path, data_paths: list[Path], node_config: tuple[str, ...] = ()) -> None:
         self.work, self.port = work, _port()
         home = work / "flwr_home"
         home.mkdir()
@@ -114,7 +114,7 @@ class Federation:
                 "--max-retries",
                 "3",
                 "--node-config",
-                f'participant-id={k} data-path="{path}"',
+                f'participant-id={k} data-path="{path}"' + "".join(f" {c}" for c in node_config[k : k + 1]),
             )
         log = work / "superlink.log"
         self._wait(lambda: log.read_text().count("Activated node_id") >= len(data_paths), 90, "the nodes")
@@ -254,4 +254,103 @@ def test_a_participant_killed_mid_run_is_named_and_nothing_is_written(study, tmp
     assert "participant 1" in info["status-details"] and "no reply within 20 s" in info["status-details"], (
         info
     )
+    assert not out.exists()
+
+
+# --- secure aggregation on loopback: Flower's SecAgg+ between separate processes -------------
+
+#: the deployment's ClientApp with a fault a test can set per node (node config ``drop-at``: the
+#: SecAgg+ stage at which the node fails, as a machine that goes away mid-round)
+_FAULTY_CLIENT = """\
+from dpbnsl.flower.apps import make_client_app
+from dpbnsl.flower.secagg import share_stage
+
+
+def _drop(msg, ctx, call_next):
+    stage = str(ctx.node_config.get("drop-at", ""))
+    if stage and share_stage(msg) == stage:
+        raise RuntimeError("this node went away")
+    return call_next(msg, ctx)
+
+
+app = make_client_app(mods=[_drop])
+"""
+
+
+@pytest.fixture
+def secure_study(tmp_path, request):
+    drops = request.param
+    data = simulate(5, P * 300, participants=P, rng=4)
+    paths = []
+    for k, X in enumerate(data.participants):
+        paths.append(tmp_path / f"participant{k}.csv")
+        np.savetxt(
+            paths[-1], X, delimiter=",", header=",".join(f"x{j}" for j in range(5)), comments="", fmt="%.17g"
+        )
+    app = tmp_path / "app"
+    assert cli(["flower-app", str(app), "--protocol", "dp-fed-bnsl", "--participants", str(P)]) == 0
+    (app / "dpbnsl_study" / "client_app.py").write_text(_FAULTY_CLIENT)
+    config = tuple(
+        "seed=7 accept-study-budget=true" + (f' drop-at="{drops[k]}"' if k in drops else "") for k in range(P)
+    )
+    fed = Federation(tmp_path, paths, config)
+    try:
+        yield fed, app, paths
+    finally:
+        fed.close()
+        assert not any(_running(proc) for proc in fed.seen)
+
+
+SECURE = {"aggregation": "secure", "epsilon": 1.0, "delta": 1e-5, "clip_norm": 10.0, "dropouts": 1}
+
+
+def _secure_config(out: Path) -> str:
+    settings = json.dumps(dict(SECURE, participants=P, n_total=P * 300))
+    return f"participants={P} out-dir=\"{out}\" settings='{settings}' round-timeout=120.0"
+
+
+@pytest.mark.parametrize("secure_study", [{2: "collect_masked_vectors"}], indirect=True)
+def test_a_secagg_deployment_survives_a_dropout_within_the_threshold(secure_study, tmp_path):
+    """P = 3, t = 1 (threshold 2): participant 2's node fails in SecAgg+'s masking stage; the run
+    completes with participants 0 and 1's shares, bitwise the in-process sum of those two."""
+    from dpbnsl.federation.secure_sum import InProcessSum
+    from dpbnsl.flower.deployment import load_run
+    from dpbnsl.learners.hosted import hosted
+
+    fed, app, paths = secure_study
+    out = tmp_path / "result"
+    rid = fed.submit(app, _secure_config(out))
+    info = fed.wait(rid, 600)
+    assert info["status"] == "finished:completed", info.get("status-details")
+    run = load_run(out)
+    settings = dict(SECURE, participants=P, n_total=P * 300)
+    proto = hosted("dp-fed-bnsl")
+    data = [read_csv(p, "data") for p in paths]
+    clients = [
+        proto.participant(X, settings=settings, participant=k, rng=g, budget="study")
+        for k, (X, g) in enumerate(zip(data, np.random.default_rng(7).spawn(P)))
+    ]
+    server = proto.server(settings=settings, n_participants=P)
+    reply = server.receive("rounds", -1, {k: c.respond("rounds", -1, None)[1] for k, c in enumerate(clients)})
+    shares = {k: c.respond("covariance", 0, reply.for_participant(k))[1] for k, c in enumerate(clients)}
+    server.receive_sum("covariance", 0, InProcessSum()({0: shares[0], 1: shares[1]}))
+    np.testing.assert_array_equal(run.W_raw, server.learned()[1])
+    assert [m.sender for m in run.transcript if m.kind == "secure_share"] == [0, 1]
+    assert run.contributors == {"covariance:0": (0, 1)}
+
+
+@pytest.mark.parametrize(
+    "secure_study", [{1: "collect_masked_vectors", 2: "collect_masked_vectors"}], indirect=True
+)
+def test_a_secagg_deployment_beyond_the_threshold_fails_naming_them_and_writes_nothing(
+    secure_study, tmp_path
+):
+    fed, app, _ = secure_study
+    out = tmp_path / "result"
+    rid = fed.submit(app, _secure_config(out))
+    info = fed.wait(rid, 600)
+    assert info["status"] == "finished:failed", info
+    details = info["status-details"]
+    assert "participant 1 (in SecAgg+'s masking stage), participant 2" in details, details
+    assert "nothing released" in details
     assert not out.exists()

@@ -298,7 +298,7 @@ def test_the_server_receives_exactly_the_transcript_and_the_reports(flower_home)
         config = r.content["config"]
         uploads = sorted(key for key in r.content.keys() if key != "config")
         assert uploads == [f"upload_{i}" for i in range(len(uploads))]  # no other record
-        assert set(config.keys()) <= {"participant", "multi", "upload_kinds", "report"}
+        assert set(config.keys()) <= {"participant", "multi", "kept", "upload_kinds", "report"}
         received[int(config["participant"])] += [get_payload(r.content[key]) for key in uploads]
         if "report" in config:  # the spent ε, its δ and the ledger of public events
             assert set(json.loads(config["report"])) == {"epsilon", "delta", "ledger"}
@@ -328,6 +328,9 @@ def test_a_greedy_server_on_flower_gets_a_clean_refusal(flower_home, monkeypatch
 
         def transcript_of(self, phase):
             return phase
+
+        def secure_round(self, phase, t):
+            return None
 
         def receive(self, phase, t, uploads):
             r = self.server.receive(phase, t, uploads)
