@@ -179,9 +179,7 @@ def _load_transcript(path: Path) -> Transcript:
                 size, bits = (int(v) for v in arrays[f"{i}.masked"])
                 payload: Any = Masked(size, bits)
             elif fmt == "sparse":
-                payload = Sparse(
-                    tuple(arrays[f"{i}.shape"]), arrays[f"{i}.index"], arrays[f"{i}.values"]
-                )
+                payload = Sparse(tuple(arrays[f"{i}.shape"]), arrays[f"{i}.index"], arrays[f"{i}.values"])
             else:
                 payload = Dense(arrays[f"{i}.values"])
             msgs.append(Message(int(rnd), sender, receiver, str(kind), payload))
