@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -198,12 +198,17 @@ def replay_shares(
     server = proto.server(settings=settings, n_participants=len(participants))
     setup, sent = Transcript(), {}
     for k, c in enumerate(clients):
-        kind, payload = c.respond("rounds", SETUP_ROUND, None)
+        kind, payload = cast(tuple[str, Any], c.respond("rounds", SETUP_ROUND, None))
         setup.append(Message(SETUP_ROUND, k, SERVER, kind, payload))
         sent[k] = payload
     reply = server.receive("rounds", SETUP_ROUND, sent)
     record_reply(setup, SETUP_ROUND, reply, len(participants))
-    shares = {k: c.respond("covariance", 0, reply.for_participant(k))[1] for k, c in enumerate(clients)}
+    shares: dict[int, SecureShare] = {}
+    for k, c in enumerate(clients):
+        _, share = cast(tuple[str, Any], c.respond("covariance", 0, reply.for_participant(k)))
+        if not isinstance(share, SecureShare):
+            raise ValueError(f"{protocol!r} with these settings does not answer with a secure share")
+        shares[k] = share
     return shares, setup
 
 

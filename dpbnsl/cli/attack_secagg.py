@@ -70,6 +70,7 @@ def run_secagg_attack(
         args.method, participants, settings, rng=np.random.SeedSequence(noise_seed).spawn(1)[0]
     )
     everyone = tuple(range(P))
+    assert result.transcript is not None  # a secure run records what the server saw
     view = read_sum(result.transcript, settings)
     rows = []
     for k, X in enumerate(participants):

@@ -25,7 +25,6 @@ from flwr.app import ConfigRecord, Context, Message, RecordDict
 from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
 from flwr.clientapp.typing import Mod
-from flwr.common.secure_aggregation.secaggplus_constants import Stage
 from flwr.serverapp import Grid, ServerApp
 
 from ..federation import SERVER, SETUP_ROUND, Payload, Transcript
@@ -38,18 +37,20 @@ from ..io.tables import read_table
 from ..learners.hosted import hosted
 from .records import get_payload, get_state, put_payload, put_state
 from .secagg import (
-    check_setup,
+    guard,
     keep_share,
     run_secagg,
     secagg_parameters,
     share_reply,
-    share_stage,
     take_share,
 )
 
 __all__ = ["FlowerRun", "make_client_app", "make_server_app", "run_on_grid", "participant_id"]
 
 DataLoader = Callable[[int, Mapping[str, Any]], Any]
+#: seconds a secure round (and the final report) of a study that tolerates dropouts waits for a
+#: node when no round timeout is set: a node that went away must not stall the run for ever
+SECURE_TIMEOUT = 600.0
 
 
 def participant_id(node_config: Mapping[str, Any]) -> int:
@@ -272,7 +273,7 @@ def make_client_app(
         k: int | None = None
         try:
             k = participant_id(ctx.node_config)
-            return share_reply(msg, take_share(ctx.state))
+            return share_reply(msg, take_share(msg, ctx.state))
         except Exception as exc:  # what leaves this machine: a data-free message only
             failure = public_failure(exc, participant=k, phase="secure sum", t=0)
         raise ParticipantFailure(failure)
@@ -300,13 +301,14 @@ def make_client_app(
 def _check_secagg_setup(
     msg: Message, ctx: Context, call_next: Callable[[Message, Context], Message]
 ) -> Message:
-    """A mod before ``secaggplus_mod``: the node checks the server's SecAgg+ setup against its kept
-    share and the study (:func:`~dpbnsl.flower.secagg.check_setup`) before any key is made."""
-    if share_stage(msg) == Stage.SETUP:
+    """A mod before ``secaggplus_mod``: the node checks every SecAgg+ message (any ``train`` or
+    ``train.*`` message) against its kept share and the study (:func:`~dpbnsl.flower.secagg.guard`)
+    before Flower's mod reads it."""
+    if msg.metadata.message_type.split(".")[0] == "train":
         k: int | None = None
         try:
             k = participant_id(ctx.node_config)
-            check_setup(msg, ctx)
+            guard(msg, ctx)
         except Exception as exc:
             failure = public_failure(exc, participant=k, phase="secure sum", t=0)
             raise ParticipantFailure(failure) from None
@@ -342,6 +344,12 @@ class FlowerRun:
     seconds: float = 0.0
     #: the participants whose shares reached each secure round's sum (``"phase:round"``)
     contributors: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: the server's wall seconds of each secure round (the request, then Flower's SecAgg+)
+    secure_seconds: dict[str, float] = field(default_factory=dict)
+    #: why participants were left out of a secure round at its request (their data-free messages)
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    #: the bytes of each secure round's SecAgg+ messages: ``{"down": …, "up": …}`` (records only)
+    secure_bytes: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def transcript(self) -> Transcript:
@@ -366,6 +374,7 @@ def _exchange(
     timeout: float | None,
     *,
     tolerate: int = 0,
+    failures: list[str] | None = None,
 ) -> list[tuple[int | None, Message]]:
     """Send, and pair each sent message with its reply; a missing reply or an error reply names
     the participant (or the node, before the ids are known) and the round. Up to ``tolerate``
@@ -384,6 +393,8 @@ def _exchange(
             bad.append(f"{who}: {_reason(r.error.reason, r.error.code)}")
         else:
             ok.append((k, r))
+    if failures is not None:
+        failures.extend(bad)
     if len(bad) > tolerate:
         raise ProtocolError(f"{where}: " + "; ".join(bad) + ("; nothing released" if tolerate else ""))
     return ok
@@ -417,7 +428,13 @@ def run_on_grid(
 ) -> FlowerRun:
     """Run hosted protocol ``protocol`` with ``n_participants`` nodes on a Flower grid (the body of
     the ServerApp); the server's messages and the uploads are recorded as in process.
-    ``server_rng`` is the server's own public randomness, for the protocols that draw some."""
+    ``server_rng`` is the server's own public randomness, for the protocols that draw some.
+
+    A secure round (``aggregation="secure"``) runs on Flower's SecAgg+
+    (:mod:`dpbnsl.flower.secagg`): up to t = ``dropouts`` participants may be missing at its request
+    (``FlowerRun.dropped`` says who and why) or drop out during SecAgg+; with t > 0 and no
+    ``round_timeout``, the secure round and the final report wait :data:`SECURE_TIMEOUT` seconds
+    for a node at most."""
     dropouts = int(settings.get("dropouts", 0) or 0)
     if settings.get("aggregation", "local") == "secure":  # before any exchange
         secagg_parameters(
@@ -452,21 +469,30 @@ def run_on_grid(
         where = f"{phase} round {t}" if t != SETUP_ROUND else "the setup exchange"
         secure = server.secure_round(phase, t)
         if secure is not None:  # the shares stay on the nodes until Flower's SecAgg+ sums them
+            began = time.perf_counter()
             record = run.transcripts.setdefault(server.transcript_of(phase), Transcript())
             params = secagg_parameters(
                 bits=secure.bits, participants=n_participants, dropouts=secure.dropouts
             )
-            acked = _exchange(grid, send(phase, t), where, round_timeout, tolerate=secure.dropouts)
+            failed: list[str] = []
+            # a study that tolerates dropouts must not wait for ever for a node that went away
+            wait = round_timeout if round_timeout is not None or not secure.dropouts else SECURE_TIMEOUT
+            acked = _exchange(grid, send(phase, t), where, wait, tolerate=secure.dropouts, failures=failed)
+            if failed:  # a refusal or a missing reply: the participant's share is not in the sum
+                run.dropped[f"{phase}:{t}"] = failed
             kept = {}
             for k, r in acked:
                 if not bool(r.content["config"].get("kept", False)) or k is None:
                     raise ProtocolError(f"{where}: participant {k} answered a secure round without a share")
                 kept[k] = r.metadata.src_node_id
             missing = tuple(sorted(set(range(n_participants)) - set(kept)))
+            wire: dict[str, int] = {}
             total = run_secagg(
-                grid, kept, params, where=where, timeout=round_timeout, already_missing=missing
+                grid, kept, params, where=where, timeout=wait, already_missing=missing, wire=wire
             )
+            run.secure_bytes[f"{phase}:{t}"] = wire
             run.contributors[f"{phase}:{t}"] = total.contributors
+            run.secure_seconds[f"{phase}:{t}"] = time.perf_counter() - began
             record_secure_round(record, t, total, list(total.contributors))
             reply = server.receive_sum(phase, t, total)
             record_reply(record, t, reply, n_participants)
@@ -505,7 +531,8 @@ def run_on_grid(
         step = reply.next
     # a participant that dropped out of a secure round may be gone: its report is then missing
     late = dropouts if run.contributors else 0
-    for _, r in _exchange(grid, send("done", 0), "the final report", round_timeout, tolerate=late):
+    wait = round_timeout if round_timeout is not None or not late else SECURE_TIMEOUT
+    for _, r in _exchange(grid, send("done", 0), "the final report", wait, tolerate=late):
         run.reports[int(r.content["config"]["participant"])] = json.loads(str(r.content["config"]["report"]))
     run.W, run.W_raw, run.history = server.learned()
     run.seconds = time.perf_counter() - start

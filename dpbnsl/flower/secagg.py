@@ -28,16 +28,29 @@ share to SecAgg+ once (it is removed from the node's state), so no second round 
 another subset of the same shares and differenced.
 
 **Threshold.** ``num_shares`` is every sampled node (SecAgg+ on the complete graph: the
-study sizes are small); the reconstruction threshold is max(t + 1, ⌊P/2⌋ + 1) for the declared
-bound t of missing or colluding participants: t colluders with the server hold t shares of a
-secret, one too few, and a majority threshold keeps a server that lies about who dropped out from
-collecting both of one node's secrets (Bonawitz et al., CCS 2017). The run survives t dropouts
-only when P − t ≥ the threshold, which :func:`secagg_parameters` checks before any exchange.
+study sizes are small); the reconstruction threshold is P − t for the declared bound t of missing
+or colluding participants. Flower then refuses, at every stage, to go on with fewer than P − t
+nodes, so no sum of fewer than the P − t shares the noise needs is ever unmasked. The study must
+have P − t > t (t colluders with the server hold too few key shares of a secret) and
+P − t > P/2 (a server that tells some nodes a node dropped out and others that it did not cannot
+collect both of its secrets: Bonawitz et al., CCS 2017); :func:`secagg_parameters` checks both,
+and P ≥ 3, before any exchange.
+
+**The node's own checks** (:func:`guard`, a mod before ``secaggplus_mod``): the setup must be the
+study's; only plain ``train`` messages are answered (``secaggplus_mod`` passes any other type
+through untouched, so a ``train.*`` message must never reach the share); the share is handed over
+once, in the masking stage; the unmasking request must list disjoint live and dropped nodes, not
+this node as dropped, and at least P − t live nodes.
 
 **What Flower does not protect.** SecAgg+ hides the individual shares from an honest-but-curious
-server; it does not authenticate the nodes (a deployment should run with Flower's node
-authentication), and flwr 1.42 expands each mask from a 32-bit seed with numpy's Mersenne
-Twister, not a cryptographic generator. The package uses the protocol as Flower ships it.
+server. Its public keys are not authenticated within the protocol, so a server that forges keys
+(an active attacker) can recover shares; node authentication protects the connections, not this.
+flwr 1.42 expands each mask from a 32-bit seed with numpy's Mersenne Twister, not a cryptographic
+generator: each share is masked by P − 1 pairwise masks, hence the P ≥ 3 floor. After a dropout
+in the key-sharing stage the package's server releases nothing (Flower's limit above); a server
+that worked around it could unmask only a sum of at least P − t shares, which the guarantee
+covers. The package uses the protocol as Flower ships it and states these limits rather than
+patching them.
 """
 
 from __future__ import annotations
@@ -83,7 +96,9 @@ __all__ = [
     "keep_share",
     "take_share",
     "check_setup",
+    "guard",
     "run_secagg",
+    "message_bytes",
 ]
 
 #: the widest modulus SecAgg+ carries: its quantised values are 32-bit signed integers
@@ -119,7 +134,7 @@ class SecAggParameters:
 
     @property
     def threshold(self) -> int:
-        return max(self.dropouts + 1, self.participants // 2 + 1)
+        return self.participants - self.dropouts
 
 
 def secagg_parameters(*, bits: int, participants: int, dropouts: int) -> SecAggParameters:
@@ -132,16 +147,21 @@ def secagg_parameters(*, bits: int, participants: int, dropouts: int) -> SecAggP
             f"Flower's SecAgg+ carries moduli up to 2^{MAX_BITS} (its quantised values are 32-bit "
             f"integers); the study's secure sum is modulo 2^{b}: set modulus_bits <= {MAX_BITS}"
         )
-    if P < 2:
-        raise ValueError(f"Flower's SecAgg+ needs at least 2 participants; the study has {P}")
-    s = SecAggParameters(b, P, t)
-    if not 0 <= t < P or P - t < s.threshold:
+    if P < 3:
         raise ValueError(
-            f"with P = {P} participants, SecAgg+'s threshold is {s.threshold} (max(t + 1, ⌊P/2⌋ + 1)); "
-            f"t = {t} dropouts would leave {P - t} nodes, too few to unmask the sum: declare "
-            f"dropouts <= {P - s.threshold}"
+            f"secure aggregation on Flower needs at least 3 participants; the study has {P} (with two, "
+            f"each share is masked by one pairwise mask from a 32-bit seed, and either party learns "
+            f"the other's share from the sum)"
         )
-    return s
+    if P >= 1 << b:
+        raise ValueError(f"{P} participants need a modulus above 2^{b}: set modulus_bits higher")
+    most = P - (P // 2 + 1)
+    if not 0 <= t <= most:
+        raise ValueError(
+            f"with P = {P} participants SecAgg+ needs P − t > max(t, P/2) nodes (its threshold is "
+            f"P − t): declare dropouts <= {most}; t = {t} is beyond it"
+        )
+    return SecAggParameters(b, P, t)
 
 
 def encode_share(share: SecureShare) -> np.ndarray:
@@ -163,7 +183,7 @@ def decode_sum(values: np.ndarray, *, bits: int, contributors: int) -> np.ndarra
     r = np.rint(s)
     if not (
         np.isfinite(s).all()
-        and np.all(np.abs(s - r) < 1e-3)
+        and np.all(np.abs(s - r) < 0.25)  # Flower's division errs by ulps of n·c: < 1e-3 at n < 4e5
         and r.min(initial=0) >= 0
         and r.max(initial=0) < M
     ):
@@ -185,22 +205,79 @@ def _array(a: np.ndarray) -> Any:
     return Array.from_numpy_ndarray(np.ascontiguousarray(a))
 
 
-def _pending(state: RecordDict) -> tuple[SecureShare, SecAggParameters]:
+def _pending_or_done(state: RecordDict) -> tuple[SecureShare | None, SecAggParameters]:
+    """The kept share (None once handed over) and the study's SecAgg+ parameters."""
     if PENDING_CONFIG not in state:
-        raise Refusal("no secure share is waiting on this node: a SecAgg+ round was not requested")
+        raise Refusal("no secure round is under way on this node")
     cfg = cast(ConfigRecord, state[PENDING_CONFIG])
-    residues = cast(ArrayRecord, state[PENDING_ARRAYS])["residues"]
-    share = SecureShare(residues.numpy(), int(cast(int, cfg["bits"])))
     declared = int(cast(int, cfg["participants"])), int(cast(int, cfg["dropouts"]))
-    params = secagg_parameters(bits=share.bits, participants=declared[0], dropouts=declared[1])
+    params = secagg_parameters(
+        bits=int(cast(int, cfg["bits"])), participants=declared[0], dropouts=declared[1]
+    )
+    if PENDING_ARRAYS not in state:
+        return None, params
+    residues = cast(ArrayRecord, state[PENDING_ARRAYS])["residues"]
+    return SecureShare(residues.numpy(), params.bits), params
+
+
+def _pending(state: RecordDict) -> tuple[SecureShare, SecAggParameters]:
+    share, params = _pending_or_done(state) if PENDING_CONFIG in state else (None, None)
+    if share is None or params is None:
+        raise Refusal("no secure share is waiting on this node: a SecAgg+ round was not requested")
     return share, params
 
 
-def take_share(state: RecordDict) -> SecureShare:
-    """The kept share, removed from the node's state (a share is summed once)."""
+def take_share(msg: Message, state: RecordDict) -> SecureShare:
+    """The kept share, removed from the node's state (a share is summed once): only in a plain
+    ``train`` message of SecAgg+'s masking stage, which :func:`guard` arms."""
+    armed = GUARD in state and bool(cast(ConfigRecord, state[GUARD]).get("hand-over", False))
+    if msg.metadata.message_type != MessageType.TRAIN or not armed:
+        raise Refusal("the share is handed to SecAgg+'s masking stage only")
     share, _ = _pending(state)
-    del state[PENDING_ARRAYS], state[PENDING_CONFIG]
+    del state[PENDING_ARRAYS], state[GUARD]  # the study's parameters stay for the unmasking checks
     return share
+
+
+GUARD = "dpbnsl.secagg.guard"
+
+
+def guard(msg: Message, ctx: Context) -> None:
+    """A node's checks of every SecAgg+ message before ``secaggplus_mod`` reads it:
+
+    - only the plain ``train`` type is accepted (``secaggplus_mod`` ignores any other, so a
+      ``train.*`` message would reach the share unmasked);
+    - the setup must be the study's (:func:`check_setup`);
+    - the masking stage arms a one-time hand-over of the kept share (:func:`take_share` refuses
+      without it);
+    - the unmasking stage's lists of live and dropped nodes must be disjoint, without repeats, must
+      not name this node as dropped, and must hold at least P − t live nodes: a server that lists a
+      node as both would collect both of its secrets and unmask its share alone.
+    """
+    kind = msg.metadata.message_type
+    if kind != MessageType.TRAIN:
+        raise Refusal(f"a {kind!r} message: this node hands its share to SecAgg+ in 'train' messages only")
+    stage = share_stage(msg)
+    if stage == Stage.SETUP:
+        check_setup(msg, ctx)
+    elif stage == Stage.COLLECT_MASKED_VECTORS:
+        _pending(ctx.state)
+        ctx.state[GUARD] = ConfigRecord({"hand-over": True})
+    elif stage == Stage.UNMASK:
+        cfg = msg.content.config_records[RECORD_KEY_CONFIGS]
+        live = [int(v) for v in cast(list[int], cfg.get(Key.ACTIVE_NODE_ID_LIST, []))]
+        dead = [int(v) for v in cast(list[int], cfg.get(Key.DEAD_NODE_ID_LIST, []))]
+        _, s = _pending_or_done(ctx.state)
+        wrong = []
+        if len(set(live)) != len(live) or len(set(dead)) != len(dead):
+            wrong.append("a node is listed twice")
+        if set(live) & set(dead):
+            wrong.append(f"nodes {sorted(set(live) & set(dead))} are listed as both live and dropped")
+        if msg.metadata.dst_node_id in dead:
+            wrong.append("this node is listed as dropped")
+        if len(live) < s.participants - s.dropouts:
+            wrong.append(f"{len(live)} live nodes, fewer than P − t = {s.participants - s.dropouts}")
+        if wrong:
+            raise Refusal("the server's SecAgg+ unmasking request is refused: " + "; ".join(wrong))
 
 
 def check_setup(msg: Message, ctx: Context) -> None:
@@ -303,6 +380,43 @@ class _Observed(SecAggPlusWorkflow):
         return self._observe("unmasking", super().unmask_stage, grid, context, state)
 
 
+def message_bytes(msg: Message) -> int:
+    """The bytes of a message's records (arrays, configuration values): its payload, without
+    Flower's framing."""
+    return sum(_record_bytes(record) for record in msg.content.values())
+
+
+def _record_bytes(record: Any) -> int:
+    if isinstance(record, ConfigRecord):  # its own count refuses some values SecAgg+ puts in it
+        return sum(len(str(key)) + _value_bytes(value) for key, value in record.items())
+    return int(record.count_bytes())
+
+
+def _value_bytes(value: Any) -> int:
+    if isinstance(value, (bytes, str)):
+        return len(value)
+    if isinstance(value, (list, tuple)):
+        return sum(_value_bytes(v) for v in value)
+    return 8  # a number
+
+
+class _Counted:
+    """A grid that counts the bytes of the messages sent and of the replies received."""
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid, self.down, self.up = grid, 0, 0
+
+    def send_and_receive(self, messages: Any, timeout: float | None = None) -> Any:
+        messages = list(messages)
+        self.down += sum(message_bytes(m) for m in messages)
+        replies = list(self.grid.send_and_receive(messages, timeout=timeout))
+        self.up += sum(message_bytes(r) for r in replies if not r.has_error())
+        return replies
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.grid, name)
+
+
 def run_secagg(
     grid: Grid,
     nodes: Mapping[int, int],
@@ -311,10 +425,15 @@ def run_secagg(
     where: str,
     timeout: float | None,
     already_missing: tuple[int, ...] = (),
+    wire: dict[str, int] | None = None,
 ) -> SecureSum:
     """One SecAgg+ round over ``nodes`` (participant id → node id) whose kept shares are summed;
     the :class:`SecureSum` of the shares that reached the sum. A round that cannot unmask the sum
-    is a ProtocolError naming the participants whose shares are missing (nothing is released)."""
+    is a ProtocolError naming the participants whose shares are missing (nothing is released).
+    ``wire``, when given, receives the bytes SecAgg+ sent to the nodes (``"down"``) and received
+    from them (``"up"``): keys, encrypted key shares, masked vectors, unmasking shares."""
+    counted = _Counted(grid)
+    grid = cast(Grid, counted)
     by_node = {node: k for k, node in nodes.items()}
     proxies = [GridClientProxy(node, grid, grid.run.run_id) for node in sorted(by_node)]
     strategy = _KeepSum(proxies)
@@ -340,6 +459,8 @@ def run_secagg(
     )
     if len(proxies) >= params.threshold:
         workflow(grid, context)
+    if wire is not None:
+        wire.update(down=counted.down, up=counted.up)
     results = strategy.results
     if not results:
         missing = [f"participant {k} (at the request)" for k in already_missing]
@@ -360,6 +481,11 @@ def run_secagg(
             + "; nothing released"
         )
     contributors = tuple(sorted(by_node[proxy.node_id] for proxy, _ in results))
+    if len(contributors) < params.participants - params.dropouts:  # Flower's threshold forbids it
+        raise ProtocolError(
+            f"{where}: SecAgg+ summed {len(contributors)} shares, fewer than P − t = "
+            f"{params.participants - params.dropouts}; nothing released"
+        )
     (values,) = parameters_to_ndarrays(results[0][1].parameters)
     residues = decode_sum(values, bits=params.bits, contributors=len(contributors))
     return SecureSum(residues, params.bits, contributors)

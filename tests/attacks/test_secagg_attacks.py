@@ -8,12 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpbnsl.attacks.secagg import isolate_by_coalition, isolate_by_difference, read_sum
-from dpbnsl.federation import SETUP_ROUND, Transcript
-from dpbnsl.federation.messages import SERVER, Message
-from dpbnsl.federation.protocol import record_reply
-from dpbnsl.federation.secure_sum import InProcessSum, record_secure_round
-from dpbnsl.learners.hosted import hosted
+from dpbnsl.attacks.secagg import (
+    isolate_by_coalition,
+    isolate_by_difference,
+    read_sum,
+    replay_shares,
+    with_sum,
+)
 from dpbnsl.mechanisms.releases import clip_rows
 from dpbnsl.scores import centre
 from dpbnsl.simulation import simulate
@@ -21,30 +22,11 @@ from dpbnsl.simulation import simulate
 
 def _shares(name, data, settings, seed=None):
     """Each participant's share and the setup transcript, as the protocol makes them."""
-    proto = hosted(name)
-    gens = np.random.default_rng(seed).spawn(len(data)) if seed is not None else [None] * len(data)
-    extra = (lambda g: {"rng": g, "budget": "study"}) if proto.private else (lambda g: {})
-    clients = [
-        proto.participant(X, settings=settings, participant=k, **extra(g))
-        for k, (X, g) in enumerate(zip(data, gens))
-    ]
-    server = proto.server(settings=settings, n_participants=len(data))
-    transcript = Transcript()
-    setup = {}
-    for k, c in enumerate(clients):
-        kind, payload = c.respond("rounds", SETUP_ROUND, None)
-        transcript.append(Message(SETUP_ROUND, k, SERVER, kind, payload))
-        setup[k] = payload
-    reply = server.receive("rounds", SETUP_ROUND, setup)
-    record_reply(transcript, SETUP_ROUND, reply, len(data))
-    shares = {k: c.respond("covariance", 0, reply.for_participant(k))[1] for k, c in enumerate(clients)}
-    return shares, transcript
+    return replay_shares(name, data, settings, rng=seed)
 
 
 def _summed(transcript, shares, who):
-    t = Transcript(list(transcript))
-    record_secure_round(t, 0, InProcessSum()({k: shares[k] for k in who}), list(who))
-    return t
+    return with_sum(transcript, shares, who)
 
 
 def _gram(X, settings, scale):

@@ -354,3 +354,47 @@ def test_a_secagg_deployment_beyond_the_threshold_fails_naming_them_and_writes_n
     assert "participant 1 (in SecAgg+'s masking stage), participant 2" in details, details
     assert "nothing released" in details
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_d200_covariance_over_secagg_on_loopback_with_ten_participants(tmp_path, capsys):
+    """d = 200 (20,100 residues per share), 10 SuperNodes on loopback: the run completes within
+    the wait's 15 minutes and equals the in-process run bit for bit (its wall time is printed)."""
+    from dpbnsl.flower.deployment import load_run
+    from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
+
+    P10, d, n = 10, 200, 300
+    data = simulate(d, P10 * n, participants=P10, rng=6)
+    paths = []
+    for k, X in enumerate(data.participants):
+        paths.append(tmp_path / f"participant{k}.csv")
+        header = ",".join(f"x{j}" for j in range(d))
+        np.savetxt(paths[-1], X, delimiter=",", header=header, comments="", fmt="%.17g")
+    app = tmp_path / "app"
+    assert cli(["flower-app", str(app), "--protocol", "dp-fed-bnsl", "--participants", str(P10)]) == 0
+    (app / "dpbnsl_study" / "client_app.py").write_text(_FAULTY_CLIENT)
+    fed = Federation(tmp_path, paths, tuple("seed=3 accept-study-budget=true" for _ in range(P10)))
+    try:
+        settings = dict(SECURE, epsilon=5.0, dropouts=0, participants=P10, n_total=P10 * n)
+        out = tmp_path / "result"
+        began = time.monotonic()
+        rid = fed.submit(
+            app, f"participants={P10} out-dir=\"{out}\" settings='{json.dumps(settings)}' round-timeout=600.0"
+        )
+        info = fed.wait(rid, 900)
+        wall = time.monotonic() - began
+    finally:
+        fed.close()
+    assert info["status"] == "finished:completed", info.get("status-details")
+    run = load_run(out)
+    ref = dp_fed_bnsl(
+        [read_csv(p, "data") for p in paths],
+        aggregation="secure",
+        rng=3,
+        epsilon=5.0,
+        delta=1e-5,
+        clip_norm=10.0,
+    )
+    np.testing.assert_array_equal(run.W_raw, ref.W_raw)
+    with capsys.disabled():
+        print(f"\nd = 200 over SecAgg+ on loopback, 10 nodes: {wall:.0f} s wall, server {run.seconds:.0f} s")

@@ -48,7 +48,7 @@ def _flower_sum(shares: list[SecureShare]) -> np.ndarray:
     weighting and quantisation (``_collect_masked_vectors``) and the server's reduction and
     dequantisation (``unmask_stage``), with the parameters :func:`secagg_parameters` sets."""
     bits = shares[0].bits
-    s = secagg_parameters(bits=bits, participants=max(2, len(shares)), dropouts=0)
+    s = secagg_parameters(bits=bits, participants=max(3, len(shares)), dropouts=0)
     T, c = s.quantization_range, s.clipping_range
     total, weights = None, 0
     for share in shares:
@@ -84,12 +84,14 @@ def test_shares_pass_through_flowers_quantisation_exactly(bits, n, seed):
 
 def test_secagg_parameters_refuse_what_flower_cannot_carry():
     s = secagg_parameters(bits=31, participants=10, dropouts=2)
-    assert (s.modulus, s.quantization_range, s.threshold) == (2**31, 2**31 - 1, 6)
+    assert (s.modulus, s.quantization_range, s.threshold) == (2**31, 2**31 - 1, 8)
     assert secagg_parameters(bits=31, participants=3, dropouts=1).threshold == 2
     with pytest.raises(ValueError, match="moduli up to 2\\^31.*modulus_bits <= 31"):
         secagg_parameters(bits=32, participants=3, dropouts=0)
-    with pytest.raises(ValueError, match="at least 2 participants"):
-        secagg_parameters(bits=31, participants=1, dropouts=0)
+    with pytest.raises(ValueError, match="at least 3 participants"):
+        secagg_parameters(bits=31, participants=2, dropouts=0)
+    with pytest.raises(ValueError, match="modulus above 2\\^8"):
+        secagg_parameters(bits=8, participants=256, dropouts=0)
     with pytest.raises(ValueError, match="declare dropouts <= 4"):
         secagg_parameters(bits=31, participants=10, dropouts=5)
     with pytest.raises(ProtocolError, match="not a vector of residues"):
@@ -98,8 +100,9 @@ def test_secagg_parameters_refuse_what_flower_cannot_carry():
 
 # --- one node, its ClientApp called directly ---------------------------------------------------
 
-DATA = simulate(5, 2 * 200, participants=2, rng=5)
-SECURE = dict(aggregation="secure", epsilon=1.0, delta=1e-5, clip_norm=5.0, participants=2, n_total=400)
+DATA = simulate(5, 3 * 200, participants=3, rng=5)
+SECURE = dict(aggregation="secure", epsilon=1.0, delta=1e-5, clip_norm=5.0, participants=3, n_total=600)
+COUNTS = Dense(np.array([200.0, 200.0, 200.0]))
 
 
 @pytest.fixture
@@ -125,16 +128,23 @@ class Node:
         content["inbox"] = put_payload(inbox)
         return self.app(message=Message(content, dst_node_id=7, message_type="query"), context=self.ctx)
 
-    def secagg(self, **config):
+    def secagg(self, kind="train", **config):
         content = RecordDict({RECORD_KEY_CONFIGS: ConfigRecord(config)})
-        return self.app(message=Message(content, dst_node_id=7, message_type="train"), context=self.ctx)
+        return self.app(message=Message(content, dst_node_id=7, message_type=kind), context=self.ctx)
+
+    def keep(self):
+        self.ask(SECURE, "rounds", SETUP_ROUND)
+        return self.ask(SECURE, "covariance", 0, COUNTS)
 
 
-def _setup(s, **change):
+PARAMS = secagg_parameters(bits=31, participants=3, dropouts=0)
+
+
+def _setup(s=PARAMS, **change):
     return {
         Key.STAGE: Stage.SETUP,
-        Key.SAMPLE_NUMBER: 2,
-        Key.SHARE_NUMBER: 2,
+        Key.SAMPLE_NUMBER: 3,
+        Key.SHARE_NUMBER: 3,
         Key.THRESHOLD: s.threshold,
         Key.CLIPPING_RANGE: s.clipping_range,
         Key.TARGET_RANGE: s.quantization_range,
@@ -147,22 +157,61 @@ def _setup(s, **change):
 @pytest.mark.usefixtures("_identity")
 def test_a_node_keeps_its_share_and_checks_the_secagg_setup():
     node = Node()
-    node.ask(SECURE, "rounds", SETUP_ROUND)
-    reply = node.ask(SECURE, "covariance", 0, Dense(np.array([200.0, 200.0])))
+    reply = node.keep()
     cfg = reply.content["config"]
     assert cfg["kept"] is True and json.loads(cfg["upload_kinds"]) == []  # nothing leaves
     assert not reply.content.array_records  # no share, no payload
-    s = secagg_parameters(bits=31, participants=2, dropouts=0)
     for key, bad in [
         (Key.MOD_RANGE, 2**40),  # a larger modulus would reveal how often the sum wrapped
         (Key.CLIPPING_RANGE, 1.0),  # saturation
-        (Key.THRESHOLD, 1),
+        (Key.THRESHOLD, 2),  # below P − t: a sum of too few shares could be unmasked
         (Key.MAX_WEIGHT, 1000.0),
         (Key.SAMPLE_NUMBER, 5),
     ]:
         with pytest.raises(ParticipantFailure, match="SecAgg\\+ setup differs from the study's"):
-            node.secagg(**_setup(s, **{key: bad}))
-    node.secagg(**_setup(s))  # the study's own setup is accepted (the node answers its keys)
+            node.secagg(**_setup(**{key: bad}))
+    node.secagg(**_setup())  # the study's own setup is accepted (the node answers its keys)
+
+
+@pytest.mark.usefixtures("_identity")
+def test_the_share_never_leaves_outside_secaggs_masking_stage():
+    """A ``train.*`` message passes ``secaggplus_mod`` untouched: the node refuses it before the
+    share is reached; and the hand-over works only once SecAgg+'s masking stage armed it."""
+    from dpbnsl.flower.secagg import take_share
+
+    node = Node()
+    node.keep()
+    with pytest.raises(ParticipantFailure, match="'train' messages only"):
+        node.secagg(kind="train.default")
+    msg = Message(RecordDict(), dst_node_id=7, message_type="train")
+    with pytest.raises(Exception, match="masking stage only"):
+        take_share(msg, node.ctx.state)
+    assert "dpbnsl.pending.arrays" in node.ctx.state  # still kept, never sent
+
+
+@pytest.mark.usefixtures("_identity")
+def test_an_unmasking_request_that_would_expose_one_share_is_refused():
+    """A server that lists a node as both live and dropped would collect both of its secrets; one
+    that lists fewer than P − t live nodes would unmask too small a sum."""
+    from dpbnsl.flower.secagg import guard
+
+    node = Node()
+    node.keep()
+
+    def unmask(live, dead):
+        cfg = {Key.STAGE: Stage.UNMASK, Key.ACTIVE_NODE_ID_LIST: live, Key.DEAD_NODE_ID_LIST: dead}
+        content = RecordDict({RECORD_KEY_CONFIGS: ConfigRecord(cfg)})
+        guard(Message(content, dst_node_id=7, message_type="train"), node.ctx)
+
+    unmask([7, 8, 9], [])  # the honest request
+    for live, dead, why in [
+        ([7, 8, 9], [9], "listed as both live and dropped"),
+        ([7, 8, 8], [], "listed twice"),
+        ([8, 9, 10], [7], "this node is listed as dropped"),
+        ([7, 8], [9], "fewer than P − t = 3"),
+    ]:
+        with pytest.raises(Exception, match=why):
+            unmask(live, dead)
 
 
 @pytest.mark.usefixtures("_identity")
@@ -171,8 +220,10 @@ def test_a_node_refuses_what_secagg_cannot_carry_before_any_work():
     with pytest.raises(ParticipantFailure, match="modulus_bits <= 31"):
         node.ask(dict(SECURE, modulus_bits=40), "rounds", SETUP_ROUND)
     assert "dpbnsl.state.config" not in node.ctx.state
+    with pytest.raises(ParticipantFailure, match="at least 3 participants"):
+        Node().ask(dict(SECURE, participants=2), "rounds", SETUP_ROUND)
     with pytest.raises(ParticipantFailure, match="no secure share is waiting"):
-        Node().secagg(**_setup(secagg_parameters(bits=31, participants=2, dropouts=0)))
+        Node().secagg(**_setup())
 
 
 def test_a_masked_share_has_no_record():
