@@ -35,7 +35,10 @@ import argparse
 import os
 import time
 
-import bench_flower  # noqa: F401  (sets Flower's and BLAS's environment before they load)
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # one BLAS thread
+    os.environ.setdefault(_v, "1")
+
+import bench_flower  # noqa: F401  (sets Flower's environment before it loads)
 import numpy as np
 from bench_flower import TreeCPU, _table
 

@@ -42,12 +42,13 @@ import pandas as pd
 from dpbnsl import dp_fed_bnsl, fed_bnsl, simulate
 from dpbnsl.accounting.distributed import epsilon_with_shares
 from dpbnsl.attacks import membership_inference, population_covariance, reconstruct_covariance, roc_auc
-from dpbnsl.attacks.secagg import isolate_by_coalition, isolate_by_difference, read_sum
-from dpbnsl.federation import SETUP_ROUND, Transcript
-from dpbnsl.federation.messages import SERVER, Message
-from dpbnsl.federation.protocol import record_reply
-from dpbnsl.federation.secure_sum import InProcessSum, record_secure_round
-from dpbnsl.learners.hosted import hosted
+from dpbnsl.attacks.secagg import (
+    isolate_by_coalition,
+    isolate_by_difference,
+    read_sum,
+    replay_shares,
+    with_sum,
+)
 from dpbnsl.mechanisms.releases import clip_rows
 from dpbnsl.metrics import count_accuracy
 from dpbnsl.simulation.linear import simulate_linear_sem, simulated_bounds
@@ -82,32 +83,12 @@ def settings_of(defence: str, data: list[np.ndarray], d: int, bits: int = 31) ->
 
 
 def shares_of(defence: str, data: list[np.ndarray], d: int, seed: int, bits: int = 31, run: int = 0):
-    """Every participant's share, as it made it (a colluding participant knows its own), and the
-    setup transcript."""
+    """Every participant's share, as it made it (a colluding participant knows its own), the setup
+    transcript and the public settings; ``run=1``: a second run, with fresh noise."""
     name = "fed-bnsl" if defence == "SecAgg only" else "dp-fed-bnsl"
-    proto, settings = hosted(name), settings_of(defence, data, d, bits)
-    gens = np.random.default_rng(10_000 + seed + 100_000 * run).spawn(len(data))  # run 1: a second run
-    extra = (lambda g: {"rng": g, "budget": "study"}) if proto.private else (lambda g: {})
-    clients = [
-        proto.participant(X, settings=settings, participant=k, **extra(g))
-        for k, (X, g) in enumerate(zip(data, gens))
-    ]
-    server = proto.server(settings=settings, n_participants=len(data))
-    setup, sent = Transcript(), {}
-    for k, c in enumerate(clients):
-        kind, payload = c.respond("rounds", SETUP_ROUND, None)
-        setup.append(Message(SETUP_ROUND, k, SERVER, kind, payload))
-        sent[k] = payload
-    reply = server.receive("rounds", SETUP_ROUND, sent)
-    record_reply(setup, SETUP_ROUND, reply, len(data))
-    shares = {k: c.respond("covariance", 0, reply.for_participant(k))[1] for k, c in enumerate(clients)}
+    settings = settings_of(defence, data, d, bits)
+    shares, setup = replay_shares(name, data, settings, rng=10_000 + seed + 100_000 * run)
     return shares, setup, settings
-
-
-def with_sum(setup: Transcript, shares: dict, who: tuple[int, ...]) -> Transcript:
-    t = Transcript(list(setup))
-    record_secure_round(t, 0, InProcessSum()({k: shares[k] for k in who}), list(who))
-    return t
 
 
 def rel(a: np.ndarray, b: np.ndarray) -> float:
