@@ -22,10 +22,13 @@ data uncentred (the simulator's SEM has mean 0), ER graphs with d edges, **seeds
 - Utility at 10 × 1000 rows, d = 20 and 100 (TPR, SHD), and the bytes of the transcript.
 - The ε each participant keeps against a coalition of the server with the 9 others
   (``epsilon_with_shares``: one share's noise), next to the claim.
+- A two-party study (2 × 1000 rows, d = 20): what participant 0, colluding with the server, reads
+  of participant 1 (``--parts partner`` runs this table only).
 
     python experiments/secagg_defences.py [--seeds 5] [--dims 20,100]
 
-Rows go to ``docs/results/secagg_defences.csv``, the table to stdout.
+Rows go to ``docs/results/secagg_defences.csv`` (the two-party table to ``secagg_partner.csv``),
+the tables to stdout.
 """
 
 from __future__ import annotations
@@ -198,6 +201,27 @@ def membership_seed(seed: int) -> list[dict]:
     return out
 
 
+def partner_seed(seed: int) -> list[dict]:
+    """A two-party study (2 × 1000 rows, d = 20): what participant 0, colluding with the server,
+    reads of participant 1 — exactly without noise; its one noise share with distributed DP."""
+    data = simulate(20, 2 * 1000, participants=2, rng=seed).participants
+    rows = []
+    for defence in ("SecAgg only", "SecAgg + DDP (t = 0)"):
+        r = learn(defence, data, 20, seed)
+        shares, _, settings = shares_of(defence, data, 20, seed)
+        view = read_sum(r.transcript, settings)
+        iso = isolate_by_coalition(view, {0: shares[0]})
+        row = dict(seed=seed, defence=defence, partner_error=rel(iso.covariance, own(defence, data[1], 20)))
+        if defence == "SecAgg only":  # against what participant 1 uploaded: its rounded rows
+            R_plain = simulated_bounds(20)["clip_norm"]
+            Q = np.rint(clip_rows(data[1], norm=R_plain) * view.scale)
+            row["partner_error_statistic"] = rel(iso.covariance, Q.T @ Q / (view.scale**2 * len(Q)))
+        else:
+            row["epsilon_partner"] = epsilon_with_shares(r.info["plan"], 1, delta=DELTA)
+        rows.append(row)
+    return rows
+
+
 def noise_spread(seed: int, draws: int) -> list[dict]:
     """DP-Fed-BNSL under SecAgg + DDP (t = 0) at d = 20 on one data seed, over ``draws`` noise
     draws: how much the utility moves with the noise alone."""
@@ -222,7 +246,16 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--dims", default="20,100")
     p.add_argument("--noise-draws", type=int, default=10, help="DDP (t = 0) at d = 20: noise draws per seed")
+    p.add_argument(
+        "--parts", default="all", choices=("all", "partner"), help="partner: the two-party table only"
+    )
     a = p.parse_args()
+    partner = pd.DataFrame([row for seed in range(a.seeds) for row in partner_seed(seed)])
+    partner.to_csv(OUT / "secagg_partner.csv", index=False)
+    print("two parties, d = 20, 2 × 1000 rows: what participant 0 with the server reads of participant 1")
+    print(partner.groupby("defence").mean(numeric_only=True).drop(columns="seed").to_string())
+    if a.parts == "partner":
+        return
     dims = [int(v) for v in a.dims.split(",")]
     rows, scores = [], []
     for seed in range(a.seeds):

@@ -76,6 +76,7 @@ __all__ = [
     "check_counts",
     "decode_release",
     "SecureCovarianceParticipant",
+    "SumServer",
     "SecureCovarianceServer",
     "SecureRun",
     "run_secure_release",
@@ -261,8 +262,71 @@ class SecureCovarianceParticipant(HostedParticipant):
         return {"epsilon": self.ledger.epsilon(delta), "delta": delta, "ledger": self.ledger.to_json()}
 
 
-class SecureCovarianceServer(HostedServer):
-    """The server: reads the secure sum, decodes the covariance, fits it (post-processing).
+class SumServer(HostedServer):
+    """The server of a one-round covariance sum: the setup exchange (n_k up, all n_k down), one
+    secure round it reads only summed, then ``fit`` on the decoded
+    :class:`Release` (post-processing); :meth:`learned` returns what ``fit`` returned.
+    Subclasses decode the sum (:meth:`decode`)."""
+
+    def __init__(
+        self, params: Mapping[str, Any], *, n_participants: int, fit: Callable[[Release], Any]
+    ) -> None:
+        self.params = dict(params)
+        self.fit = fit
+        self.n_participants = check_int(n_participants, "n_participants", low=1)
+        if self.n_participants != self.params["participants"]:
+            raise ValueError(
+                f"the study declares {self.params['participants']} participants; the server has "
+                f"{self.n_participants}"
+            )
+        self.n: tuple[int, ...] | None = None
+        self.d = 0
+        self.release: Release | None = None
+        self.result: Any = None
+
+    def decode(self, n: tuple[int, ...], total: SecureSum) -> Release:
+        raise NotImplementedError
+
+    def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
+        ordered = self.check_uploads(phase, t, uploads)
+        if t != SETUP_ROUND:
+            raise ProtocolError(f"{phase} round {t}: the covariance travels as secure shares only")
+        self.n, self.d = read_shapes(ordered)
+        return n_samples_reply(self.n, ("covariance", 0))
+
+    def secure_round(self, phase: str, t: int) -> SecureRound | None:
+        if (phase, t) != ("covariance", 0):
+            return None
+        return SecureRound(self.params["modulus_bits"], self.params["dropouts"])
+
+    def receive_sum(self, phase: str, t: int, total: SecureSum) -> Reply:
+        if self.n is None or (phase, t) != ("covariance", 0):
+            raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
+        p = self.params
+        check_contributors(total, honest=p["participants"] - p["dropouts"])
+        if sum(self.n) != p["n_total"]:
+            raise ProtocolError(
+                f"the participants hold {sum(self.n)} rows; the study declared {p['n_total']}"
+            )
+        self.release = self.decode(self.n, total)
+        self.result = self.fit(self.release)
+        return Reply("done", None, None)
+
+    def planned_rounds(self, phase: str) -> int | None:
+        return 1
+
+    def transcript_of(self, phase: str) -> str:
+        return "rounds"  # the setup exchange and the secure round, in one transcript
+
+    def learned(self) -> Any:
+        if self.result is None:
+            raise ProtocolError("the server has not read the secure sum")
+        return self.result
+
+
+class SecureCovarianceServer(SumServer):
+    """The server of the joint release: reads the secure sum, decodes the noisy covariance with
+    the study's plan, fits it (post-processing).
 
     ``fit`` turns the :class:`Release` into the result :meth:`learned` returns (post-processing:
     DP-Fed-BNSL passes its NOTEARS fit, ``dp-cov-pc`` PC with noise-aware tests).
@@ -275,56 +339,12 @@ class SecureCovarianceServer(HostedServer):
         n_participants: int,
         fit: Callable[[Release], Any],
     ) -> None:
-        self.params = release_settings(**settings)
-        self.fit = fit
-        self.n_participants = check_int(n_participants, "n_participants", low=1)
-        if self.n_participants != self.params["participants"]:
-            raise ValueError(
-                f"the study declares {self.params['participants']} participants; the server has "
-                f"{self.n_participants}"
-            )
-        self.n: tuple[int, ...] | None = None
-        self.d = 0
-        self.release: Release | None = None
+        super().__init__(release_settings(**settings), n_participants=n_participants, fit=fit)
         self.plan: DistributedPlan | None = None
-        self.result: Any = None
 
-    def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
-        ordered = self.check_uploads(phase, t, uploads)
-        if t != SETUP_ROUND:
-            raise ProtocolError(f"{phase} round {t}: the covariance travels as secure shares only")
-        self.n, self.d = read_shapes(ordered)
-        return n_samples_reply(self.n, ("covariance", 0))
-
-    def receive_sum(self, phase: str, t: int, total: SecureSum) -> Reply:
-        if self.n is None or (phase, t) != ("covariance", 0):
-            raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
-        p = self.params
-        check_contributors(total, honest=p["participants"] - p["dropouts"])
-        if sum(self.n) != p["n_total"]:
-            raise ProtocolError(
-                f"the participants hold {sum(self.n)} rows; the study declared {p['n_total']}"
-            )
-        self.plan = plan = secure_plan(p, d=self.d)
-        self.release = decode_release(plan, self.n, total)
-        self.result = self.fit(self.release)
-        return Reply("done", None, None)
-
-    def secure_round(self, phase: str, t: int) -> SecureRound | None:
-        if (phase, t) != ("covariance", 0):
-            return None
-        return SecureRound(self.params["modulus_bits"], self.params["dropouts"])
-
-    def planned_rounds(self, phase: str) -> int | None:
-        return 1
-
-    def transcript_of(self, phase: str) -> str:
-        return "rounds"  # the setup exchange and the secure round, in one transcript
-
-    def learned(self) -> Any:
-        if self.result is None:
-            raise ProtocolError("the server has not read the secure sum")
-        return self.result
+    def decode(self, n: tuple[int, ...], total: SecureSum) -> Release:
+        self.plan = plan = secure_plan(self.params, d=self.d)
+        return decode_release(plan, n, total)
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,22 @@ def _dp_fed_bnsl_server(*, settings: Mapping[str, Any], n_participants: int) -> 
     return FedBNSLServer(settings=dict(plan(**_rest(settings)).hyper), n_participants=n_participants)
 
 
+def _dp_cov_pc_participant(X: Any, *, settings: Mapping[str, Any], **kw: Any) -> HostedParticipant:
+    if not _secure(settings):
+        raise ValueError('dp-cov-pc is hosted with aggregation="secure"; its local release runs in process')
+    return SecureCovarianceParticipant(X, settings=settings, **kw)
+
+
+def _dp_cov_pc_server(*, settings: Mapping[str, Any], n_participants: int) -> HostedServer:
+    from .constraint.dp_cov_pc import hosted_pc_fit
+
+    if not _secure(settings):
+        raise ValueError('dp-cov-pc is hosted with aggregation="secure"; its local release runs in process')
+    release = {k: settings[k] for k in RELEASE_KEYS if k in settings}
+    fit = hosted_pc_fit(dict(settings))
+    return SecureCovarianceServer(settings=release, n_participants=n_participants, fit=fit)
+
+
 HOSTED: dict[str, HostedProtocol] = {
     "fed-bnsl": HostedProtocol("fed-bnsl", False, _public(_fed_bnsl_participant), _fed_bnsl_server),
     "dp-fed-bnsl": HostedProtocol("dp-fed-bnsl", True, _dp_fed_bnsl_participant, _dp_fed_bnsl_server),
@@ -132,6 +148,7 @@ HOSTED: dict[str, HostedProtocol] = {
             settings=settings, n_participants=n_participants, private=True
         ),
     ),
+    "dp-cov-pc": HostedProtocol("dp-cov-pc", True, _dp_cov_pc_participant, _dp_cov_pc_server),
     "fed-dbn": HostedProtocol("fed-dbn", False, _public(FedDBNParticipant), HostedFedDBNServer),
     "fed-pc": HostedProtocol("fed-pc", False, _public(FedPCParticipant), FedPCServer),
     # the server draws the public initial parameters (its own `rng=`, fresh entropy by default)

@@ -27,21 +27,17 @@ from ..federation import Payload
 from ..federation.protocol import (
     SETUP_ROUND,
     HostedParticipant,
-    HostedServer,
     ProtocolError,
-    Reply,
     StateValue,
-    n_samples_reply,
     read_n_vector,
-    read_shapes,
     shape_upload,
 )
-from ..federation.secure_sum import SECURE_SHARE, SecureRound, SecureShare, SecureSum
+from ..federation.secure_sum import SECURE_SHARE, SecureShare, SecureSum
 from ..mechanisms import CLIP_RANGE
 from ..mechanisms.distributed import MAX_MODULUS_BITS, centred, integer_gram, integer_grid, to_residues
 from ..mechanisms.releases import clip_rows
 from ..scores import centre as centre_data
-from .covariance_release import Release, check_contributors, check_counts
+from .covariance_release import Release, SumServer, check_counts
 
 __all__ = [
     "PLAIN_KEYS",
@@ -156,57 +152,14 @@ class PlainSecureParticipant(HostedParticipant):
         self.stage = int(state.get("stage", 0) or 0)
 
 
-class PlainSecureServer(HostedServer):
+class PlainSecureServer(SumServer):
     """The server of the plain secure sum: the setup, one secure round, then ``fit`` on the
     :class:`~dpbnsl.learners.covariance_release.Release` (noise sd 0)."""
 
     def __init__(
         self, *, settings: Mapping[str, Any], n_participants: int, fit: Callable[[Release], Any]
     ) -> None:
-        self.params = plain_settings(**settings)
-        self.n_participants = check_int(n_participants, "n_participants", low=1)
-        if self.n_participants != self.params["participants"]:
-            raise ValueError(
-                f"the study declares {self.params['participants']} participants; the server has "
-                f"{self.n_participants}"
-            )
-        self.fit = fit
-        self.n: tuple[int, ...] | None = None
-        self.d = 0
-        self.release: Release | None = None
-        self.result: Any = None
+        super().__init__(plain_settings(**settings), n_participants=n_participants, fit=fit)
 
-    def receive(self, phase: str, t: int, uploads: Mapping[int, Payload]) -> Reply:
-        ordered = self.check_uploads(phase, t, uploads)
-        if t != SETUP_ROUND:
-            raise ProtocolError(f"{phase} round {t}: the covariance travels as secure shares only")
-        self.n, self.d = read_shapes(ordered)
-        return n_samples_reply(self.n, ("covariance", 0))
-
-    def secure_round(self, phase: str, t: int) -> SecureRound | None:
-        if (phase, t) != ("covariance", 0):
-            return None
-        return SecureRound(self.params["modulus_bits"], self.params["dropouts"])
-
-    def receive_sum(self, phase: str, t: int, total: SecureSum) -> Reply:
-        if self.n is None or (phase, t) != ("covariance", 0):
-            raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
-        check_contributors(total, honest=self.params["participants"] - self.params["dropouts"])
-        if sum(self.n) != self.params["n_total"]:
-            raise ProtocolError(
-                f"the participants hold {sum(self.n)} rows; the study declared {self.params['n_total']}"
-            )
-        self.release = decode_plain(plain_plan(self.params, d=self.d), self.n, total)
-        self.result = self.fit(self.release)
-        return Reply("done", None, None)
-
-    def planned_rounds(self, phase: str) -> int | None:
-        return 1
-
-    def transcript_of(self, phase: str) -> str:
-        return "rounds"
-
-    def learned(self) -> Any:
-        if self.result is None:
-            raise ProtocolError("the server has not read the secure sum")
-        return self.result
+    def decode(self, n: tuple[int, ...], total: SecureSum) -> Release:
+        return decode_plain(plain_plan(self.params, d=self.d), n, total)

@@ -390,6 +390,7 @@ _ENTRIES = (
         "constraint.dp_cov_pc:dp_cov_pc",
         "constraint",
         private=True,
+        hosted=True,  # with aggregation="secure" (its local release runs in process)
         simulation={"clip_norm": _simulated("clip_norm")},
         quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
         cli_options=_DP_COV_PC,

@@ -199,15 +199,19 @@ class Federation:
         return [pid for pid, _ in left]
 
 
+def _write(where: Path, participants) -> list[Path]:
+    """One CSV per participant (a header row, every digit of every value)."""
+    paths = []
+    for k, X in enumerate(participants):
+        paths.append(where / f"participant{k}.csv")
+        header = ",".join(f"x{j}" for j in range(X.shape[1]))
+        np.savetxt(paths[-1], X, delimiter=",", header=header, comments="", fmt="%.17g")
+    return paths
+
+
 @pytest.fixture
 def study(tmp_path):
-    data = simulate(5, P * 100, participants=P, rng=4)
-    paths = []
-    for k, X in enumerate(data.participants):
-        paths.append(tmp_path / f"participant{k}.csv")
-        np.savetxt(
-            paths[-1], X, delimiter=",", header=",".join(f"x{j}" for j in range(5)), comments="", fmt="%.17g"
-        )
+    paths = _write(tmp_path, simulate(5, P * 100, participants=P, rng=4).participants)
     app = tmp_path / "app"
     assert cli(["flower-app", str(app), "--protocol", "fed-bnsl", "--participants", str(P)]) == 0
     fed = Federation(tmp_path, paths)
@@ -280,13 +284,7 @@ app = make_client_app(mods=[_drop])
 @pytest.fixture
 def secure_study(tmp_path, request):
     drops = request.param
-    data = simulate(5, P * 300, participants=P, rng=4)
-    paths = []
-    for k, X in enumerate(data.participants):
-        paths.append(tmp_path / f"participant{k}.csv")
-        np.savetxt(
-            paths[-1], X, delimiter=",", header=",".join(f"x{j}" for j in range(5)), comments="", fmt="%.17g"
-        )
+    paths = _write(tmp_path, simulate(5, P * 300, participants=P, rng=4).participants)
     app = tmp_path / "app"
     assert cli(["flower-app", str(app), "--protocol", "dp-fed-bnsl", "--participants", str(P)]) == 0
     (app / "dpbnsl_study" / "client_app.py").write_text(_FAULTY_CLIENT)
@@ -364,12 +362,7 @@ def test_a_d200_covariance_over_secagg_on_loopback_with_ten_participants(tmp_pat
     from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
 
     P10, d, n = 10, 200, 300
-    data = simulate(d, P10 * n, participants=P10, rng=6)
-    paths = []
-    for k, X in enumerate(data.participants):
-        paths.append(tmp_path / f"participant{k}.csv")
-        header = ",".join(f"x{j}" for j in range(d))
-        np.savetxt(paths[-1], X, delimiter=",", header=header, comments="", fmt="%.17g")
+    paths = _write(tmp_path, simulate(d, P10 * n, participants=P10, rng=6).participants)
     app = tmp_path / "app"
     assert cli(["flower-app", str(app), "--protocol", "dp-fed-bnsl", "--participants", str(P10)]) == 0
     (app / "dpbnsl_study" / "client_app.py").write_text(_FAULTY_CLIENT)

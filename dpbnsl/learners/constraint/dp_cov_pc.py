@@ -94,6 +94,25 @@ def pc_from_covariance(
     return LearnResult("pc", dag, cpdag, history, columns, params=params, info=info)
 
 
+#: PC's options and their defaults (those of :func:`dp_cov_pc`)
+PC_DEFAULTS: dict[str, Any] = dict(
+    alpha=0.01, variant="stable", max_cond_size=None, conflict="first", extension="dor-tarsi"
+)
+
+
+def hosted_pc_fit(settings: dict[str, Any]) -> Any:
+    """The hosted server's fit: PC with noise-aware tests on the release, as (W, W_raw, history),
+    with the PC options of ``settings`` (others are ignored; defaults of :func:`dp_cov_pc`)."""
+    opts = check_pc_options(**{k: settings.get(k, v) for k, v in PC_DEFAULTS.items()})
+    keep = ("alpha", "variant", "max_cond_size", "conflict", "extension")
+
+    def fit(release: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+        r = pc_from_covariance(release.S, release.n, noise_sd=release.noise_sd, **{k: opts[k] for k in keep})
+        return r.W, r.W_raw, r.history
+
+    return fit
+
+
 @one_blas_thread
 def dp_cov_pc(
     participants: Any,
