@@ -166,12 +166,15 @@ def test_a_round_before_the_setup_is_refused():
 
 
 def test_unknown_protocol_and_settings_are_named():
-    with pytest.raises(ValueError, match="no hosted protocol for 'notears'; hosted: as-fcd, dp-fed-bnsl"):
+    with pytest.raises(ValueError, match="no hosted protocol for 'notears'; hosted: as-fcd, dp-cov-pc, dp-fed-bnsl"):
         hosted("notears")
     with pytest.raises(TypeError, match=r"unknown Fed-BNSL setting\(s\) \['rounds'\]"):
         hosted("fed-bnsl").server(settings={"rounds": 3}, n_participants=2)
     with pytest.raises(ValueError, match="`budget` applies to private protocols only"):
         hosted("fed-bnsl").participant(DATA.participants[0], settings={}, participant=0, budget=(1.0, 1e-5))
+    local = {"epsilon": 1.0, "delta": 1e-5, "clip_norm": 5.0}
+    with pytest.raises(ValueError, match='dp-cov-pc is hosted with aggregation="secure"'):
+        hosted("dp-cov-pc").server(settings=local, n_participants=2)
 
 
 def test_fedpc_participants_must_agree_on_the_test():
