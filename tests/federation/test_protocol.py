@@ -166,7 +166,9 @@ def test_a_round_before_the_setup_is_refused():
 
 
 def test_unknown_protocol_and_settings_are_named():
-    with pytest.raises(ValueError, match="no hosted protocol for 'notears'; hosted: as-fcd, dp-cov-pc, dp-fed-bnsl"):
+    with pytest.raises(
+        ValueError, match="no hosted protocol for 'notears'; hosted: as-fcd, dp-cov-pc, dp-fed-bnsl"
+    ):
         hosted("notears")
     with pytest.raises(TypeError, match=r"unknown Fed-BNSL setting\(s\) \['rounds'\]"):
         hosted("fed-bnsl").server(settings={"rounds": 3}, n_participants=2)

@@ -246,11 +246,10 @@ def _same_transcript(a, b):
 
 
 def _cases():
+    from dpbnsl.learners.constraint.dp_cov_pc import dp_cov_pc
     from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
     from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
     from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
-
-    from dpbnsl.learners.constraint.dp_cov_pc import dp_cov_pc
 
     return {
         "dp-fed-bnsl": (dp_fed_bnsl, dict(epsilon=1.0, delta=1e-5, clip_norm=10.0), 7),
