@@ -190,7 +190,8 @@ def save_run(run: FlowerRun, out: str | os.PathLike[str], *, settings: dict[str,
     """Write a run directory (all or nothing: a temporary directory renamed at the end): ``W.csv``
     (thresholded), ``W_raw.csv``, ``history.csv``, one transcript per phase (``transcript-*.npz`` and
     ``.json``), the participants' ``reports.json`` and ``run.json`` (protocol, settings, seconds,
-    versions, and for secure rounds the participants whose shares reached each sum)."""
+    versions, and for secure rounds the participants whose shares reached each sum and why any
+    were left out at the request)."""
     out = check_out_dir(out)
     tmp = Path(tempfile.mkdtemp(prefix=".dpbnsl-run-", dir=out.parent))
     try:
@@ -207,6 +208,7 @@ def save_run(run: FlowerRun, out: str | os.PathLike[str], *, settings: dict[str,
             "seconds": run.seconds,
             "versions": _versions(),
             "contributors": {key: list(ks) for key, ks in run.contributors.items()},
+            "dropped": run.dropped,
         }
         (tmp / "run.json").write_text(json.dumps(meta, indent=1))
         os.rename(tmp, out)
@@ -231,4 +233,5 @@ def load_run(directory: str | os.PathLike[str]) -> FlowerRun:
         run.transcripts[path.stem[len("transcript-") :]] = _load_transcript(path.with_suffix(""))
     run.reports = {int(k): v for k, v in json.loads((root / "reports.json").read_text()).items()}
     run.contributors = {key: tuple(ks) for key, ks in meta.get("contributors", {}).items()}
+    run.dropped = {key: list(why) for key, why in meta.get("dropped", {}).items()}
     return run

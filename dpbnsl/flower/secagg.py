@@ -20,35 +20,37 @@ weights' sum n·T is also reduced modulo 2^b); :func:`decode_sum` inverts it and
 result is an integer. T must fit Flower's 32-bit quantised values: b ≤ 31 (:data:`MAX_BITS`).
 
 **Dropouts.** A participant may drop out at the request (its share is then never made into
-the sum) or in SecAgg+'s masking and unmasking stages, up to the threshold; the sum then holds the
-others' shares, and :attr:`~dpbnsl.federation.secure_sum.SecureSum.contributors` says whose. A
-dropout in SecAgg+'s setup or key-sharing stage ends the round with nothing released: flwr 1.42
-then asks every node for key shares of the missing node, which no node holds. A node hands its
-share to SecAgg+ once (it is removed from the node's state), so no second round can be run on
-another subset of the same shares and differenced.
+the sum) or in SecAgg+'s unmasking stage, up to t; the sum then holds the shares of those that
+reached the masking stage, and :attr:`~dpbnsl.federation.secure_sum.SecureSum.contributors` says
+whose. A dropout in SecAgg+'s setup, key-sharing or masking stage ends the round with nothing
+released: the nodes refuse to reveal a dropped node's key shares (:func:`guard`), and flwr 1.42
+cannot unmask after an earlier dropout anyway. A node hands its share to SecAgg+ once (it is
+removed from the node's state), so no second round can be run on another subset of the same
+shares and differenced.
 
 **Threshold.** ``num_shares`` is every sampled node (SecAgg+ on the complete graph: the
 study sizes are small); the reconstruction threshold is P − t for the declared bound t of missing
 or colluding participants. Flower then refuses, at every stage, to go on with fewer than P − t
 nodes, so no sum of fewer than the P − t shares the noise needs is ever unmasked. The study must
-have P − t > t (t colluders with the server hold too few key shares of a secret) and
-P − t > P/2 (a server that tells some nodes a node dropped out and others that it did not cannot
-collect both of its secrets: Bonawitz et al., CCS 2017); :func:`secagg_parameters` checks both,
-and P ≥ 3, before any exchange.
+have P − t > t (t colluders with the server hold too few key shares of a secret) and P − t > P/2;
+:func:`secagg_parameters` checks both, and P ≥ 3, before any exchange.
 
 **The node's own checks** (:func:`guard`, a mod before ``secaggplus_mod``): the setup must be the
 study's; only plain ``train`` messages are answered (``secaggplus_mod`` passes any other type
-through untouched, so a ``train.*`` message must never reach the share); the share is handed over
-once, in the masking stage; the unmasking request must list disjoint live and dropped nodes, not
-this node as dropped, and at least P − t live nodes.
+through untouched, so a ``train.*`` message must never reach the share); the share is masked with
+every other node of the setup and handed over once, in the masking stage; the unmasking request
+must list at least P − t live nodes and no dropped one. These per-node checks stand in for the
+consistency round of Bonawitz et al., which Flower's SecAgg+ does not have: without them a server
+could combine different nodes' answers to unmask one share.
 
 **What Flower does not protect.** SecAgg+ hides the individual shares from an honest-but-curious
 server. Its public keys are not authenticated within the protocol, so a server that forges keys
 (an active attacker) can recover shares; node authentication protects the connections, not this.
 flwr 1.42 expands each mask from a 32-bit seed with numpy's Mersenne Twister, not a cryptographic
-generator: each share is masked by P − 1 pairwise masks, hence the P ≥ 3 floor. After a dropout
-in the key-sharing stage the package's server releases nothing (Flower's limit above); a server
-that worked around it could unmask only a sum of at least P − t shares, which the guarantee
+generator: a share stripped of its pairwise masks would be one brute force (2³² seeds) from
+exposed, which is why the nodes never reveal a dropped node's key shares (above), and why P ≥ 3.
+With those checks, a server that follows the protocol's message formats but lies in them can
+unmask only the sum of every node of the setup (at least P − t shares), which the guarantee
 covers. The package uses the protocol as Flower ships it and states these limits rather than
 patching them.
 """
@@ -239,6 +241,8 @@ def take_share(msg: Message, state: RecordDict) -> SecureShare:
 
 
 GUARD = "dpbnsl.secagg.guard"
+#: the number of nodes the accepted SecAgg+ setup sampled (the masking stage must use them all)
+SAMPLED = "dpbnsl.secagg.sampled"
 
 
 def guard(msg: Message, ctx: Context) -> None:
@@ -247,11 +251,16 @@ def guard(msg: Message, ctx: Context) -> None:
     - only the plain ``train`` type is accepted (``secaggplus_mod`` ignores any other, so a
       ``train.*`` message would reach the share unmasked);
     - the setup must be the study's (:func:`check_setup`);
-    - the masking stage arms a one-time hand-over of the kept share (:func:`take_share` refuses
-      without it);
-    - the unmasking stage's lists of live and dropped nodes must be disjoint, without repeats, must
-      not name this node as dropped, and must hold at least P − t live nodes: a server that lists a
-      node as both would collect both of its secrets and unmask its share alone.
+    - the masking stage must forward the key shares of every other node of the accepted setup
+      (at least P − t − 1, distinct; so the only subset of masked shares whose pairwise masks
+      cancel is the whole sample), and it arms a one-time hand-over of the kept share
+      (:func:`take_share` refuses without it);
+    - the unmasking stage must list at least P − t live nodes, without repeats, and **no dropped
+      node**: the key shares of a node declared dropped remove its pairwise masks, and a server
+      that declared a node dropped after it sent its masked share would be left with that share
+      under its self-mask alone (a 32-bit seed in flwr 1.42), or, listing it as both live and
+      dropped, with nothing. A dropout in SecAgg+'s masking stage therefore ends the round (nothing
+      released); dropouts at the request and in the unmasking stage are tolerated.
     """
     kind = msg.metadata.message_type
     if kind != MessageType.TRAIN:
@@ -260,7 +269,18 @@ def guard(msg: Message, ctx: Context) -> None:
     if stage == Stage.SETUP:
         check_setup(msg, ctx)
     elif stage == Stage.COLLECT_MASKED_VECTORS:
+        cfg = msg.content.config_records[RECORD_KEY_CONFIGS]
+        sources = [int(v) for v in cast(list[int], cfg.get(Key.SOURCE_LIST, []))]
         _pending(ctx.state)
+        sampled = (
+            int(cast(int, cast(ConfigRecord, ctx.state[SAMPLED])["sampled"])) if SAMPLED in ctx.state else 0
+        )
+        need = sampled - 1  # every other node of the setup (a dropout before masking ends the round)
+        if len(set(sources)) != len(sources) or msg.metadata.dst_node_id in sources or len(sources) != need:
+            raise Refusal(
+                f"the server's SecAgg+ masking request is refused: the share must be masked with every "
+                f"other node of the setup ({need} distinct nodes); the server forwarded {sources}"
+            )
         ctx.state[GUARD] = ConfigRecord({"hand-over": True})
     elif stage == Stage.UNMASK:
         cfg = msg.content.config_records[RECORD_KEY_CONFIGS]
@@ -268,12 +288,10 @@ def guard(msg: Message, ctx: Context) -> None:
         dead = [int(v) for v in cast(list[int], cfg.get(Key.DEAD_NODE_ID_LIST, []))]
         _, s = _pending_or_done(ctx.state)
         wrong = []
-        if len(set(live)) != len(live) or len(set(dead)) != len(dead):
+        if len(set(live)) != len(live):
             wrong.append("a node is listed twice")
-        if set(live) & set(dead):
-            wrong.append(f"nodes {sorted(set(live) & set(dead))} are listed as both live and dropped")
-        if msg.metadata.dst_node_id in dead:
-            wrong.append("this node is listed as dropped")
+        if dead:  # a node declared dropped after it sent its masked share would lose every pairwise mask
+            wrong.append(f"nodes {sorted(set(dead))} are listed as dropped after the masking stage")
         if len(live) < s.participants - s.dropouts:
             wrong.append(f"{len(live)} live nodes, fewer than P − t = {s.participants - s.dropouts}")
         if wrong:
@@ -307,6 +325,7 @@ def check_setup(msg: Message, ctx: Context) -> None:
         wrong.append(f"{sampled} sampled nodes (expected {s.participants - s.dropouts} to {s.participants})")
     if wrong:
         raise Refusal("the server's SecAgg+ setup differs from the study's: " + "; ".join(wrong))
+    ctx.state[SAMPLED] = ConfigRecord({"sampled": sampled})
 
 
 def _same(got: Any, want: Any) -> bool:
@@ -467,14 +486,15 @@ def run_secagg(
         for stage, nodes_out in workflow.dropped.items():
             out = sorted(by_node[n] for n in nodes_out)
             missing += [f"participant {k} (in SecAgg+'s {stage} stage)" for k in out]
-        early = any(workflow.dropped.get(stage) for stage in ("setup", "share-keys"))
+        early = any(workflow.dropped.get(stage) for stage in ("setup", "share-keys", "masking"))
         raise ProtocolError(
             f"{where}: SecAgg+ could not unmask the sum"
             + (f" (it halted in its {workflow.halted_at} stage)" if workflow.halted_at else "")
             + f"; missing: {', '.join(missing) or 'none reported'}; its threshold is {params.threshold} of "
             f"{params.participants}"
             + (
-                "; Flower's SecAgg+ cannot unmask a sum after a dropout before its masking stage"
+                "; a SecAgg+ round cannot complete after a dropout before its unmasking stage (the "
+                "nodes never reveal a dropped node's keys)"
                 if early
                 else ""
             )

@@ -264,7 +264,8 @@ def test_a_participant_killed_mid_run_is_named_and_nothing_is_written(study, tmp
 # --- secure aggregation on loopback: Flower's SecAgg+ between separate processes -------------
 
 #: the deployment's ClientApp with a fault a test can set per node (node config ``drop-at``: the
-#: SecAgg+ stage at which the node fails, as a machine that goes away mid-round)
+#: SecAgg+ stage at which the node fails, or "request" for the secure round's request, as a machine
+#: that goes away mid-round)
 _FAULTY_CLIENT = """\
 from dpbnsl.flower.apps import make_client_app
 from dpbnsl.flower.secagg import share_stage
@@ -272,7 +273,8 @@ from dpbnsl.flower.secagg import share_stage
 
 def _drop(msg, ctx, call_next):
     stage = str(ctx.node_config.get("drop-at", ""))
-    if stage and share_stage(msg) == stage:
+    at_request = msg.metadata.message_type == "query" and msg.content["config"]["phase"] == "covariance"
+    if stage and (at_request if stage == "request" else share_stage(msg) == stage):
         raise RuntimeError("this node went away")
     return call_next(msg, ctx)
 
@@ -307,10 +309,10 @@ def _secure_config(out: Path) -> str:
     return f"participants={P} out-dir=\"{out}\" settings='{settings}' round-timeout=120.0"
 
 
-@pytest.mark.parametrize("secure_study", [{2: "collect_masked_vectors"}], indirect=True)
+@pytest.mark.parametrize("secure_study", [{2: "request"}], indirect=True)
 def test_a_secagg_deployment_survives_a_dropout_within_the_threshold(secure_study, tmp_path):
-    """P = 3, t = 1 (threshold 2): participant 2's node fails in SecAgg+'s masking stage; the run
-    completes with participants 0 and 1's shares, bitwise the in-process sum of those two."""
+    """P = 3, t = 1 (threshold 2): participant 2's node fails at the secure round's request; the
+    run completes with participants 0 and 1's shares, bitwise the in-process sum of those two."""
     from dpbnsl.federation.secure_sum import InProcessSum
     from dpbnsl.flower.deployment import load_run
     from dpbnsl.learners.hosted import hosted
@@ -335,6 +337,7 @@ def test_a_secagg_deployment_survives_a_dropout_within_the_threshold(secure_stud
     np.testing.assert_array_equal(run.W_raw, server.learned()[1])
     assert [m.sender for m in run.transcript if m.kind == "secure_share"] == [0, 1]
     assert run.contributors == {"covariance:0": (0, 1)}
+    assert list(run.dropped) == ["covariance:0"] and "participant 2" in run.dropped["covariance:0"][0]
 
 
 @pytest.mark.parametrize(

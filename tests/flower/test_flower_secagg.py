@@ -190,13 +190,28 @@ def test_the_share_never_leaves_outside_secaggs_masking_stage():
 
 
 @pytest.mark.usefixtures("_identity")
-def test_an_unmasking_request_that_would_expose_one_share_is_refused():
-    """A server that lists a node as both live and dropped would collect both of its secrets; one
-    that lists fewer than P − t live nodes would unmask too small a sum."""
+def test_requests_that_would_expose_one_share_are_refused():
+    """Without a consistency round, a server could (a) mask a share with too few nodes, or repeat
+    one, and unmask a small subset; (b) declare a node dropped after it sent its masked share and
+    strip its pairwise masks (its self-mask is a 32-bit seed); (c) list a node as live to some and
+    dropped to others; (d) unmask fewer than P − t shares. The node refuses each."""
     from dpbnsl.flower.secagg import guard
 
     node = Node()
     node.keep()
+    node.secagg(**_setup())  # the accepted setup samples 3 nodes
+
+    def masking(sources):
+        cfg = {Key.STAGE: Stage.COLLECT_MASKED_VECTORS, Key.SOURCE_LIST: sources, Key.CIPHERTEXT_LIST: []}
+        guard(
+            Message(RecordDict({RECORD_KEY_CONFIGS: ConfigRecord(cfg)}), dst_node_id=7, message_type="train"),
+            node.ctx,
+        )
+
+    for sources in ([8, 8], [8], [7, 8], [8, 9, 10]):
+        with pytest.raises(Exception, match="masked with every other node of the setup"):
+            masking(sources)
+    masking([8, 9])  # every other node: accepted
 
     def unmask(live, dead):
         cfg = {Key.STAGE: Stage.UNMASK, Key.ACTIVE_NODE_ID_LIST: live, Key.DEAD_NODE_ID_LIST: dead}
@@ -205,10 +220,10 @@ def test_an_unmasking_request_that_would_expose_one_share_is_refused():
 
     unmask([7, 8, 9], [])  # the honest request
     for live, dead, why in [
-        ([7, 8, 9], [9], "listed as both live and dropped"),
+        ([7, 8, 9], [9], "listed as dropped after the masking stage"),
         ([7, 8, 8], [], "listed twice"),
-        ([8, 9, 10], [7], "this node is listed as dropped"),
-        ([7, 8], [9], "fewer than P − t = 3"),
+        ([8, 9, 10], [7], "listed as dropped after the masking stage"),
+        ([7, 8], [], "fewer than P − t = 3"),
     ]:
         with pytest.raises(Exception, match=why):
             unmask(live, dead)
@@ -284,8 +299,12 @@ def test_a_secagg_run_equals_the_in_process_secure_sum(name):
 
 
 def _drop(who: set[int], stage: str):
+    """A node that fails at SecAgg+'s ``stage``, or at the secure round's request (``"request"``)."""
+
     def mod(msg, ctx, call_next):
-        if participant_id(ctx.node_config) in who and share_stage(msg) == stage:
+        at_request = msg.metadata.message_type == "query" and msg.content["config"]["phase"] == "covariance"
+        here = at_request if stage == "request" else share_stage(msg) == stage
+        if participant_id(ctx.node_config) in who and here:
             raise RuntimeError("this participant's machine went away")
         return call_next(msg, ctx)
 
@@ -342,19 +361,19 @@ def _expected(data, settings, contributors, seed):
     return server
 
 
-@pytest.mark.parametrize(
-    "stage, contributors", [(Stage.COLLECT_MASKED_VECTORS, (0, 1, 3)), (Stage.UNMASK, (0, 1, 2, 3))]
-)
+@pytest.mark.parametrize("stage, contributors", [("request", (0, 1, 3)), (Stage.UNMASK, (0, 1, 2, 3))])
 def test_a_dropout_within_the_threshold_leaves_the_others_sum(stage, contributors):
-    """P = 4, t = 1 (threshold 3): participant 2 drops out before its masked share is sent (its
-    share is not in the sum) or after (the others' key shares unmask it); the run completes with
-    bitwise the in-process sum of the shares that reached it, each participant's statement the
-    one calibrated for P − t = 3 honest shares."""
+    """P = 4, t = 1 (threshold 3): participant 2 drops out at the secure round's request (its
+    share never enters SecAgg+) or in the unmasking stage (the others' key shares unmask it); the
+    run completes with bitwise the in-process sum of the shares that reached it, each
+    participant's statement the one calibrated for P − t = 3 honest shares."""
     data = simulate(5, 4 * 300, participants=4, rng=2).participants
     settings = FOUR
     results = _run_with_dropouts(data, settings, {2}, stage, seed=5)
     run = results["run"]
     assert run.contributors == {"covariance:0": contributors}
+    if stage == "request":  # the server says who was left out at the request, in data-free words
+        assert list(run.dropped) == ["covariance:0"] and "participant 2" in run.dropped["covariance:0"][0]
     server = _expected(data, settings, contributors, seed=5)
     np.testing.assert_array_equal(run.W_raw, server.learned()[1])
     senders = [m.sender for m in run.transcript if m.kind == "secure_share"]
@@ -369,18 +388,22 @@ def test_dropouts_beyond_the_threshold_end_the_run_naming_them():
     with pytest.raises(
         Exception,
         match=r"missing: participant 1 \(in SecAgg\+'s masking stage\), participant 2 \(in SecAgg\+'s "
-        r"masking stage\); its threshold is 3 of 4; nothing released",
+        r"masking stage\); its threshold is 3 of 4;.*nothing released",
     ):
         _run_with_dropouts(data, settings, {1, 2}, Stage.COLLECT_MASKED_VECTORS, seed=5)
 
 
-def test_a_dropout_before_secaggs_masking_ends_the_round_cleanly():
-    """flwr 1.42 cannot unmask after a dropout in its key-sharing stage: the run ends naming the
-    participant and the stage, with nothing released."""
+@pytest.mark.parametrize(
+    "stage, name", [(Stage.SHARE_KEYS, "share-keys"), (Stage.COLLECT_MASKED_VECTORS, "masking")]
+)
+def test_a_dropout_before_secaggs_unmasking_ends_the_round_cleanly(stage, name):
+    """A dropout in the key-sharing stage (flwr 1.42 cannot unmask after it) or in the masking
+    stage (the nodes never reveal a dropped node's keys): the run ends naming the participant and
+    the stage, with nothing released."""
     data = simulate(5, 4 * 300, participants=4, rng=2).participants
     settings = FOUR
     with pytest.raises(
         Exception,
-        match=r"missing: participant 2 \(in SecAgg\+'s share-keys stage\).*before its masking stage",
+        match=rf"missing: participant 2 \(in SecAgg\+'s {name} stage\).*before its unmasking stage.*nothing released",
     ):
-        _run_with_dropouts(data, settings, {2}, Stage.SHARE_KEYS, seed=5)
+        _run_with_dropouts(data, settings, {2}, stage, seed=5)
