@@ -464,6 +464,16 @@ def run_on_grid(
             out.append((k, Message(content, dst_node_id=node, message_type="query", group_id=f"{phase}:{t}")))
         return out
 
+    def deliver(record: Transcript, t: int, reply: Any) -> tuple[str, int] | None:
+        """Record the server's reply and queue what each participant receives next."""
+        record_reply(record, t, reply, n_participants)
+        for k in range(n_participants):
+            sent = reply.for_participant(k)
+            if sent is not None:
+                inbox[k] = sent
+            extras[k] = reply.extra_for(k)
+        return cast("tuple[str, int] | None", reply.next)
+
     while step is not None:
         phase, t = step
         where = f"{phase} round {t}" if t != SETUP_ROUND else "the setup exchange"
@@ -494,14 +504,7 @@ def run_on_grid(
             run.contributors[f"{phase}:{t}"] = total.contributors
             run.secure_seconds[f"{phase}:{t}"] = time.perf_counter() - began
             record_secure_round(record, t, total, list(total.contributors))
-            reply = server.receive_sum(phase, t, total)
-            record_reply(record, t, reply, n_participants)
-            for k in range(n_participants):
-                sent_down = reply.for_participant(k)
-                if sent_down is not None:
-                    inbox[k] = sent_down
-                extras[k] = reply.extra_for(k)
-            step = reply.next
+            step = deliver(record, t, server.receive_sum(phase, t, total))
             continue
         replies = _exchange(grid, send(phase, t), where, round_timeout)
         uploads: dict[int, Any] = {}
@@ -522,13 +525,7 @@ def run_on_grid(
         reply = server.receive(phase, t, uploads)  # names missing or unknown participant ids
         if targets[0][0] is None:
             targets = [(k, node_of[k]) for k in sorted(node_of)]
-        record_reply(record, t, reply, n_participants)
-        for k in range(n_participants):
-            sent = reply.for_participant(k)
-            if sent is not None:
-                inbox[k] = sent
-            extras[k] = reply.extra_for(k)
-        step = reply.next
+        step = deliver(record, t, reply)
     # a participant that dropped out of a secure round may be gone: its report is then missing
     late = dropouts if run.contributors else 0
     wait = round_timeout if round_timeout is not None or not late else SECURE_TIMEOUT

@@ -15,7 +15,6 @@ import pandas as pd
 from ..federation.protocol import HostedParticipant, HostedServer
 from .constraint.hosted_fed_pc import FedPCParticipant, FedPCServer
 from .covariance_release import RELEASE_KEYS, SecureCovarianceParticipant, SecureCovarianceServer
-from .linear.fed_bnsl_secure import plain_fit
 from .linear.hosted_fed_bnsl import DPFedBNSLParticipant, FedBNSLParticipant, FedBNSLServer, fed_bnsl_settings
 from .linear.hosted_sparse import DPFedSparseParticipant, FedSparseParticipant, SparseServer
 from .linear.secure_covariance import notears_fit, secure_settings
@@ -90,7 +89,7 @@ def _fed_bnsl_participant(
 
 def _fed_bnsl_server(*, settings: Mapping[str, Any], n_participants: int) -> HostedServer:
     if _secure(settings):
-        fit = plain_fit(fed_bnsl_settings(**_rest(settings, PLAIN_KEYS)))
+        fit = notears_fit(fed_bnsl_settings(**_rest(settings, PLAIN_KEYS)))
         return PlainSecureServer(settings=settings, n_participants=n_participants, fit=fit)
     return FedBNSLServer(settings=_rest(settings), n_participants=n_participants)
 

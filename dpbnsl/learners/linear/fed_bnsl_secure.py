@@ -4,7 +4,6 @@ the pooled covariance at the server."""
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any
 
@@ -13,21 +12,9 @@ import pandas as pd
 from ...federation.protocol import run_protocol
 from ..plain_release import PlainSecureParticipant, PlainSecureServer, plain_settings
 from ..result import LearnResult
-from .secure_covariance import fit_release
+from .secure_covariance import notears_fit
 
-__all__ = ["fed_bnsl_secure", "plain_fit"]
-
-
-def plain_fit(settings: dict[str, Any]) -> Any:
-    """The server's NOTEARS fit of the pooled covariance with Fed-BNSL's ``settings``."""
-    return functools.partial(
-        fit_release,
-        lambda1=settings["lambda1"],
-        threshold=settings["threshold"],
-        max_rounds=settings["max_rounds"],
-        h_tol=settings["h_tol"],
-        rho_max=settings["rho_max"],
-    )
+__all__ = ["fed_bnsl_secure"]
 
 
 def fed_bnsl_secure(
@@ -39,7 +26,7 @@ def fed_bnsl_secure(
     plain = plain_settings(participants=len(arrays), n_total=sum(X.shape[0] for X in arrays), **settings)
     start = time.perf_counter()
     clients = [PlainSecureParticipant(X, settings=plain, participant=k) for k, X in enumerate(arrays)]
-    server = PlainSecureServer(settings=plain, n_participants=len(arrays), fit=plain_fit(settings))
+    server = PlainSecureServer(settings=plain, n_participants=len(arrays), fit=notears_fit(settings))
     transcript = run_protocol(server, clients)["rounds"]
     W, W_raw, history = server.learned()
     release = server.release
