@@ -39,11 +39,11 @@ from .records import get_payload, get_state, put_payload, put_state
 from .secagg import (
     guard,
     keep_share,
-    run_secagg,
     secagg_parameters,
     share_reply,
     take_share,
 )
+from .secagg_server import run_secagg
 
 __all__ = ["FlowerRun", "make_client_app", "make_server_app", "run_on_grid", "participant_id"]
 
