@@ -10,6 +10,10 @@ accepted as a 0/1 matrix. Graph metrics take ``(truth, estimate)`` in that order
 reference fails a check the estimate passes, it adds that the arguments may be swapped. A ratio
 with a zero denominator follows NOTEARS (Zheng et al. 2018): the denominator is floored at 1, so
 an empty ratio is 0.
+
+:func:`varsortability`, :func:`r2_sortability` and :func:`sortability` measure a *data set*
+against its DAG: how far sorting the variables by marginal variance (or by R²) recovers the causal
+order (Reisach et al. 2021, 2023).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
+from ._sortability import r2_sortability, sortability, varsortability
 from ._validation import ArrayLike, as_float_matrix, as_square_matrix
 from .graphs import dag_to_cpdag, v_structures
 
@@ -38,6 +43,9 @@ __all__ = [
     "shd_cpdag",
     "auroc_aupr",
     "nmse",
+    "sortability",
+    "varsortability",
+    "r2_sortability",
 ]
 
 

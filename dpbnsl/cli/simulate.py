@@ -27,7 +27,7 @@ def add_simulate_command(
         "a structural VAR(L) time series instead (FedDBN's benchmark): each participant's file "
         "holds its segment of the series, rows in time order, and true_lagged.csv the lag weights.",
     )
-    sim.add_argument("--d", type=count(2, 10_000), default=10, help="number of variables")
+    sim.add_argument("--d", type=count(2, 10_000), default=None, help="number of variables (default 10)")
     sim.add_argument("--n", type=count(2, 10**8), default=1000, help="total number of samples")
     sim.add_argument("--participants", type=count(1, 100_000), default=10, help="number of participants")
     sim.add_argument("--s0", type=count(0, 10**8), default=None, help="number of edges (default: d)")
@@ -50,6 +50,20 @@ def add_simulate_command(
         default=None,
         help="simulate a structural VAR time series of this lag instead (for fed-dbn; "
         "--n design rows in all, --graph-type and --noise do not apply)",
+    )
+    sim.add_argument(
+        "--network",
+        default=None,
+        choices=("ecoli70", "magic-niab", "alarm", "child", "insurance"),
+        help="sample a packaged bnlearn network instead (Gaussian: ecoli70, magic-niab, centred "
+        "with the population mean; discrete: alarm, child, insurance, integer state codes); "
+        "--d, --s0, --graph-type, --noise and --lag do not apply",
+    )
+    sim.add_argument(
+        "--standardise",
+        action="store_true",
+        help="divide each variable by its population standard deviation (from the simulated or "
+        "published parameters, not from the sample; true_weights.csv is rescaled to match)",
     )
     sim.add_argument("--out", type=Path, default=Path("dpbnsl-data"), help="output directory")
     sim.add_argument(
@@ -81,6 +95,20 @@ def _simulate(args: argparse.Namespace) -> int:
             f"--out {str(args.out)!r} holds {stale[0].name} of an earlier simulation; "
             f"pass --force to replace that simulation, or choose another directory"
         )
+    if args.network is not None:
+        foreign = [
+            flag
+            for flag, given in (
+                ("--d", args.d is not None),
+                ("--s0", args.s0 is not None),
+                ("--graph-type", args.graph_type != "ER"),
+                ("--noise", args.noise != "gaussian"),
+                ("--lag", args.lag is not None),
+            )
+            if given
+        ]
+        if foreign:
+            raise CLIError(f"--network samples a packaged network: {', '.join(foreign)} do(es) not apply")
     if args.participants > args.n:
         raise CLIError(
             f"--participants {args.participants} exceeds --n {args.n}: every "
@@ -92,13 +120,24 @@ def _simulate(args: argparse.Namespace) -> int:
     from ..simulation import simulate
     from ..simulation.temporal import simulate_temporal
 
-    cols = [f"X{i}" for i in range(args.d)]
-    if args.lag is not None:
+    d = 10 if args.d is None else args.d
+    cols = [f"X{i}" for i in range(d)]
+    if args.network is not None:
+        from ..io.networks import GAUSSIAN_NETWORKS, sample_network
+
+        if args.standardise and args.network not in GAUSSIAN_NETWORKS:
+            raise CLIError(f"--standardise applies to the Gaussian networks ({', '.join(GAUSSIAN_NETWORKS)})")
+        sample = sample_network(
+            args.network, args.n, participants=args.participants, standardise=args.standardise, rng=args.seed
+        )
+        series, B_true, W_true = list(sample.participants), sample.B_true, sample.W_true
+        cols = list(sample.columns)
+    elif args.lag is not None:
         if args.graph_type != "ER" or args.noise != "gaussian" or args.s0 is not None:
             raise CLIError("--lag simulates FedDBN's benchmark: --graph-type, --noise and --s0 do not apply")
-        temporal = simulate_temporal(
-            args.d, args.n, participants=args.participants, lag=args.lag, rng=args.seed
-        )
+        if args.standardise:
+            raise CLIError("--standardise applies to the linear SEM and the Gaussian networks, not to --lag")
+        temporal = simulate_temporal(d, args.n, participants=args.participants, lag=args.lag, rng=args.seed)
         series, B_true, W_true = [s[0] for s in temporal.series], temporal.B_true, temporal.W_true
         lagged = pd.DataFrame(
             temporal.A_true,
@@ -107,12 +146,13 @@ def _simulate(args: argparse.Namespace) -> int:
         )
     else:
         data = simulate(
-            args.d,
+            d,
             args.n,
             participants=args.participants,
             s0=args.s0,
             graph_type=args.graph_type,
             noise=args.noise,
+            standardise=args.standardise,
             rng=args.seed,
         )
         series, B_true, W_true = list(data.participants), data.B_true, data.W_true
@@ -138,7 +178,10 @@ def _simulate(args: argparse.Namespace) -> int:
     print(
         f"wrote {len(series)} participant files, true_graph.csv"
         + (", true_weights.csv and true_lagged.csv " if args.lag else " and true_weights.csv ")
-        + f"to {args.out} ({int(np.count_nonzero(B_true))} true edges)"
+        + f"to {args.out} ({int(np.count_nonzero(B_true))} true edges"
+        + (f"; network {args.network}" if args.network else "")
+        + ("; standardised" if args.standardise else "")
+        + ")"
         + (f"; removed {len(stale)} participant file(s) of an earlier simulation" if stale else "")
     )
     set_json(
@@ -146,8 +189,10 @@ def _simulate(args: argparse.Namespace) -> int:
         {
             "out": str(args.out),
             "files": [str(p) for p, _ in files],
-            "d": args.d,
+            "d": len(cols),
             "n": args.n,
+            "network": args.network,
+            "standardise": args.standardise,
             "participants": len(series),
             "true_edges": int(np.count_nonzero(B_true)),
             "lag": args.lag,

@@ -20,6 +20,8 @@ _EXPORTS = {
     "dp_fed_sparse_bnsl": "linear.dp_fed_sparse_bnsl",
     "dp_fed_bnsl": "linear.dp_fed_bnsl",
     "select_dp_fed_sparse_bnsl": "linear.private_selection",
+    "sortnregress": "linear.sortnregress",
+    "dp_sortnregress": "linear.dp_sortnregress",
     "personalize": "linear.personalize",
     "personalized_nmse": "linear.personalize",
     "Personalized": "linear.personalize",
@@ -76,12 +78,14 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .constraint.pc import pc
     from .linear.dp_fed_bnsl import dp_fed_bnsl
     from .linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
+    from .linear.dp_sortnregress import dp_sortnregress
     from .linear.fed_bnsl import fed_bnsl
     from .linear.fed_sparse_bnsl import fed_sparse_bnsl
     from .linear.notears import notears
     from .linear.personalize import Personalized, personalize, personalized_nmse
     from .linear.pgcd import PGCDNoise, pgcd
     from .linear.private_selection import select_dp_fed_sparse_bnsl
+    from .linear.sortnregress import sortnregress
     from .nonlinear.ds_fcd import as_fcd, ds_fcd, fcd_centralized, fcd_defaults
     from .nonlinear.fed_bnsl_mlp import fed_bnsl_mlp
     from .nonlinear.notears_mlp import notears_mlp, notears_mlp_best, notears_mlp_local, notears_mlp_voting
@@ -107,6 +111,8 @@ __all__ = [
     "dp_fed_bnsl",
     "dp_cov_pc",
     "pc_from_covariance",
+    "sortnregress",
+    "dp_sortnregress",
     "select_dp_fed_sparse_bnsl",
     "personalize",
     "personalized_nmse",

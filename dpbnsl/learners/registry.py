@@ -210,6 +210,18 @@ def _plan_dp_cov_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
     return plan(psd=False, **{k: options[k] for k in keep if k in options})
 
 
+_DP_SORT = ("threshold", "epsilon", "delta", "seed", "clip_norm", "calibration", "aggregation", "dropouts")
+_SORT_DEFAULTS = {"threshold": 0.3}
+
+
+def _threshold_kwargs(args: argparse.Namespace) -> dict:
+    return _given(args, "threshold")
+
+
+def _dp_sort_kwargs(args: argparse.Namespace) -> dict:
+    return _given(args, *_DP_SORT, rename={"seed": "rng"})
+
+
 _MLP = ("lambda1", "threshold", "seed", "ftol")
 
 
@@ -374,6 +386,50 @@ _ENTRIES = (
         + ("clip_norm", "calibration", "aggregation", "dropouts"),
         cli_kwargs=_dp_covariance_kwargs,
         plan=_plan_covariance_learner,
+    ),
+    # the sorting baselines (Reisach et al.): not private on pooled rows, private on one release;
+    # thresholded at 0.3 by the tools like every linear learner (the functions' own default is 0)
+    Learner(
+        "sortnregress",
+        "linear.sortnregress:sortnregress",
+        "linear",
+        pooled=True,
+        defaults=_SORT_DEFAULTS,
+        cli_options=("threshold",),
+        cli_kwargs=_threshold_kwargs,
+    ),
+    Learner(
+        "r2-sortnregress",
+        "linear.sortnregress:sortnregress",
+        "linear",
+        pooled=True,
+        defaults={**_SORT_DEFAULTS, "criterion": "r2"},
+        cli_options=("threshold",),
+        cli_kwargs=_threshold_kwargs,
+    ),
+    Learner(
+        "dp-sortnregress",
+        "linear.dp_sortnregress:dp_sortnregress",
+        "linear",
+        private=True,
+        defaults=_SORT_DEFAULTS,
+        simulation={"clip_norm": _simulated("clip_norm")},
+        quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
+        cli_options=_DP_SORT,
+        cli_kwargs=_dp_sort_kwargs,
+        plan=_plan_dp_cov_pc,
+    ),
+    Learner(
+        "dp-r2-sortnregress",
+        "linear.dp_sortnregress:dp_sortnregress",
+        "linear",
+        private=True,
+        defaults={**_SORT_DEFAULTS, "criterion": "r2"},
+        simulation={"clip_norm": _simulated("clip_norm")},
+        quick={"epsilon": 5.0, "delta": 1e-5, "clip_norm": 5.0},
+        cli_options=_DP_SORT,
+        cli_kwargs=_dp_sort_kwargs,
+        plan=_plan_dp_cov_pc,
     ),
     # constraint-based
     Learner("pc", "constraint.pc:pc", "constraint", pooled=True, cli_options=_CI, cli_kwargs=_ci_kwargs),

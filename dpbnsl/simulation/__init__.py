@@ -15,6 +15,7 @@ from .discrete import random_discrete_bn, simulate_discrete
 from .linear import (
     HeterogeneousData,
     SimulatedData,
+    population_scale,
     simulate,
     simulate_dag,
     simulate_heterogeneous,
@@ -30,6 +31,7 @@ __all__ = [
     "HeterogeneousData",
     "SimulatedData",
     "random_discrete_bn",
+    "population_scale",
     "simulate",
     "simulate_dag",
     "simulate_discrete",

@@ -22,7 +22,7 @@ from .._validation import as_generator, check_int, check_real, readonly_copy
 from ..graphs import topological_order
 from .linear import simulate_dag
 
-__all__ = ["DiscreteBN", "DiscreteData", "random_discrete_bn", "simulate_discrete", "read_bif"]
+__all__ = ["DiscreteBN", "DiscreteData", "random_discrete_bn", "simulate_discrete", "read_bif", "parse_bif"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,7 +281,14 @@ def read_bif(path: str | os.PathLike[str]) -> DiscreteBN:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"`path` must be a str or path-like; got {type(path).__name__}")
     with open(path, encoding="utf-8") as fh:
-        text = _COMMENT.sub(" ", fh.read())
+        return parse_bif(fh.read(), where=str(path))
+
+
+def parse_bif(text: str, *, where: str = "<BIF text>") -> DiscreteBN:
+    """A discrete Bayesian network from the text of a BIF file (the reading of :func:`read_bif`);
+    ``where`` names the source in error messages."""
+    path = where
+    text = _COMMENT.sub(" ", text)
     blocks = _blocks(text, path)
     names, states = [], []
     for _, name, body in (b for b in blocks if b[0] == "variable"):

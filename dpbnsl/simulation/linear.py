@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import ArrayLike, as_generator, as_square_matrix, check_choice, check_int, check_real
+from .._validation import (
+    ArrayLike,
+    as_generator,
+    as_square_matrix,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+)
 from ..graphs import topological_order
 from .partition import check_sizes, split
 
@@ -27,6 +35,7 @@ __all__ = [
     "split",
     "check_noise_scale",
     "simulated_bounds",
+    "population_scale",
 ]
 
 _GRAPH_TYPES = ("ER", "SF")
@@ -312,6 +321,7 @@ def simulate(
     s0: int | None = None,
     graph_type: str = "ER",
     noise: str = "gaussian",
+    standardise: bool = False,
     rng: np.random.Generator | int | None = None,
 ) -> SimulatedData:
     """Simulate the standard benchmark: a random DAG, weights ``±[0.5, 2]``, SEM data, equal shards.
@@ -326,6 +336,11 @@ def simulate(
     graph_type : {"ER", "SF"}
     noise : {"gaussian", "exponential", "gumbel", "uniform"}
         Unit-scale noise (see :func:`simulate_linear_sem`).
+    standardise : bool, default False
+        Divide each column by its *population* standard deviation (a function of the weights and
+        the noise family, :func:`population_scale`; not of the sample, so it leaks nothing), and
+        rescale ``W_true`` to match (``W[i, j]·s_i/s_j``). The marginal variances, which grow along
+        the causal order in this design (high varsortability), become all close to 1.
     rng : None, int or numpy Generator
         The graph, the weights and the samples use three spawned streams, so for a fixed seed the
         graph and weights do not depend on ``n``.
@@ -344,7 +359,35 @@ def simulate(
     B = simulate_dag(d, s0=s0, graph_type=graph_type, rng=graph_rng)
     W = simulate_weights(B, rng=weight_rng)
     X = simulate_linear_sem(W, n, noise=noise, rng=data_rng)
+    if check_bool(standardise, "standardise"):
+        scale = population_scale(W, noise=noise)
+        X, W = X / scale, W * scale[:, None] / scale[None, :]
     return SimulatedData(B_true=B, W_true=W, X=X, participants=split(X, participants))
+
+
+#: the variance of each unit-scale noise family of :func:`simulate_linear_sem`
+NOISE_VARIANCE = {"gaussian": 1.0, "exponential": 1.0, "gumbel": math.pi**2 / 6.0, "uniform": 1.0 / 3.0}
+
+
+def population_scale(
+    W: ArrayLike, *, noise: str = "gaussian", noise_scale: float | np.ndarray = 1.0
+) -> np.ndarray:
+    """The population standard deviation of each variable of the linear SEM ``X = X W + N``:
+    the square root of the diagonal of ``(I − W)⁻ᵀ diag(v) (I − W)⁻¹``, v the noise variances.
+
+    Examples
+    --------
+    >>> population_scale([[0.0, 2.0], [0.0, 0.0]]).round(4).tolist()  # x1 = 2·x0 + e: var 5
+    [1.0, 2.2361]
+    """
+    W = as_square_matrix(W, "W")
+    topological_order(W)
+    noise = check_choice(noise, "noise", tuple(_NOISES))
+    v = NOISE_VARIANCE[noise] * np.broadcast_to(
+        np.asarray(check_noise_scale(noise_scale, W.shape[0])) ** 2, (W.shape[0],)
+    )
+    M = np.linalg.inv(np.eye(W.shape[0]) - W)
+    return np.sqrt(np.einsum("ki,k,ki->i", M, v, M))
 
 
 def simulated_bounds(d: int) -> dict[str, float]:

@@ -163,6 +163,7 @@ LAYERS = (
         "dpbnsl.graphs",
         "dpbnsl.scores",
         "dpbnsl.metrics",
+        "dpbnsl._sortability",
         "dpbnsl.timeseries",
     ),
     ("dpbnsl.blas", "dpbnsl.tasks", "dpbnsl.simulation", "dpbnsl.mechanisms"),

@@ -442,7 +442,7 @@ def test_fed_sparse_bnsl_bad_hyperparameters(data, kwargs, match):
 
 
 # pooled learners see one array: they name the row of the pooled data, not the participant
-_POOLED = {"notears", "pc", "notears-mlp"}
+_POOLED = {name for name, entry in REGISTRY.items() if entry.stacked}
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -1,0 +1,106 @@
+"""`dpbnsl simulate --network` and `--standardise`, and `dpbnsl learn` with every linear learner
+on the files it writes (both Gaussian networks, raw and standardised)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpbnsl.cli import main
+from dpbnsl.io.networks import GAUSSIAN_NETWORKS, load_network
+from dpbnsl.learners.registry import LEARNERS
+
+LINEAR = sorted(name for name, entry in LEARNERS.items() if entry.family == "linear")
+#: NOTEARS and the combiners of its local fits have no iteration cap on the command line: a full
+#: NOTEARS at d = 46 takes tens of CPU seconds, so their command-line runs are in the slow suite
+SLOW = {"notears", "notears-voting", "notears-average", "notears-best"}
+P = 3
+
+
+@pytest.fixture(scope="module")
+def network_dirs(tmp_path_factory):
+    out = {}
+    for network in GAUSSIAN_NETWORKS:
+        for standardise in (False, True):
+            path = tmp_path_factory.mktemp(f"{network}-{standardise}")
+            argv = [
+                "simulate",
+                "--network",
+                network,
+                "--n",
+                "900",
+                "--participants",
+                str(P),
+                "--out",
+                str(path),
+            ]
+            assert main(argv + (["--standardise"] if standardise else [])) == 0
+            out[network, standardise] = path
+    return out
+
+
+def test_the_files_hold_the_network(network_dirs):
+    path = network_dirs["ecoli70", True]
+    frame = pd.read_csv(path / "participant_0.csv")
+    net = load_network("ecoli70")
+    assert list(frame.columns) == list(net.names) and len(frame) == 300
+    truth = pd.read_csv(path / "true_graph.csv", index_col=0)
+    assert np.array_equal(truth.to_numpy(), net.B)
+    weights = pd.read_csv(path / "true_weights.csv", index_col=0).to_numpy()
+    np.testing.assert_allclose(weights, net.standardised().W, rtol=1e-12)
+
+
+def _learn(method, path, capsys):
+    entry = LEARNERS[method]
+    argv = ["learn", "--method", method, "--data", *[str(path / f"participant_{k}.csv") for k in range(P)]]
+    argv += ["--truth", str(path / "true_graph.csv")]
+    if method in ("fed-bnsl", "dp-fed-bnsl"):
+        argv += ["--max-rounds", "5"]
+    if method in ("fed-sparse-bnsl", "dp-fed-sparse-bnsl"):
+        argv += ["--rounds", "5"]
+    if entry.private:
+        argv += ["--epsilon", "5"]
+        if "clip_norm" in entry.simulation:
+            argv += ["--clip-norm", "20"]
+        if "feature_bound" in entry.simulation:
+            argv += ["--feature-bound", "60"]
+    assert main(argv) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert out.startswith(f"{method}: {P} participant(s), d = ") and "shd=" in out
+
+
+@pytest.mark.parametrize("standardise", [False, True], ids=["raw", "standardised"])
+@pytest.mark.parametrize("network", GAUSSIAN_NETWORKS)
+@pytest.mark.parametrize(
+    "method", [pytest.param(m, marks=pytest.mark.slow) if m in SLOW else m for m in LINEAR]
+)
+def test_each_linear_learner_runs_from_the_command_line(network_dirs, network, standardise, method, capsys):
+    _learn(method, network_dirs[network, standardise], capsys)
+
+
+def test_discrete_networks_and_standardised_simulations(tmp_path, capsys):
+    assert main(["simulate", "--network", "alarm", "--n", "200", "--out", str(tmp_path / "a")]) == 0
+    frame = pd.read_csv(tmp_path / "a" / "participant_0.csv")
+    assert frame.shape == (20, 37) and frame.dtypes.map(lambda t: t.kind == "i").all()
+    assert main(["simulate", "--d", "8", "--n", "2000", "--standardise", "--out", str(tmp_path / "s")]) == 0
+    X = pd.concat([pd.read_csv(tmp_path / "s" / f"participant_{k}.csv") for k in range(10)]).to_numpy()
+    assert np.abs(X.std(axis=0) - 1).max() < 0.1  # sd of a sample sd at n = 2000: 0.016
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--network", "ecoli70", "--d", "5"], "--network samples a packaged network: --d do(es) not apply"),
+        (["--network", "ecoli70", "--lag", "1"], "--lag do(es) not apply"),
+        (["--network", "child", "--standardise"], "--standardise applies to the Gaussian networks"),
+        (["--lag", "1", "--standardise"], "--standardise applies to the linear SEM"),
+        (["--network", "asia"], "invalid choice: 'asia'"),
+    ],
+)
+def test_bad_network_options_are_refused_before_any_write(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    assert main(["simulate", "--n", "100", "--out", str(out), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()
