@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import ArrayLike, as_float_matrix, as_square_matrix, check_real
+from .graphs import topological_order
 
 __all__ = ["sortability", "varsortability", "r2_sortability", "r2_scores"]
 
@@ -51,7 +52,7 @@ def sortability(scores: ArrayLike, B: ArrayLike, *, tol: float = 1e-9) -> float:
     Parameters
     ----------
     scores : array of shape (d,), finite
-    B : array of shape (d, d), ``B[i, j] != 0`` for the edge ``i -> j``; at least one edge
+    B : array of shape (d, d), a DAG: ``B[i, j] != 0`` for the edge ``i -> j``; at least one edge
     tol : float >= 0
 
     Examples
@@ -66,6 +67,7 @@ def sortability(scores: ArrayLike, B: ArrayLike, *, tol: float = 1e-9) -> float:
     tol = check_real(tol, "tol", low=0.0)
     if not E.any():
         raise ValueError("`B` has no edge: sortability is undefined")
+    topological_order(E.astype(int))  # a cycle or a self-loop: ValueError naming it
     diff = s[None, :] - s[:, None]  # [i, j] = s_j − s_i
     margin = tol * np.abs(s)[:, None]
     credit = np.where(diff > margin, 1.0, np.where(np.abs(diff) <= margin, 0.5, 0.0))

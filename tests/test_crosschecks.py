@@ -13,7 +13,9 @@ when that library is absent (``pip install -e ".[crosscheck]"`` installs them al
    (causal-learn);
 4. the audits' bounds against jax-privacy's ``auditing.CanaryScoreAuditor`` (Google DeepMind's
    auditing module): the Clopper–Pearson bound at a given threshold, and the μ-GDP bound
-   (jax-privacy).
+   (jax-privacy);
+5. SortnRegress's lasso path (LARS with the lasso modification on the covariance) against
+   scikit-learn's ``lars_path_gram``, knot by knot (scikit-learn).
 
 They take a few seconds in all, so they run by default wherever the optional packages are
 installed (``-m crosscheck`` selects only them).
@@ -398,3 +400,27 @@ def test_gdp_bound_stays_at_zero_on_null_scores_where_a_plug_in_does_not(jax_aud
         s0, s1 = rng.normal(size=10_000), rng.normal(size=10_000)
         assert gdp_lower_bound(s0, s1, delta=1e-5).epsilon_lb == 0.0
         jax_auditing.CanaryScoreAuditor(s1, s0).epsilon_from_gdp(0.05, 1e-5)  # runs
+
+
+# ----------------------------------------------------------------------- SortnRegress's lasso path
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lasso_path_matches_scikit_learn_knot_by_knot(seed):
+    """The LARS-lasso knots of SortnRegress's regressions against scikit-learn's ``lars_path_gram``
+    (``method="lasso"``) on the same covariance: the same number of knots and the same
+    coefficients at each. Our objective is ½βᵀGβ − βᵀc + λ‖β‖₁ with G, c per row; scikit-learn's is
+    the same with its ``n_samples`` scaling, which does not move the knots' coefficients."""
+    linear_model = pytest.importorskip("sklearn.linear_model")
+    from dpbnsl.learners.linear.sortnregress import _lasso_path
+
+    rng = np.random.default_rng(seed)
+    n, k = 200, int(rng.integers(3, 10))
+    A = rng.standard_normal((n, k)) @ (np.eye(k) + 0.4 * rng.standard_normal((k, k)))
+    y = A @ (rng.standard_normal(k) * (rng.random(k) < 0.6)) + rng.standard_normal(n)
+    G, c = A.T @ A / n, A.T @ y / n
+    ours = np.array(_lasso_path(G, c))
+    _, _, coefs = linear_model.lars_path_gram(Xy=c * n, Gram=G * n, n_samples=n, method="lasso")
+    theirs = coefs.T
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)

@@ -92,6 +92,8 @@ def test_r2_scores_are_the_regression_r2():
         (lambda: sortability([1.0, np.nan], [[0, 1], [0, 0]]), "finite"),
         (lambda: sortability([1.0, 2.0, 3.0], [[0, 1], [0, 0]]), "2 finite numbers"),
         (lambda: sortability([1.0, 2.0], [[0, 1], [0, 0]], tol=-1), "`tol`"),
+        (lambda: sortability([1.0, 2.0], [[0, 1], [1, 0]]), "cycle"),
+        (lambda: sortability([1.0], [[1]]), "cycle"),
         (lambda: varsortability(np.ones((1, 2)), [[0, 1], [0, 0]]), "at least 2 rows"),
         (lambda: varsortability([[1.0, np.inf], [0.0, 1.0]], [[0, 1], [0, 0]]), "finite"),
     ],

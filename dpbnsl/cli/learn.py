@@ -99,6 +99,12 @@ def add_learn_command(
     learn.add_argument("--threshold", type=float, default=0.3, help="edge weight threshold")
     learn.add_argument("--max-rounds", type=count(1, MAX_COUNT), default=200, help="Fed-BNSL rounds at most")
     learn.add_argument(
+        "--max-iter",
+        type=count(1, MAX_COUNT),
+        default=None,
+        help="NOTEARS dual updates at most (notears and its local-fit baselines; default 100)",
+    )
+    learn.add_argument(
         "--seed",
         type=count(0, MAX_SEED),
         default=None,
@@ -296,11 +302,14 @@ _PUBLIC_BOUNDS = {
         "--feature-bound B, a public bound on every x_ia² in the data's units (from the "
         "measurement's known range, not from the data)",
     ),
-    "dp-fed-bnsl": (
-        "clip_norm",
-        "--clip-norm R, a public bound on each row's norm ‖x_i‖₂ in the data's units (from the "
-        "measurement's known range, not from the data)",
-    ),
+    **{
+        method: (
+            "clip_norm",
+            "--clip-norm R, a public bound on each row's norm ‖x_i‖₂ in the data's units (from the "
+            "measurement's known range, not from the data)",
+        )
+        for method in ("dp-fed-bnsl", "dp-cov-pc", "dp-sortnregress", "dp-r2-sortnregress")
+    },
 }
 _PUBLIC_BOUNDS["dp-cov-pc"] = _PUBLIC_BOUNDS["dp-fed-bnsl"]
 

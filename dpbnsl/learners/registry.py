@@ -145,6 +145,14 @@ def _linear_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_LINEAR)
 
 
+#: NOTEARS and its local-fit baselines also read the cap on its dual updates
+_NOTEARS = _LINEAR + ("max_iter",)
+
+
+def _notears_kwargs(args: argparse.Namespace) -> dict:
+    return _given(args, *_NOTEARS)
+
+
 def _fed_bnsl_kwargs(args: argparse.Namespace) -> dict:
     return _given(args, *_LINEAR, "max_rounds")
 
@@ -310,8 +318,8 @@ _ENTRIES = (
         "linear.notears:notears",
         "linear",
         pooled=True,
-        cli_options=_LINEAR,
-        cli_kwargs=_linear_kwargs,
+        cli_options=_NOTEARS,
+        cli_kwargs=_notears_kwargs,
     ),
     Learner(
         "fed-bnsl",
@@ -328,16 +336,16 @@ _ENTRIES = (
         "linear",
         dag=False,
         defaults=_BASELINE_LAMBDA,
-        cli_options=_LINEAR,
-        cli_kwargs=_linear_kwargs,
+        cli_options=_NOTEARS,
+        cli_kwargs=_notears_kwargs,
     ),
     Learner(
         "notears-average",
         "combiners:notears_average",
         "linear",
         defaults=_BASELINE_LAMBDA,
-        cli_options=_LINEAR,
-        cli_kwargs=_linear_kwargs,
+        cli_options=_NOTEARS,
+        cli_kwargs=_notears_kwargs,
     ),
     Learner(
         "notears-best",
@@ -345,8 +353,8 @@ _ENTRIES = (
         "linear",
         oracle=True,
         defaults=_BASELINE_LAMBDA,
-        cli_options=_LINEAR,
-        cli_kwargs=_linear_kwargs,
+        cli_options=_NOTEARS,
+        cli_kwargs=_notears_kwargs,
     ),
     Learner(
         "fed-sparse-bnsl",

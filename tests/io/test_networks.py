@@ -47,9 +47,9 @@ def test_ecoli70_parameters_read_as_published():
 
 def test_sample_moments_match_the_population():
     """Entry (i, j) of a sample covariance of n Gaussian rows has sd √((Σ_ii Σ_jj + Σ_ij²)/n);
-    at n = 200,000 every entry stays within 5 sd (46² entries, a 5-sd miss has probability ~1e-3)."""
+    at n = 50,000 every entry stays within 5 sd (46² entries, a 5-sd miss has probability ~1e-3)."""
     net = load_network("ecoli70")
-    n = 200_000
+    n = 50_000
     X = net.sample(n, centre=False, rng=0)
     S = net.covariance()
     sd = np.sqrt((np.outer(np.diag(S), np.diag(S)) + S**2) / n)

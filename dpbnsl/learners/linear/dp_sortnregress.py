@@ -52,6 +52,7 @@ def fit_released_covariance(
     if standardise:
         s = np.sqrt(np.diag(S))
         S = S / np.outer(s, s)
+        np.fill_diagonal(S, 1.0)  # exactly: the variance sort then keeps the index order
     W_raw, order, regressions = sortnregress_from_covariance(S, n, criterion=criterion)
     W = np.where(np.abs(W_raw) > threshold, W_raw, 0.0)
     return (
@@ -93,6 +94,8 @@ def dp_sortnregress(
     criterion : {"var", "r2"}, default "var"
     standardise : bool, default False
         Fit the correlation matrix of the release (post-processing) instead of the covariance.
+        Every variance is then 1, so ``criterion="var"`` sorts in index order (uninformative, the
+        point of standardising against SortnRegress); ``"r2"`` is unchanged by it.
     threshold : float >= 0, default 0
         Weights with ``|w| <= threshold`` are removed after the BIC selection.
     aggregation, dropouts, noise, modulus_bits, calibration

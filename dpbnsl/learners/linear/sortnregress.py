@@ -25,7 +25,16 @@ import numpy as np
 import pandas as pd
 
 from ..._sortability import r2_scores
-from ..._validation import ArrayLike, as_float_matrix, check_bool, check_choice, check_data_scale, check_real
+from ..._validation import (
+    ArrayLike,
+    as_float_matrix,
+    as_square_matrix,
+    check_bool,
+    check_choice,
+    check_data_scale,
+    check_int,
+    check_real,
+)
 from ...blas import one_blas_thread
 from ...scores import centre as centre_data
 from ...scores import gram
@@ -40,16 +49,25 @@ _METHOD = {"var": "sortnregress", "r2": "r2-sortnregress"}
 
 def _lasso_path(G: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
     """The knots of the lasso path of ½βᵀGβ − βᵀc + λ‖β‖₁ from λ = max|c| down to 0, by LARS
-    with the lasso modification (a coefficient crossing zero leaves the active set)."""
+    with the lasso modification (a coefficient crossing zero leaves the active set). Every
+    tolerance is relative to λ₀ = max|c|, so rescaling the data does not move the knots; variables
+    tied at the boundary enter together."""
     k = c.size
     beta = np.zeros(k)
     path = [beta.copy()]
     corr = c.astype(float).copy()
-    lam = float(np.max(np.abs(corr))) if k else 0.0
-    if lam <= 0.0:
+    lam0 = float(np.max(np.abs(corr))) if k else 0.0
+    if not lam0 > 0.0:
         return path
-    stop = 1e-12 * lam
-    active = [int(np.argmax(np.abs(corr)))]
+    tiny, tie, lam = 1e-12 * lam0, 1e-9 * lam0, lam0
+    active: list[int] = []
+
+    def join_ties() -> None:  # every inactive variable whose |correlation| has reached λ
+        for j in np.flatnonzero(np.abs(corr) >= lam - tie):
+            if int(j) not in active:
+                active.append(int(j))
+
+    join_ties()
     for _ in range(8 * k + 8):
         A = np.array(active)
         sign = np.sign(corr[A])
@@ -60,28 +78,27 @@ def _lasso_path(G: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
         if not np.isfinite(direction).all():
             break
         a = G[:, A] @ direction
-        step, add, drop = lam, None, None
-        inactive = np.setdiff1d(np.arange(k), A)
-        for j in inactive:
+        step, drop = lam, None  # without an event, the path runs to λ = 0
+        for j in np.setdiff1d(np.arange(k), A):  # the first inactive variable to reach ±λ
             for num, den in ((lam - corr[j], 1.0 - a[j]), (lam + corr[j], 1.0 + a[j])):
-                if den > 1e-12:
-                    g = num / den
-                    if 1e-15 < g < step:
-                        step, add, drop = g, int(j), None
+                if den > 1e-12 and tiny < num / den < step:  # nearer ones joined as ties
+                    step = num / den
         with np.errstate(divide="ignore", invalid="ignore"):
-            cross = -beta[A] / direction
-        for pos in np.flatnonzero((cross > 1e-15) & (cross < step)):
-            step, add, drop = float(cross[pos]), None, int(A[pos])
+            cross = -beta[A] / direction  # where each active coefficient would reach zero
+        crossing = np.flatnonzero((cross > tiny) & (cross < step))
+        if crossing.size:  # the first to cross leaves (the lasso modification)
+            first = crossing[np.argmin(cross[crossing])]
+            step, drop = float(cross[first]), int(A[first])
         beta[A] += step * direction
         corr -= step * a
         lam -= step
         if drop is not None:
             beta[drop] = 0.0
             active.remove(drop)
-        elif add is not None:
-            active.append(add)
+        elif lam > tiny:
+            join_ties()
         path.append(beta.copy())
-        if lam <= stop or (add is None and drop is None) or not active:
+        if lam <= tiny or not active:
             break
     return path
 
@@ -96,8 +113,11 @@ def _regress(S: np.ndarray, n: int, covariates: np.ndarray, target: int) -> tupl
     G, c = S_cc * np.outer(w, w), s_ct * w
     best, best_bic = np.zeros(covariates.size), math.inf
     for beta in _lasso_path(G, c):
+        df = int(np.count_nonzero(beta))
+        if df and df >= n - 1:  # a fit with no residual degrees of freedom: BIC says nothing
+            continue
         rss = max(float(S[target, target] - 2.0 * beta @ c + beta @ G @ beta), 1e-300)
-        bic = n * math.log(rss) + math.log(n) * int(np.count_nonzero(beta))
+        bic = n * math.log(rss) + math.log(n) * df
         if bic < best_bic - 1e-12:
             best, best_bic = beta, bic
     return best * w, best_bic
@@ -106,13 +126,17 @@ def _regress(S: np.ndarray, n: int, covariates: np.ndarray, target: int) -> tupl
 def sortnregress_from_covariance(
     S: ArrayLike, n: int, *, criterion: str = "var"
 ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
-    """SortnRegress on a covariance ``S`` of ``n`` rows (positive semi-definite; a noisy release
-    is repaired before, see :mod:`~dpbnsl.learners.linear.dp_sortnregress`).
+    """SortnRegress on a covariance ``S`` of ``n`` >= 2 rows (positive semi-definite; a noisy
+    release is repaired before, see :mod:`~dpbnsl.learners.linear.dp_sortnregress`).
 
     Returns (W_raw, order, history): the weights (a DAG along ``order``, ties in index order), the
-    order, and one history row per regression (target, covariates, selected, BIC).
+    order, and one history row per regression (target, covariates, selected, BIC). Path points
+    with n − 1 or more non-zero coefficients are not selected (no residual degrees of freedom).
     """
-    S = np.asarray(S, dtype=float)
+    S = as_square_matrix(S, "S")
+    if not np.isfinite(S).all():
+        raise ValueError("`S` must be finite")
+    n = check_int(n, "n", low=2)
     criterion = check_choice(criterion, "criterion", CRITERIA)
     scores = np.diag(S) if criterion == "var" else r2_scores(S)
     order = np.argsort(scores, kind="stable")

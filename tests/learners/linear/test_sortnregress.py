@@ -34,6 +34,72 @@ def test_every_knot_of_the_lasso_path_satisfies_the_kkt_conditions(seed):
     np.testing.assert_allclose(path[-1], np.linalg.solve(G, c), rtol=1e-7, atol=1e-9)
 
 
+def _kkt_holds(G, c, path):
+    for beta in path:
+        grad = c - G @ beta
+        lam = np.max(np.abs(grad))
+        on = beta != 0
+        if not np.allclose(grad[on], lam * np.sign(beta[on]), atol=1e-8 * max(1, lam)):
+            return False
+    return True
+
+
+def test_the_first_coefficient_to_cross_zero_leaves_the_path():
+    """A problem where two active coefficients would cross zero before the next variable enters:
+    only the first crossing is a knot; taking the later one flips the other's sign (KKT broken)."""
+    G = np.array(
+        [
+            [20, -10, -9, 13, 8],
+            [-10, 20, 5, -8, -3],
+            [-9, 5, 22, -16, -1],
+            [13, -8, -16, 19, -3],
+            [8, -3, -1, -3, 24],
+        ],
+        dtype=float,
+    )
+    c = np.array([-5.0, -2.0, -2.0, 1.0, -4.0])
+    path = _lasso_path(G, c)
+    drops = sum(np.any((a != 0) & (b == 0)) for a, b in zip(path, path[1:]))
+    assert drops >= 1 and _kkt_holds(G, c, path)
+    np.testing.assert_allclose(path[-1], np.linalg.solve(G, c), rtol=1e-9)
+
+
+def test_variables_tied_at_the_boundary_enter_together():
+    np.testing.assert_allclose(_lasso_path(np.eye(2), np.array([1.0, 1.0]))[-1], [1.0, 1.0])
+    # x2 = x0 + x1 + e with x0, x1 independent of equal variance: both parents, not one
+    W, _, _ = sortnregress_from_covariance(np.array([[1, 0, 1], [0, 1, 1], [1, 1, 2.5]]), 1000)
+    np.testing.assert_allclose(W[:, 2], [1.0, 1.0, 0.0], atol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e-3, 1e4])
+def test_rescaling_the_data_rescales_nothing_but_the_units(scale):
+    """SortnRegress's graph and weights are scale-free: every tolerance is relative."""
+    X = simulate(15, 400, participants=1, rng=4).X
+    a, b = sortnregress(X), sortnregress(X * scale)
+    assert np.array_equal(a.W_raw != 0, b.W_raw != 0)
+    np.testing.assert_allclose(a.W_raw, b.W_raw, atol=1e-9)
+
+
+def test_no_residual_degrees_of_freedom_no_selection():
+    """n = 5 rows of 20 independent columns: a regression on ≥ 4 covariates fits exactly, and BIC
+    must not choose those fits (it would, with log RSS → −∞)."""
+    X = np.random.default_rng(0).standard_normal((5, 20))
+    assert np.count_nonzero(sortnregress(X).W) <= 20 * 3
+
+
+@pytest.mark.parametrize(
+    ("S", "n", "match"),
+    [
+        (np.full((2, 2), np.nan), 10, "finite"),
+        (np.ones((3, 2)), 10, "square"),
+        (np.eye(2), 1, "`n`"),
+    ],
+)
+def test_from_covariance_refuses_bad_inputs(S, n, match):
+    with pytest.raises(ValueError, match=match):
+        sortnregress_from_covariance(S, n)
+
+
 def test_a_sortable_chain_is_recovered():
     rng = np.random.default_rng(0)
     n = 5000
@@ -121,6 +187,12 @@ def test_standardising_the_release_is_post_processing(data):
     a, b = _private(data, rng=3), _private(data, rng=3, standardise=True)
     assert a.info["noise_sd"] == b.info["noise_sd"] and b.params["standardise"] is True
     assert [led.entries for led in a.ledger] == [led.entries for led in b.ledger]
+    # every variance is 1 after it: the variance sort is the index order, whatever the data
+    assert b.info["order"].tolist() == list(range(6)) and a.info["order"].tolist() != list(range(6))
+    # and the fit is SortnRegress on the correlation of the repaired release
+    r2a, r2b = _private(data, rng=3, criterion="r2"), _private(data, rng=3, criterion="r2", standardise=True)
+    assert np.array_equal(r2a.info["order"], r2b.info["order"])
+    assert not np.allclose(r2a.W_raw, r2b.W_raw)
 
 
 def test_at_a_large_budget_it_finds_what_the_pooled_learner_finds(data):
