@@ -19,14 +19,8 @@ import numpy as np
 
 from ..._validation import ArrayLike, as_participants, check_choice, check_int
 from ...blas import one_blas_thread
-from ..covariance_release import (
-    AGGREGATIONS,
-    SecureRun,
-    refuse_secure_only,
-    release_settings,
-    run_secure_release,
-)
-from ..local_release import LocalRun, run_local_release
+from ..covariance_release import AGGREGATIONS
+from ..release_fit import release_and_fit
 from ..result import LearnResult
 from .noisy_fisher_z import NoisyFisherZ
 from .pc import check_pc_options, run_pc
@@ -185,7 +179,6 @@ def dp_cov_pc(
         alpha=alpha, variant=variant, max_cond_size=max_cond_size, conflict=conflict, extension=extension
     )
     arrays, columns = as_participants(participants, min_rows=1)
-    P = len(arrays)
     n_k = tuple(X.shape[0] for X in arrays)
     if sum(n_k) < 2:  # before any release: PC's tests need two rows
         raise ValueError(f"`participants` hold {sum(n_k)} row(s) in all; PC needs at least 2")
@@ -200,61 +193,18 @@ def dp_cov_pc(
     )
     pc_params = dict(opts, test=NoisyFisherZ.name)
     pc_params.pop("no_sepset")
-    run: SecureRun | LocalRun
-    if aggregation == "secure":
-        if calibration != "tight":
-            raise ValueError('`calibration` applies to aggregation="local" only')
-        settings = release_settings(
-            epsilon=epsilon,
-            delta=delta,
-            clip_norm=clip_norm,
-            participants=P,
-            n_total=sum(n_k),
-            noise=noise,
-            dropouts=dropouts,
-            modulus_bits=modulus_bits,
-        )
-        run = run_secure_release(
-            arrays, columns, settings, rng=rng, fit=lambda rel: fit(rel.S, rel.n, noise_sd=rel.noise_sd)
-        )
-        result: LearnResult = run.result
-        extra: dict[str, Any] = dict(plan=run.plan, release=run.release)
-        keys = ("epsilon", "delta", "clip_norm", "dropouts", "noise", "modulus_bits")
-        params = dict(pc_params, **{k: settings[k] for k in keys})
-    else:
-        refuse_secure_only(dropouts=dropouts, noise=noise, modulus_bits=modulus_bits)
-        run = run_local_release(
-            arrays,
-            columns,
-            epsilon=epsilon,
-            delta=delta,
-            clip_norm=clip_norm,
-            calibration=calibration,
-            rng=rng,
-        )
-        result = fit(run.release.S, run.release.n, noise_sd=run.release.noise_sd)
-        extra = dict(noise_multiplier=run.multiplier)
-        params = dict(pc_params, epsilon=run.privacy.target_epsilon, delta=run.privacy.delta)
-        params.update(clip_norm=float(clip_norm), calibration=calibration)
-    privacy = run.privacy
-    params.update(aggregation=aggregation, neighbouring="replace-one")
-    info = dict(
-        result.info,
-        noise_sd=run.release.noise_sd,
-        epsilon={privacy.accountant: privacy.epsilon},
-        seconds=run.seconds,
-        n_samples=n_k,
-        **extra,
-    )
-    return LearnResult(
-        "dp-cov-pc",
-        result.W,
-        result.W_raw,
-        result.history,
+    run = release_and_fit(
+        arrays,
         columns,
-        run.transcript,
-        run.ledgers,
-        params,
-        info,
-        privacy,
+        lambda S, n, noise_sd: fit(S, n, noise_sd=noise_sd),
+        epsilon=epsilon,
+        delta=delta,
+        clip_norm=clip_norm,
+        aggregation=aggregation,
+        dropouts=dropouts,
+        noise=noise,
+        modulus_bits=modulus_bits,
+        calibration=calibration,
+        rng=rng,
     )
+    return run.result("dp-cov-pc", columns, pc_params, run.fit.info, n_k)

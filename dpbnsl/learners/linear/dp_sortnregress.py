@@ -20,14 +20,8 @@ import pandas as pd
 
 from ..._validation import as_participants, check_bool, check_choice, check_real
 from ...blas import one_blas_thread
-from ..covariance_release import (
-    AGGREGATIONS,
-    SecureRun,
-    refuse_secure_only,
-    release_settings,
-    run_secure_release,
-)
-from ..local_release import LocalRun, run_local_release
+from ..covariance_release import AGGREGATIONS
+from ..release_fit import release_and_fit
 from ..result import LearnResult
 from .sortnregress import CRITERIA, sortnregress_from_covariance
 
@@ -130,7 +124,6 @@ def dp_sortnregress(
     standardise = check_bool(standardise, "standardise")
     threshold = check_real(threshold, "threshold", low=0.0)
     arrays, columns = as_participants(participants, min_rows=1)
-    P = len(arrays)
     n_k = tuple(X.shape[0] for X in arrays)
     if sum(n_k) < 2:
         raise ValueError(f"`participants` hold {sum(n_k)} row(s) in all; the regressions need at least 2")
@@ -142,61 +135,18 @@ def dp_sortnregress(
         fitted.update(info)
         return LearnResult(_METHOD[criterion], W, W_raw, history, columns)
 
-    run: SecureRun | LocalRun
-    if aggregation == "secure":
-        if calibration != "tight":
-            raise ValueError('`calibration` applies to aggregation="local" only')
-        settings = release_settings(
-            epsilon=epsilon,
-            delta=delta,
-            clip_norm=clip_norm,
-            participants=P,
-            n_total=sum(n_k),
-            noise=noise,
-            dropouts=dropouts,
-            modulus_bits=modulus_bits,
-        )
-        run = run_secure_release(
-            arrays, columns, settings, rng=rng, fit=lambda rel: fit(rel.S, rel.n, rel.noise_sd)
-        )
-        result: LearnResult = run.result
-        extra: dict[str, Any] = dict(plan=run.plan, release=run.release)
-        keys = ("epsilon", "delta", "clip_norm", "dropouts", "noise", "modulus_bits")
-        params = dict(options, **{k: settings[k] for k in keys})
-    else:
-        refuse_secure_only(dropouts=dropouts, noise=noise, modulus_bits=modulus_bits)
-        run = run_local_release(
-            arrays,
-            columns,
-            epsilon=epsilon,
-            delta=delta,
-            clip_norm=clip_norm,
-            calibration=calibration,
-            rng=rng,
-        )
-        result = fit(run.release.S, run.release.n, run.release.noise_sd)
-        extra = dict(noise_multiplier=run.multiplier)
-        params = dict(options, epsilon=run.privacy.target_epsilon, delta=run.privacy.delta)
-        params.update(clip_norm=float(clip_norm), calibration=calibration)
-    privacy = run.privacy
-    params.update(aggregation=aggregation, neighbouring="replace-one")
-    info = dict(
-        fitted,
-        noise_sd=run.release.noise_sd,
-        epsilon={privacy.accountant: privacy.epsilon},
-        seconds=run.seconds,
-        n_samples=n_k,
-        **extra,
-    )
-    return LearnResult(
-        _METHOD[criterion],
-        result.W,
-        result.W_raw,
-        result.history,
+    run = release_and_fit(
+        arrays,
         columns,
-        run.transcript,
-        run.ledgers,
-        params,
-        info,
-        privacy,
+        fit,
+        epsilon=epsilon,
+        delta=delta,
+        clip_norm=clip_norm,
+        aggregation=aggregation,
+        dropouts=dropouts,
+        noise=noise,
+        modulus_bits=modulus_bits,
+        calibration=calibration,
+        rng=rng,
     )
+    return run.result(_METHOD[criterion], columns, options, fitted, n_k)
