@@ -8,12 +8,9 @@ is checked against its recorded SHA-256 whenever it is read.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import numbers
 import os
 import types
-import zlib
 from dataclasses import dataclass
 from importlib import resources
 from io import BytesIO
@@ -24,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
+from ._packaged import read_verified
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -119,30 +117,15 @@ def _packaged_dir() -> Traversable:
 
 def _read_packaged(name: str) -> bytes:
     """The verified content of one packaged file (gunzipped if it ends in ``.gz``)."""
-    directory = _packaged_dir()
-    try:
-        raw = (directory / name).read_bytes()
-    except FileNotFoundError as err:
-        raise SachsNotFoundError(
-            f"The packaged Sachs file {name} is missing from {directory}: the installation is "
-            "incomplete; reinstall dpbnsl, or pass `path=` a directory holding your own copy"
-        ) from err
-    if name.endswith(".gz"):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as err:
-            raise SachsChecksumError(
-                f"The packaged Sachs file {name} in {directory} is not a readable gzip file ({err}); "
-                "reinstall dpbnsl"
-            ) from err
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != SACHS_SHA256[name]:
-        raise SachsChecksumError(
-            f"The packaged Sachs file {name} in {directory} does not match its recorded SHA-256 "
-            f"(expected {SACHS_SHA256[name]}, got {digest}): it is damaged or was edited; reinstall "
-            "dpbnsl, or pass `path=` a directory holding your own copy"
-        )
-    return raw
+    return read_verified(
+        _packaged_dir(),
+        name,
+        SACHS_SHA256[name],
+        label="Sachs",
+        missing=SachsNotFoundError,
+        damaged=SachsChecksumError,
+        remedy="reinstall dpbnsl, or pass `path=` a directory holding your own copy",
+    )
 
 
 def _csv(source: Path | bytes, label: str, needs: str) -> pd.DataFrame:

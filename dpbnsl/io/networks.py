@@ -21,11 +21,8 @@ not be public in a private run.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import types
-import zlib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -37,6 +34,7 @@ from ..graphs import topological_order
 from ..simulation.discrete import DiscreteBN, parse_bif
 from ..simulation.linear import SimulatedData
 from ..simulation.partition import split
+from ._packaged import read_verified
 
 __all__ = [
     "DISCRETE_NETWORKS",
@@ -88,27 +86,14 @@ class NetworkChecksumError(ValueError):
 def _read(name: str) -> bytes:
     file = _FILES[name]
     directory = resources.files("dpbnsl") / "data" / "bnlearn"
-    try:
-        raw = (directory / file).read_bytes()
-    except FileNotFoundError as err:
-        raise FileNotFoundError(
-            f"The packaged network file {file} is missing from {directory}: the installation is "
-            "incomplete; reinstall dpbnsl"
-        ) from err
-    if file.endswith(".gz"):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as err:
-            raise NetworkChecksumError(
-                f"The packaged network file {file} is not readable gzip ({err})"
-            ) from err
-    digest = hashlib.sha256(raw).hexdigest()
-    if digest != NETWORK_SHA256[file]:
-        raise NetworkChecksumError(
-            f"The packaged network file {file} does not match its recorded SHA-256 (expected "
-            f"{NETWORK_SHA256[file]}, got {digest}): it is damaged or was edited; reinstall dpbnsl"
-        )
-    return raw
+    return read_verified(
+        directory,
+        file,
+        NETWORK_SHA256[file],
+        label="network",
+        missing=FileNotFoundError,
+        damaged=NetworkChecksumError,
+    )
 
 
 @dataclass(frozen=True, eq=False)
