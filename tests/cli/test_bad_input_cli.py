@@ -318,6 +318,36 @@ CASES = {
         ["simulate", "--n", "5", "--participants", "6", "--out", "{out}"],
         "exceeds --n",
     ),
+    "network unknown": (["simulate", "--network", "asia", "--out", "{out}"], "argument --network"),
+    "network more participants than rows": (
+        ["simulate", "--network", "ecoli70", "--n", "5", "--participants", "6", "--out", "{out}"],
+        "exceeds --n",
+    ),
+    "network out is a file": (
+        ["simulate", "--network", "child", "--out", "{regular.txt}"],
+        "is not a directory",
+    ),
+    "network out under a file": (
+        ["simulate", "--network", "ecoli70", "--standardise", "--out", "{regular.txt}/sub"],
+        "is not a directory",
+    ),
+    "network with s0": (["simulate", "--network", "ecoli70", "--s0", "3", "--out", "{out}"], "--s0"),
+    "standardise a discrete network": (
+        ["simulate", "--network", "alarm", "--standardise", "--out", "{out}"],
+        "--standardise applies",
+    ),
+    "max-iter 0": ([*LEARN, "--method", "notears", "--max-iter", "0"], "argument --max-iter"),
+    "max-iter float": ([*LEARN, "--method", "notears", "--max-iter", "1e400"], "argument --max-iter"),
+    "max-iter for fed-bnsl": ([*LEARN, "--max-iter", "3"], "--max-iter"),
+    "sortnregress epsilon": ([*LEARN, "--method", "sortnregress", "--epsilon", "1"], "--epsilon"),
+    "dp-sortnregress without clip norm": (
+        [*LEARN, "--method", "dp-sortnregress", "--epsilon", "1"],
+        "needs --clip-norm",
+    ),
+    "dp-sortnregress clip norm inf": (
+        [*LEARN, "--method", "dp-r2-sortnregress", "--epsilon", "1", "--clip-norm", "inf"],
+        "--clip-norm",
+    ),
     "lag 0": (["learn", "--method", "fed-dbn", "--data", *P, "--lag", "0"], "argument --lag"),
     "alpha 2": (["learn", "--method", "pc", "--data", *P, "--alpha", "2"], "--alpha"),
     "curve seeds 0": (["curve", "--seeds", "0", "--out", "{out}"], "argument --seeds"),
