@@ -32,7 +32,7 @@ import numpy as np
 from .._validation import as_generator, check_choice, check_int, readonly_copy
 from ..graphs import topological_order
 from ..simulation.discrete import DiscreteBN, parse_bif
-from ..simulation.linear import SimulatedData
+from ..simulation.linear import SimulatedData, sem_covariance
 from ..simulation.partition import split
 from ._packaged import read_verified
 
@@ -139,17 +139,13 @@ class GaussianNetwork:
         """The 0/1 adjacency, ``B[i, j] = 1`` for the arc ``i -> j``."""
         return (self.W != 0).astype(int)
 
-    def _inverse(self) -> np.ndarray:
-        return np.linalg.inv(np.eye(self.d) - self.W)
-
     def mean(self) -> np.ndarray:
         """The population mean ``b (I − W)⁻¹`` (rows are samples)."""
-        return self.intercepts @ self._inverse()
+        return np.linalg.solve((np.eye(self.d) - self.W).T, self.intercepts)
 
     def covariance(self) -> np.ndarray:
         """The population covariance ``(I − W)⁻ᵀ diag(variances) (I − W)⁻¹``."""
-        M = self._inverse()
-        return M.T @ (self.variances[:, None] * M)
+        return sem_covariance(self.W, self.variances)
 
     def scale(self) -> np.ndarray:
         """The population standard deviation of each variable."""

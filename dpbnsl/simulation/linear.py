@@ -36,6 +36,7 @@ __all__ = [
     "check_noise_scale",
     "simulated_bounds",
     "population_scale",
+    "sem_covariance",
 ]
 
 _GRAPH_TYPES = ("ER", "SF")
@@ -381,13 +382,29 @@ def population_scale(
     [1.0, 2.2361]
     """
     W = as_square_matrix(W, "W")
-    topological_order(W)
     noise = check_choice(noise, "noise", tuple(_NOISES))
     v = NOISE_VARIANCE[noise] * np.broadcast_to(
         np.asarray(check_noise_scale(noise_scale, W.shape[0])) ** 2, (W.shape[0],)
     )
+    return np.sqrt(np.diag(sem_covariance(W, v)))
+
+
+def sem_covariance(W: ArrayLike, variances: ArrayLike) -> np.ndarray:
+    """The population covariance ``(I − W)⁻ᵀ diag(v) (I − W)⁻¹`` of the linear SEM
+    ``X = X W + N`` (rows are samples) with independent noise of variances ``v`` (shape (d,)).
+
+    Examples
+    --------
+    >>> sem_covariance([[0.0, 2.0], [0.0, 0.0]], [1.0, 1.0]).tolist()  # x1 = 2·x0 + e
+    [[1.0, 2.0], [2.0, 5.0]]
+    """
+    W = as_square_matrix(W, "W")
+    topological_order(W)  # a cycle raises
+    v = np.asarray(variances, dtype=float)
+    if v.shape != (W.shape[0],):
+        raise ValueError(f"`variances` must have shape ({W.shape[0]},); got {v.shape}")
     M = np.linalg.inv(np.eye(W.shape[0]) - W)
-    return np.sqrt(np.einsum("ki,k,ki->i", M, v, M))
+    return M.T @ (v[:, None] * M)
 
 
 def simulated_bounds(d: int) -> dict[str, float]:

@@ -12,7 +12,6 @@ the release's (ε, δ) and nothing more.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 import numpy as np
@@ -21,6 +20,7 @@ import pandas as pd
 from ..._validation import as_participants, check_bool, check_choice, check_real
 from ...blas import one_blas_thread
 from ..covariance_release import AGGREGATIONS
+from ..covariance_repair import noise_floor, repair_covariance
 from ..release_fit import release_and_fit
 from ..result import LearnResult
 from .sortnregress import CRITERIA, sortnregress_from_covariance
@@ -34,15 +34,9 @@ def fit_released_covariance(
     S: np.ndarray, n: int, noise_sd: float, *, criterion: str, standardise: bool, threshold: float
 ) -> tuple[np.ndarray, np.ndarray, Any, dict[str, Any]]:
     """SortnRegress on a released covariance (module docstring): (W, W_raw, history, info)."""
-    d = S.shape[0]
-    S = (S + S.T) / 2.0
     scale = float(np.max(np.abs(S))) or 1.0
-    floor = max(2.0 * float(noise_sd) * math.sqrt(d), 1e-9 * scale)
-    evals, Q = np.linalg.eigh(S)
-    repaired = bool(evals[0] < floor)
-    if repaired:
-        S = (Q * np.maximum(evals, floor)) @ Q.T
-        S = (S + S.T) / 2.0
+    floor = max(noise_floor(noise_sd, S.shape[0]), 1e-9 * scale)
+    S, repaired = repair_covariance(S, floor=floor)
     if standardise:
         s = np.sqrt(np.diag(S))
         S = S / np.outer(s, s)
