@@ -8,19 +8,25 @@ Gaussian), ``ZCDpEvent(rho, xi)``, :class:`~dpbnsl.mechanisms.BoundedRangeDpEven
 :class:`~dpbnsl.mechanisms.distributed.SkellamDpEvent` (a jointly noised integer release under
 secure aggregation). A user's own events may be recorded beside them:
 ``LaplaceDpEvent``, ``PoissonSampledDpEvent`` and ``SampledWithoutReplacementDpEvent`` (and any of
-these inside ``ComposedDpEvent`` / ``SelfComposedDpEvent``).
+these inside ``ComposedDpEvent`` / ``SelfComposedDpEvent``). Pure ε-DP releases (the sparse vector
+technique and the Laplace releases of Priv-PC) are ``RandomizedResponseDpEvent``: binary randomized
+response is the pair that dominates every pure ε-DP mechanism
+(:func:`dpbnsl.mechanisms.sparse_vector.pure_dp_event`); it is stated under replace-one.
 
 Accountants, ε(δ) of a list of entries:
 
 - ``"zcdp"``: total ρ (and ξ), Bun–Steinke conversion ε = ξ + ρ + 2√(ρ ln 1/δ) — the one
-  Fed-Sparse-BNSL uses. Laplace counts as pure ε-DP, i.e. ε²/2-zCDP; sampled events have no zCDP
-  bound here and are refused;
+  Fed-Sparse-BNSL uses. Laplace and randomized response count as pure ε-DP, i.e. ε²/2-zCDP;
+  sampled events have no zCDP bound here and are refused;
 - ``"rdp"``: the composed RDP curve on a grid of orders (:class:`BoundedRangeRdpAccountant`: Gaussian
   α/(2z²), zCDP ξ + ρα, the exact bounded-range curve for selections, dp-accounting's curves for
   the rest), converted with dp-accounting's CKS conversion;
 - ``"pld"``: exact for Gaussian-only compositions (they compose into one Gaussian, whose privacy
   profile is closed-form: :mod:`dpbnsl.accounting.gaussian`); otherwise dp-accounting's
-  privacy-loss-distribution accountant (Gaussian, Laplace and Poisson-subsampled events).
+  privacy-loss-distribution accountant (Gaussian, Laplace, randomized response and
+  Poisson-subsampled events). dp-accounting 0.6's PLD accountant composes a
+  ``RandomizedResponseDpEvent`` once whatever its count, so its k-fold composition is built here
+  with the distribution's own ``self_compose(k)``.
 
 Sampled events amplify under their own neighbouring relation (Poisson: add/remove-one; without
 replacement: replace-one), so one composition cannot hold both kinds.
@@ -33,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import dp_accounting
 import numpy as np
@@ -44,6 +50,7 @@ from dp_accounting.dp_event import (
     LaplaceDpEvent,
     NoOpDpEvent,
     PoissonSampledDpEvent,
+    RandomizedResponseDpEvent,
     SampledWithoutReplacementDpEvent,
     SelfComposedDpEvent,
 )
@@ -51,6 +58,7 @@ from dp_accounting.dp_event import (
 from .._validation import check_choice, check_int, check_real
 from ..mechanisms import BoundedRangeDpEvent
 from ..mechanisms.distributed import SkellamDpEvent
+from ..mechanisms.sparse_vector import pure_dp_epsilon
 from .gaussian import composed_mu, gaussian_epsilon
 from .rdp_accountant import ORDERS, BoundedRangeRdpAccountant
 from .skellam import skellam_zcdp
@@ -86,11 +94,16 @@ LEAF_EVENTS = (
     LaplaceDpEvent,
     PoissonSampledDpEvent,
     SampledWithoutReplacementDpEvent,
+    RandomizedResponseDpEvent,
 )
 _SAMPLED = (PoissonSampledDpEvent, SampledWithoutReplacementDpEvent)
 #: the neighbouring relations a ledger may state, and the one each sampled event amplifies under
 NEIGHBOURING = ("replace-one", "add-remove")
-SAMPLED_RELATION = {PoissonSampledDpEvent: "add-remove", SampledWithoutReplacementDpEvent: "replace-one"}
+SAMPLED_RELATION = {
+    PoissonSampledDpEvent: "add-remove",
+    SampledWithoutReplacementDpEvent: "replace-one",
+    RandomizedResponseDpEvent: "replace-one",  # dp-accounting accounts it under replace-one only
+}
 
 
 @dataclass(frozen=True)
@@ -143,6 +156,9 @@ def _check_event(event: DpEvent) -> DpEvent:
         check_real(event.xi, "xi", low=0.0)
     elif isinstance(event, BoundedRangeDpEvent):
         check_real(event.epsilon0, "epsilon0", low=0.0, allow_inf=True)
+    elif isinstance(event, RandomizedResponseDpEvent):
+        check_real(event.noise_parameter, "noise_parameter", low=0.0, high=1.0)
+        check_int(event.num_buckets, "num_buckets", low=1)
     elif isinstance(event, SkellamDpEvent):
         check_real(event.l2_sensitivity, "l2_sensitivity", low=0.0)
         check_real(event.l1_sensitivity, "l1_sensitivity", low=0.0)
@@ -186,6 +202,8 @@ def event_rho(event: DpEvent) -> tuple[float, float]:
     if isinstance(event, LaplaceDpEvent):
         b = event.noise_multiplier
         return (math.inf if b == 0 else pure_dp_rho(1.0 / b)), 0.0
+    if isinstance(event, RandomizedResponseDpEvent):
+        return pure_dp_rho(pure_dp_epsilon(event)), 0.0
     if isinstance(event, _SAMPLED):
         raise UnsupportedEventError(
             f"{type(event).__name__} has no zCDP bound here (privacy amplification by sampling is "
@@ -195,15 +213,18 @@ def event_rho(event: DpEvent) -> tuple[float, float]:
 
 
 def _relation(events: Sequence[DpEvent]) -> NeighboringRelation:
-    """The neighbouring relation the sampled events among ``events`` amplify under."""
+    """The neighbouring relation the sampled (and randomized-response) events among ``events``
+    are stated under."""
     poisson = any(isinstance(e, PoissonSampledDpEvent) for e in events)
     wor = any(isinstance(e, SampledWithoutReplacementDpEvent) for e in events)
-    if poisson and wor:
+    rr = any(isinstance(e, RandomizedResponseDpEvent) for e in events)
+    if poisson and (wor or rr):
+        other = "SampledWithoutReplacementDpEvent" if wor else "RandomizedResponseDpEvent"
         raise UnsupportedEventError(
-            "the composition holds both PoissonSampledDpEvent (amplified under add/remove-one) and "
-            "SampledWithoutReplacementDpEvent (replace-one): one ε cannot cover both relations"
+            f"the composition holds both PoissonSampledDpEvent (amplified under add/remove-one) and "
+            f"{other} (replace-one): one ε cannot cover both relations"
         )
-    return NeighboringRelation.REPLACE_ONE if wor else NeighboringRelation.ADD_OR_REMOVE_ONE
+    return NeighboringRelation.REPLACE_ONE if wor or rr else NeighboringRelation.ADD_OR_REMOVE_ONE
 
 
 def _rdp_accountant(entries: Sequence[LedgerEntry], orders: np.ndarray = ORDERS) -> BoundedRangeRdpAccountant:
@@ -245,12 +266,45 @@ def compose_epsilon(entries: Sequence[LedgerEntry], delta: float, accountant: Ac
     return _pld_epsilon(entries, delta)
 
 
+def _randomized_response_pld(entry: LedgerEntry, acct: Any) -> Any:
+    """The PLD of ``entry.count`` randomized-response releases (None: no privacy loss; ``math.inf``:
+    no noise), composed with ``self_compose`` (module docstring)."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    event = entry.event
+    if event.num_buckets == 1 or event.noise_parameter == 1.0:
+        return None
+    if event.noise_parameter == 0.0:
+        return math.inf
+    try:
+        pld = privacy_loss_distribution.from_randomized_response(
+            noise_parameter=event.noise_parameter,
+            num_buckets=event.num_buckets,
+            value_discretization_interval=acct._value_discretization_interval,
+            neighboring_relation=NeighboringRelation.REPLACE_ONE,
+        )
+        return pld.self_compose(entry.count) if entry.count > 1 else pld
+    except Exception as exc:  # dp-accounting's PLD fails in several ways at extreme parameters
+        raise UnsupportedEventError(
+            f"the 'pld' accountant cannot compose entry {entry.label!r} ({type(exc).__name__}: "
+            f"{exc}); use accountant='rdp' or 'zcdp'"
+        ) from None
+
+
 def _pld_epsilon(entries: Sequence[LedgerEntry], delta: float) -> float:
     """dp-accounting's PLD accountant on a composition that is not Gaussian-only."""
     from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 
     acct = PLDAccountant(_relation([e.event for e in entries]))
+    rr_plds = []
     for e in entries:
+        if isinstance(e.event, RandomizedResponseDpEvent):
+            rr = _randomized_response_pld(e, acct)
+            if rr is math.inf:
+                return math.inf
+            if rr is not None:
+                rr_plds.append(rr)
+            continue
         leaves = [
             leaf for leaf, _ in flatten_event(e.event.event if isinstance(e.event, _SAMPLED) else e.event)
         ]
@@ -280,7 +334,13 @@ def _pld_epsilon(entries: Sequence[LedgerEntry], delta: float) -> float:
                 f"the 'pld' accountant cannot compose entry {e.label!r} ({type(exc).__name__}: "
                 f"{exc}); use accountant='rdp' or 'zcdp'"
             ) from None
-    eps = float(acct.get_epsilon(delta))
+    if rr_plds:
+        total = acct._pld  # the accountant's composed distribution (dp-accounting 0.6)
+        for pld in rr_plds:
+            total = total.compose(pld)
+        eps = float(total.get_epsilon_for_delta(delta))
+    else:
+        eps = float(acct.get_epsilon(delta))
     if math.isinf(eps):  # finite noise has finite ε: the accountant's tail truncation at work
         raise UnsupportedEventError(
             f"the 'pld' accountant cannot resolve `delta` = {delta:g}: dp-accounting's PLD "

@@ -23,6 +23,7 @@ _TYPES: dict[str, type[DpEvent]] = {
         dp_event.GaussianDpEvent,
         dp_event.ZCDpEvent,
         dp_event.LaplaceDpEvent,
+        dp_event.RandomizedResponseDpEvent,
         dp_event.PoissonSampledDpEvent,
         dp_event.SampledWithoutReplacementDpEvent,
         dp_event.ComposedDpEvent,

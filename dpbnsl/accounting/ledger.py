@@ -94,7 +94,8 @@ class PrivacyLedger:
         dp-accounting's ``ComposedDpEvent`` and ``SelfComposedDpEvent`` are flattened into their
         parts (all recorded, or none when the budget would be exceeded); ``NoOpDpEvent`` records
         nothing. The leaf events may be this package's (``GaussianDpEvent``, ``ZCDpEvent``,
-        ``BoundedRangeDpEvent``) or a user's ``LaplaceDpEvent``, ``PoissonSampledDpEvent`` and
+        ``BoundedRangeDpEvent``, and ``RandomizedResponseDpEvent`` for pure-DP releases) or a user's
+        ``LaplaceDpEvent``, ``PoissonSampledDpEvent`` and
         ``SampledWithoutReplacementDpEvent``; other types raise :class:`UnsupportedEventError`.
         Which accountants support which events: :mod:`dpbnsl.accounting.compose`."""
         if isinstance(event, (ComposedDpEvent, SelfComposedDpEvent, NoOpDpEvent)):
@@ -136,7 +137,7 @@ class PrivacyLedger:
         needs = SAMPLED_RELATION.get(type(event))
         if needs is not None and self.neighbouring is not None and needs != self.neighbouring:
             raise UnsupportedEventError(
-                f"{type(event).__name__} amplifies privacy under {needs} neighbours, but this "
+                f"{type(event).__name__} is accounted under {needs} neighbours, but this "
                 f"ledger's releases are stated for {self.neighbouring}: one ε cannot cover both"
             )
 
@@ -313,7 +314,7 @@ class PrivacyLedger:
 
 def _parameter(event: DpEvent) -> tuple[str, Any]:
     """The name and value of the parameter that sets an event's privacy loss."""
-    for name in ("noise_multiplier", "rho", "epsilon0", "sampling_probability"):
+    for name in ("noise_multiplier", "rho", "epsilon0", "sampling_probability", "noise_parameter"):
         if hasattr(event, name):
             return name, getattr(event, name)
     return "sampling_fraction", event.sample_size / event.source_dataset_size

@@ -21,6 +21,7 @@ from dp_accounting.dp_event import (
     DpEvent,
     LaplaceDpEvent,
     PoissonSampledDpEvent,
+    RandomizedResponseDpEvent,
     SampledWithoutReplacementDpEvent,
 )
 from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS, RdpAccountant
@@ -28,17 +29,18 @@ from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS, RdpAcco
 from .._validation import check_real
 from ..mechanisms import BoundedRangeDpEvent
 from ..mechanisms.distributed import SkellamDpEvent
+from ..mechanisms.sparse_vector import pure_dp_epsilon
 from .bounded_range import bounded_range_rdp
 from .skellam import skellam_rdp
 
-__all__ = ["ORDERS", "BoundedRangeRdpAccountant", "closed_form_rdp"]
+__all__ = ["ORDERS", "BoundedRangeRdpAccountant", "closed_form_rdp", "randomized_response_rdp"]
 
 #: Rényi orders of the "rdp" accountant: dp-accounting's defaults plus a geometric tail, so that the
 #: small per-step losses of long runs (optimal order in the thousands) are covered.
 ORDERS = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, float), np.geomspace(1.05, 1e6, 240)]))
 
 #: the events whose RDP curve this package computes itself (the rest is dp-accounting's)
-CLOSED_FORM = (GaussianDpEvent, ZCDpEvent, BoundedRangeDpEvent, SkellamDpEvent)
+CLOSED_FORM = (GaussianDpEvent, ZCDpEvent, BoundedRangeDpEvent, SkellamDpEvent, RandomizedResponseDpEvent)
 #: dp-accounting's curves of sampled events are evaluated at orders up to this (see below)
 SAMPLED_MAX_ORDER = 4096.0
 #: a Laplace release of ε = 1/b beyond this is accounted as pure ε-DP at every order
@@ -47,8 +49,9 @@ _SAMPLED = (PoissonSampledDpEvent, SampledWithoutReplacementDpEvent)
 
 
 def closed_form_rdp(event: DpEvent, orders: np.ndarray) -> np.ndarray:
-    """The RDP curve at ``orders`` of a Gaussian (α/(2z²)), zCDP (ξ + ρα) or ε₀-bounded-range
-    (:func:`~dpbnsl.accounting.bounded_range_rdp`) event, its parameters validated."""
+    """The RDP curve at ``orders`` of a Gaussian (α/(2z²)), zCDP (ξ + ρα), ε₀-bounded-range
+    (:func:`~dpbnsl.accounting.bounded_range_rdp`) or binary randomized-response
+    (:func:`randomized_response_rdp`) event, its parameters validated."""
     if isinstance(event, GaussianDpEvent):
         z = check_real(event.noise_multiplier, "noise_multiplier", low=0.0, allow_inf=True)
         return np.full(orders.shape, math.inf) if z == 0 else orders / 2.0 / z / z  # z*z underflows
@@ -67,14 +70,41 @@ def closed_form_rdp(event: DpEvent, orders: np.ndarray) -> np.ndarray:
             l1=check_real(event.l1_sensitivity, "l1_sensitivity", low=0.0),
             variance=check_real(event.variance, "variance", low=0.0),
         )
+    if isinstance(event, RandomizedResponseDpEvent) and event.num_buckets == 2:
+        return randomized_response_rdp(orders, pure_dp_epsilon(event))
     raise TypeError(f"no closed-form RDP curve here for {type(event).__name__}")
+
+
+def _log_cosh(x: np.ndarray) -> np.ndarray:
+    """log cosh x without cancellation: log1p(2 sinh²(x/2)) near 0, |x| + log1p(e^{−2|x|}) − log 2
+    beyond."""
+    x = np.abs(np.asarray(x, float))
+    small = x < 1.0
+    with np.errstate(over="ignore"):
+        near = np.log1p(2.0 * np.sinh(np.where(small, x, 0.0) / 2.0) ** 2)
+    far = x + np.log1p(np.exp(-2.0 * x)) - math.log(2.0)
+    return np.where(small, near, far)
+
+
+def randomized_response_rdp(orders: np.ndarray, epsilon: float) -> np.ndarray:
+    """The RDP curve of binary randomized response with P(truth) = e^ε/(1 + e^ε) (the pair that
+    dominates every pure ε-DP mechanism): with p = e^ε/(1 + e^ε),
+    D_α = log(p^α (1 − p)^{1−α} + (1 − p)^α p^{1−α})/(α − 1)
+    = (log cosh((α − ½)ε) − log cosh(ε/2))/(α − 1), at most ε (dp-accounting evaluates the same
+    divergence order by order; the crosscheck tests compare the two)."""
+    a = np.asarray(orders, float)
+    if math.isinf(epsilon):
+        return np.full(a.shape, math.inf)
+    curve = (_log_cosh((a - 0.5) * epsilon) - _log_cosh(np.full(a.shape, 0.5 * epsilon))) / (a - 1.0)
+    return np.minimum(np.maximum(curve, 0.0), epsilon)
 
 
 class BoundedRangeRdpAccountant(RdpAccountant):
     """dp-accounting's ``RdpAccountant`` that also composes ``BoundedRangeDpEvent``.
 
-    Gaussian, zCDP and bounded-range events (alone or inside ``ComposedDpEvent`` /
-    ``SelfComposedDpEvent``) use this package's curves; every other event is dp-accounting's
+    Gaussian, zCDP, bounded-range and binary randomized-response events (alone or inside
+    ``ComposedDpEvent`` / ``SelfComposedDpEvent``) use this package's curves; every other event is
+    dp-accounting's
     (Laplace, Poisson-subsampled Gaussian under add/remove-one, sampling without replacement under
     replace-one, …). ε(δ) is dp-accounting's conversion on the composed curve.
 
@@ -125,7 +155,7 @@ class BoundedRangeRdpAccountant(RdpAccountant):
         self._rdp: np.ndarray = np.zeros_like(grid)
 
     def _maybe_compose(self, event: DpEvent, count: int, do_compose: bool) -> Any:
-        if isinstance(event, CLOSED_FORM):
+        if isinstance(event, CLOSED_FORM) and getattr(event, "num_buckets", 2) == 2:
             if do_compose:
                 self._rdp = self._rdp + count * closed_form_rdp(event, self._orders)
             return None

@@ -42,7 +42,14 @@ EXCESS = 4.0
 #:   sum (it dropped out, or colludes with the server, while t = 0 was declared).
 BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
-        "noise-halved": ("gaussian-step", "selection", "covariance", "smoothness"),
+        "noise-halved": (
+            "gaussian-step",
+            "selection",
+            "covariance",
+            "smoothness",
+            "sparse-vector",
+            "priv-pc-examine",
+        ),
         "no-clipping": (
             "gaussian-step",
             "selection",
@@ -147,6 +154,8 @@ GAME_NAMES = (
     "dp-fed-sparse-bnsl",
     "dp-fed-sparse-bnsl-transcript",
     "secure-covariance",
+    "sparse-vector",
+    "priv-pc-examine",
 )
 
 

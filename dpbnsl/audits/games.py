@@ -18,6 +18,10 @@ dp-fed-sparse-    participant 0's row with an extreme entry      minus the mass 
 bnsl                                                             participant 0's uploads
 secure-           participant 0's rows 2R·e₀ vs 2R·e₁, rounded   projection of the decoded
 covariance        onto the integer grid, P noise shares summed   secure sum on e₀₀ − e₁₁
+sparse-vector     k − 1 queries at the threshold vs +Δ, the last   1 if the round stopped at the
+                  at cΔ vs (c − 1)Δ (Priv-PC's sieve round)       last query
+priv-pc-examine   a row concordant with a discordant stratum vs   the released |z| + Lap(Δ/ε)
+                  discordant with a concordant one (Kendall z)
 ================  =============================================  ===============================
 
 Every game calibrates its noise with :mod:`dpbnsl.accounting` and reports as
@@ -51,6 +55,7 @@ from ._pgcd_games import (
     dp_pgcd_transcript_game,
     selection_game,
 )
+from ._pure_games import priv_pc_examine_game, sparse_vector_game
 from ._secure_games import secure_covariance_game
 from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
@@ -68,6 +73,8 @@ __all__ = [
     "dp_fed_sparse_bnsl_game",
     "dp_fed_sparse_bnsl_transcript_game",
     "secure_covariance_game",
+    "sparse_vector_game",
+    "priv_pc_examine_game",
 ]
 
 _CHUNK = 1 << 16  # trials per batch for releases of more than one number
@@ -374,6 +381,8 @@ GAMES: dict[str, Callable[..., GameResult]] = {
     "dp-fed-sparse-bnsl": dp_fed_sparse_bnsl_game,
     "dp-fed-sparse-bnsl-transcript": dp_fed_sparse_bnsl_transcript_game,
     "secure-covariance": secure_covariance_game,
+    "sparse-vector": sparse_vector_game,
+    "priv-pc-examine": priv_pc_examine_game,
 }
 
 

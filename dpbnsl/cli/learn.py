@@ -323,6 +323,11 @@ def _learn(args: argparse.Namespace) -> int:
     needed = _PUBLIC_BOUNDS.get(args.method)
     if needed is not None and getattr(args, needed[0]) is None:
         raise CLIError(f"--method {args.method} needs {needed[1]}")
+    if args.method == "priv-pc" and args.variables == "continuous" and args.bounds is None:
+        raise CLIError(
+            "--method priv-pc with --variables continuous needs --bounds LOW,HIGH, a public range "
+            "of every column in the data's units (from the measurement's known range, not from the data)"
+        )
     refuse_no_noise(args)
     if args.force and args.out is None and args.out_dir is None:
         raise CLIError("--force applies only with --out or --out-dir (it allows overwriting them)")

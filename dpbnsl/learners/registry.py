@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -216,6 +217,32 @@ def _plan_dp_cov_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
 
     keep = ("epsilon", "delta", "clip_norm", "calibration")
     return plan(psd=False, **{k: options[k] for k in keep if k in options})
+
+
+_PRIV_PC = ("alpha", "epsilon", "delta", "seed", "variables", "bounds", "bins", "max_examinations")
+
+
+def _priv_pc_kwargs(args: argparse.Namespace) -> dict:
+    out = _given(args, *_PRIV_PC[1:], rename={"seed": "rng", "variables": "data"})
+    if "alpha" in getattr(args, "given", ()):  # --alpha's default is the other tests' 0.01
+        out["alpha"] = args.alpha
+    return out
+
+
+def _plan_priv_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
+    """Priv-PC's calibration on the pooled rows (every reserved round)."""
+    from .constraint.priv_pc import default_rounds, plan_priv_pc
+
+    n = n_k if isinstance(n_k, int) else sum(n_k)
+    keep = {k: options[k] for k in ("sieve_share", "subsample", "accountant") if k in options}
+    rounds = options.get("max_examinations") or default_rounds(d)
+    return plan_priv_pc(epsilon=options["epsilon"], delta=options["delta"], n=n, rounds=rounds, **keep)
+
+
+def _simulated_range(d: int) -> tuple[float, float]:
+    """(−B, B) with B² the simulator's public bound on x_ia² (Priv-PC's bins on simulated data)."""
+    b = math.sqrt(_simulated("feature_bound")(d))
+    return (-b, b)
 
 
 _DP_SORT = ("threshold", "epsilon", "delta", "seed", "clip_norm", "calibration", "aggregation", "dropouts")
@@ -460,6 +487,18 @@ _ENTRIES = (
         cli_options=_DP_COV_PC,
         cli_kwargs=_dp_cov_pc_kwargs,
         plan=_plan_dp_cov_pc,
+    ),
+    Learner(
+        "priv-pc",
+        "constraint.priv_pc:priv_pc",
+        "constraint",
+        private=True,
+        pooled=True,
+        simulation={"data": "continuous", "bounds": _simulated_range},
+        quick={"epsilon": 5.0, "delta": 1e-5},
+        cli_options=_PRIV_PC,
+        cli_kwargs=_priv_pc_kwargs,
+        plan=_plan_priv_pc,
     ),
     Learner("pc-all", "constraint.fed_pc:pc_all", "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
     Learner(

@@ -288,7 +288,7 @@ def test_pld_refuses_non_gaussian_events(event, name):
 
 
 @pytest.mark.parametrize(
-    "event", [dp_accounting.RandomizedResponseDpEvent(0.5, 2), dp_accounting.NoOpDpEvent(), 3.0, None]
+    "event", [dp_accounting.dp_event.DiscreteLaplaceDpEvent(1.0, 1), dp_accounting.NoOpDpEvent(), 3.0, None]
 )
 def test_unknown_events_are_unsupported(event):
     msg = (
@@ -319,12 +319,12 @@ def test_from_json_refuses_unknown_event_type():
                 {
                     "label": "x",
                     "count": 1,
-                    "event": {"type": "RandomizedResponseDpEvent", "noise_parameter": 0.5},
+                    "event": {"type": "DiscreteLaplaceDpEvent", "noise_parameter": 0.5},
                 }
             ],
         }
     )
-    with pytest.raises(UnsupportedEventError, match=r"unknown event type 'RandomizedResponseDpEvent'"):
+    with pytest.raises(UnsupportedEventError, match=r"unknown event type 'DiscreteLaplaceDpEvent'"):
         PrivacyLedger.from_json(text)
 
 

@@ -40,7 +40,7 @@ from dpbnsl.learners.linear.pgcd import PGCDNoise, clip_bounds, new_state, pgcd,
 from dpbnsl.mechanisms.moments import private_smoothness
 
 DELTA = 1e-5
-CHEAP = ("gaussian-step", "selection", "covariance", "smoothness")
+CHEAP = ("gaussian-step", "selection", "covariance", "smoothness", "sparse-vector", "priv-pc-examine")
 # trials per world for the games whose trials are whole runs (enough to flag, see the tests)
 EXPENSIVE = {
     "dp-pgcd": 500,
@@ -68,6 +68,8 @@ def test_registries():
         "dp-fed-sparse-bnsl",
         "dp-fed-sparse-bnsl-transcript",
         "secure-covariance",
+        "sparse-vector",
+        "priv-pc-examine",
     }
     assert set(BROKEN) == {
         "noise-halved",
@@ -127,7 +129,8 @@ def test_unknown_game_and_other_games_validation():
         ValueError,
         match=r"`name` must be one of 'gaussian-step', 'selection', "
         r"'covariance', 'smoothness', 'dp-pgcd', 'dp-pgcd-transcript', "
-        r"'dp-fed-sparse-bnsl', 'dp-fed-sparse-bnsl-transcript', 'secure-covariance'; got 'laplace'",
+        r"'dp-fed-sparse-bnsl', 'dp-fed-sparse-bnsl-transcript', 'secure-covariance', "
+        r"'sparse-vector', 'priv-pc-examine'; got 'laplace'",
     ):
         run_game("laplace", epsilon=1.0, delta=DELTA, trials=10)
     with pytest.raises(ValueError, match=r"for the 'covariance' game; got 'raw-smoothness'"):

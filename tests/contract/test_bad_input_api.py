@@ -15,10 +15,10 @@ from dp_accounting import (
     GaussianDpEvent,
     LaplaceDpEvent,
     PoissonSampledDpEvent,
-    RandomizedResponseDpEvent,
     SelfComposedDpEvent,
     UnsupportedEventError,
 )
+from dp_accounting.dp_event import DiscreteLaplaceDpEvent
 
 import dpbnsl
 from dpbnsl.accounting import (
@@ -132,15 +132,15 @@ CASES = {
         ValueError,
         "`accountant`",
     ),
-    "ledger randomized response": (
-        lambda: _ledger_record(RandomizedResponseDpEvent(0.5, 2)),
+    "ledger discrete Laplace": (
+        lambda: _ledger_record(DiscreteLaplaceDpEvent(1.0, 1)),
         ValueError,
-        "`event` of type RandomizedResponseDpEvent",
+        "`event` of type DiscreteLaplaceDpEvent",
     ),
-    "ledger composed randomized response": (
-        lambda: _ledger_record(ComposedDpEvent([GaussianDpEvent(1.0), RandomizedResponseDpEvent(0.5, 2)])),
+    "ledger composed discrete Laplace": (
+        lambda: _ledger_record(ComposedDpEvent([GaussianDpEvent(1.0), DiscreteLaplaceDpEvent(1.0, 1)])),
         UnsupportedEventError,
-        "`event` of type RandomizedResponseDpEvent",
+        "`event` of type DiscreteLaplaceDpEvent",
     ),
     "ledger sampled selection": (
         lambda: _ledger_record(PoissonSampledDpEvent(0.1, BoundedRangeDpEvent(1.0))),
@@ -346,7 +346,7 @@ def test_composed_events_are_flattened_into_the_ledger():
     assert composed.rho() == pytest.approx(2 / 18 + 4 / 50, rel=1e-15)
     ledger = PrivacyLedger()
     with pytest.raises(UnsupportedEventError):
-        ledger.record("run", ComposedDpEvent([g, RandomizedResponseDpEvent(0.5, 2)]))
+        ledger.record("run", ComposedDpEvent([g, DiscreteLaplaceDpEvent(1.0, 1)]))
     assert len(ledger) == 0
     # with a budget: all parts or none
     filtered = PrivacyLedger(budget=(1.0, 1e-5))
