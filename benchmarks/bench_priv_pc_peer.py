@@ -20,8 +20,9 @@ seconds of the skeleton search and orientation (imports and sampling excluded), 
     python benchmarks/bench_priv_pc_peer.py --peer-python PY --peer-src DIR --networks alarm --seeds 0,1,2,3,4
     python benchmarks/bench_priv_pc_peer.py --networks child --grid 0:8 --out results.csv
 
-``--grid A:B`` runs the grid points A..B−1 only. Without the peer, ours runs at the grid's ε read
-as a total (no pairing).
+``--grid A:B`` runs the grid points A..B−1 only. ``--peer-results FILE`` reads the authors' runs
+from a JSON the child process wrote (its jobs named the same samples) instead of running them.
+Without the peer, ours runs at the grid's ε read as a total (no pairing).
 """
 
 from __future__ import annotations
@@ -75,12 +76,13 @@ def main() -> None:
     p.add_argument("--grid", default="0:21", help="grid points A:B of the authors' 21")
     p.add_argument("--peer-python", default=os.environ.get("DPBNSL_PEER_PYTHON"))
     p.add_argument("--peer-src", default=os.environ.get("DPBNSL_PEER_SRC"))
+    p.add_argument("--peer-results", help="the authors' runs, as _priv_pc_peer.py wrote them")
     p.add_argument("--out", help="write the per-run rows to this CSV")
     a = p.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
     lo, hi = (int(v) for v in a.grid.split(":"))
     grid = [float(e) for e in GRID[lo:hi]]
-    peer = bool(a.peer_python and a.peer_src)
+    peer = bool(a.peer_python and a.peer_src) or bool(a.peer_results)
     if not peer:
         print("(no --peer-python/--peer-src: the authors' code is not run)")
     rows = []
@@ -97,7 +99,17 @@ def main() -> None:
                 for e in grid
                 for s in seeds
             ]
-            results = run_peer(a.peer_python, a.peer_src, jobs, Path(tmp, "peer.json")) if peer else jobs
+            if a.peer_results:
+                wanted = {(j["seed"], round(j["epsilon"], 12)) for j in jobs}
+                results = [
+                    r
+                    for r in json.loads(Path(a.peer_results).read_text())
+                    if r.get("network") == name and (r["seed"], round(r["epsilon"], 12)) in wanted
+                ]
+            elif peer:
+                results = run_peer(a.peer_python, a.peer_src, jobs, Path(tmp, "peer.json"))
+            else:
+                results = jobs
             for res in results:
                 sample = samples[res["seed"]][0]
                 truth = sample.B_true

@@ -323,9 +323,9 @@ def _learn(args: argparse.Namespace) -> int:
     needed = _PUBLIC_BOUNDS.get(args.method)
     if needed is not None and getattr(args, needed[0]) is None:
         raise CLIError(f"--method {args.method} needs {needed[1]}")
-    if args.method == "priv-pc" and args.variables == "continuous" and args.bounds is None:
+    if args.method in ("priv-pc", "dp-fed-pc") and args.variables == "continuous" and args.bounds is None:
         raise CLIError(
-            "--method priv-pc with --variables continuous needs --bounds LOW,HIGH, a public range "
+            f"--method {args.method} with --variables continuous needs --bounds LOW,HIGH, a public range "
             "of every column in the data's units (from the measurement's known range, not from the data)"
         )
     refuse_no_noise(args)

@@ -33,7 +33,8 @@ def add_extra_options(learn: argparse.ArgumentParser) -> None:
         "--alpha",
         type=float,
         default=0.01,
-        help="significance level of the conditional-independence tests (priv-pc: 0.2 unless given)",
+        help="significance level of the conditional-independence tests (priv-pc and dp-fed-pc: "
+        "0.2 unless given)",
     )
     ci.add_argument(
         "--ci-test",
@@ -41,7 +42,7 @@ def add_extra_options(learn: argparse.ArgumentParser) -> None:
         choices=("fisher-z", "g2", "auto"),
         help="Fisher-z (continuous) or G² (discrete, integer-coded columns)",
     )
-    priv = learn.add_argument_group("Priv-PC (priv-pc): PC with sparse-vector screened tests")
+    priv = learn.add_argument_group("Priv-PC (priv-pc, dp-fed-pc): PC with sparse-vector screened tests")
     priv.add_argument(
         "--variables",
         choices=("discrete", "continuous"),

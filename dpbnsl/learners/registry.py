@@ -239,6 +239,12 @@ def _plan_priv_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
     return plan_priv_pc(epsilon=options["epsilon"], delta=options["delta"], n=n, rounds=rounds, **keep)
 
 
+def _plan_dp_fed_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
+    """DP-FedPC's calibration: Priv-PC's on every participant's rows."""
+    sizes = (n_k,) if isinstance(n_k, int) else tuple(n_k)
+    return [_plan_priv_pc(d, n, **options) for n in sizes]
+
+
 def _simulated_range(d: int) -> tuple[float, float]:
     """(−B, B) with B² the simulator's public bound on x_ia² (Priv-PC's bins on simulated data)."""
     b = math.sqrt(_simulated("feature_bound")(d))
@@ -499,6 +505,17 @@ _ENTRIES = (
         cli_options=_PRIV_PC,
         cli_kwargs=_priv_pc_kwargs,
         plan=_plan_priv_pc,
+    ),
+    Learner(
+        "dp-fed-pc",
+        "constraint.dp_fed_pc:dp_fed_pc",
+        "constraint",
+        private=True,
+        simulation={"data": "continuous", "bounds": _simulated_range},
+        quick={"epsilon": 5.0, "delta": 1e-5},
+        cli_options=_PRIV_PC,
+        cli_kwargs=_priv_pc_kwargs,
+        plan=_plan_dp_fed_pc,
     ),
     Learner("pc-all", "constraint.fed_pc:pc_all", "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),
     Learner(

@@ -120,3 +120,31 @@ def test_max_iter_reaches_notears_and_is_refused_elsewhere(network_dirs, capsys)
     assert LEARNERS["notears-voting"].cli_kwargs(args)["max_iter"] == 3
     assert main(["learn", "--method", "fed-bnsl", "--max-iter", "3", "--data", *data]) == 2
     assert "--max-iter" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ Priv-PC and DP-FedPC --
+
+
+@pytest.mark.parametrize("method", ["priv-pc", "dp-fed-pc"])
+def test_priv_pc_from_the_command_line(method, tmp_path, capsys):
+    """Discrete codes from a CSV; the guarantee on the console; foreign and missing options refused."""
+    from dpbnsl.io.networks import sample_network
+
+    s = sample_network("child", 6000, participants=2, rng=0)
+    paths = []
+    for k, X in enumerate(s.participants):
+        paths.append(tmp_path / f"p{k}.csv")
+        np.savetxt(paths[-1], X, delimiter=",", fmt="%d", header=",".join(s.columns), comments="")
+    out = tmp_path / "W.csv"
+    args = ["learn", "--method", method, "--data", *map(str, paths), "--epsilon", "5", "--out", str(out)]
+    assert main(args) == 0
+    err = capsys.readouterr()
+    assert "privacy: (ε, δ) = (" in err.out + err.err and out.exists()
+    assert main(args + ["--force", "--clip-norm", "1"]) == 2
+    assert "--clip-norm does not apply" in capsys.readouterr().err
+    assert main(args + ["--force", "--variables", "continuous"]) == 2
+    assert "needs --bounds LOW,HIGH" in capsys.readouterr().err
+    assert main(args + ["--force", "--bounds", "0,nan"]) == 2
+    assert "expected finite LOW < HIGH" in capsys.readouterr().err
+    assert main(["learn", "--method", "pc", "--data", str(paths[0]), "--max-examinations", "3"]) == 2
+    assert "--max-examinations does not apply" in capsys.readouterr().err

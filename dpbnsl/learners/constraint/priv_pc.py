@@ -67,7 +67,15 @@ from .citests import check_alpha, discrete_levels, subsets
 from .kendall import StratifiedKendall, kendall_sensitivity, public_bins
 from .pc import check_pc_options, cpdag_matrix, needs_level, orient_pdag, pdag_to_dag
 
-__all__ = ["PrivPCPlan", "plan_priv_pc", "priv_pc", "default_rounds", "DATA_KINDS"]
+__all__ = [
+    "PrivPCPlan",
+    "PrivateTests",
+    "plan_priv_pc",
+    "priv_pc",
+    "default_rounds",
+    "check_data",
+    "DATA_KINDS",
+]
 
 DATA_KINDS = ("discrete", "continuous")
 #: the subsample fractions the default rule chooses from (the authors' bounds)
@@ -194,6 +202,100 @@ def _codes(
     return public_bins(X, bounds=bounds, bins=bins), None
 
 
+class PrivateTests:
+    """One data holder's private conditional-independence tests (module docstring): the
+    sieve-and-examine rounds of ``plan`` on its rows, run one PC level at a time.
+
+    :meth:`level` runs PC level ℓ in place on the boolean adjacency ``adj`` (PC-stable or original
+    order), removing an edge when an examination finds ``|z| + noise ≤ z_α``; ``sepsets`` holds the
+    separating sets found, ``used`` the examinations spent, ``queries`` the sieve's queries;
+    ``exhausted`` is True once all reserved rounds are spent (later levels change nothing)."""
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        codes: np.ndarray | None,
+        levels: np.ndarray | None,
+        plan: PrivPCPlan,
+        *,
+        alpha: float,
+        margin: float,
+        rng: np.random.Generator,
+    ) -> None:
+        self.X, self.codes, self.levels, self.plan = X, codes, levels, plan
+        self.n, self.d = X.shape
+        self.rng = rng
+        self.full = StratifiedKendall(X, codes, levels=levels)
+        self.z_alpha = float(scipy.special.ndtri(1.0 - alpha / 2.0))
+        self.margin = margin
+        self.sieve_sensitivity = kendall_sensitivity(plan.subsample_rows, conditional=True)
+        self.sepsets: dict = {}
+        self.used = self.queries = 0
+        self._round: tuple[AboveThreshold, StratifiedKendall] | None = self._new_round()
+
+    @property
+    def exhausted(self) -> bool:
+        return self._round is None
+
+    def _new_round(self) -> tuple[AboveThreshold, StratifiedKendall]:
+        m, n = self.plan.subsample_rows, self.n
+        rows = np.sort(self.rng.choice(n, size=m, replace=False)) if m < n else np.arange(n)
+        codes = None if self.codes is None else self.codes[rows]
+        sub = StratifiedKendall(self.X[rows], codes, levels=self.levels)
+        svt = AboveThreshold(
+            -(self.z_alpha + self.margin),
+            sensitivity=self.sieve_sensitivity,
+            epsilon=self.plan.sieve_epsilon_subsample,
+            rng=self.rng,
+        )
+        return svt, sub
+
+    def _independent(self, i: int, j: int, Z: tuple[int, ...]) -> bool:
+        """One test through the current round: sieve, and examine if it passes."""
+        assert self._round is not None
+        svt, sub = self._round
+        self.queries += 1
+        if not svt(-abs(sub.z(i, j, Z))):
+            return False
+        self.used += 1
+        noisy = laplace_mechanism(
+            abs(self.full.z(i, j, Z)),
+            sensitivity=kendall_sensitivity(self.n, conditional=bool(Z)),
+            epsilon=self.plan.examine_epsilon,
+            rng=self.rng,
+        ).value
+        self._round = self._new_round() if self.used < self.plan.rounds else None
+        return bool(noisy <= self.z_alpha)
+
+    def level(self, adj: np.ndarray, level: int, *, variant: str = "stable") -> None:
+        """PC level ``level`` on ``adj`` (in place) with the private tests."""
+        frozen = adj.copy() if variant == "stable" else adj
+        for i, j in zip(*np.nonzero(adj.copy())):
+            if self._round is None:
+                return
+            if not adj[i, j]:
+                continue
+            cands = [int(k) for k in np.flatnonzero(frozen[i]) if k != j]
+            if len(cands) < level:
+                continue
+            for Z in subsets(cands, level):
+                if self._independent(int(i), int(j), Z):
+                    adj[i, j] = adj[j, i] = False
+                    self.sepsets[(int(min(i, j)), int(max(i, j)))] = Z
+                    break
+                if self._round is None:
+                    return
+
+
+def check_data(
+    X: np.ndarray, data: str, bounds: Any, bins: int, levels: Any
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Validate Priv-PC's data options: (codes for the strata, or None for category codes; the
+    category counts, or None)."""
+    check_choice(data, "data", DATA_KINDS)
+    return _codes(X, data, bounds, bins, levels)
+
+
 @one_blas_thread
 def priv_pc(
     X: ArrayLike,
@@ -272,7 +374,6 @@ def priv_pc(
     e = check_epsilon(epsilon)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     alpha = check_alpha(alpha)
-    check_choice(data, "data", DATA_KINDS)
     bins = check_int(bins, "bins", low=2, high=1 << 16)
     margin = check_real(margin, "margin", low=-1e6, high=1e6)
     opts = check_pc_options(
@@ -283,7 +384,7 @@ def priv_pc(
     n, d = arr.shape
     if n < 4:
         raise ValueError(f"`X` has {n} rows; Priv-PC needs at least 4")
-    codes, lv = _codes(arr, data, bounds, bins, levels)
+    codes, lv = check_data(arr, data, bounds, bins, levels)
     K = (
         default_rounds(d)
         if max_examinations is None
@@ -302,66 +403,25 @@ def priv_pc(
     ledger.record("sieve rounds (reserved)", pure_dp_event(plan.sieve_epsilon), count=K)
     ledger.record("examinations (reserved)", pure_dp_event(plan.examine_epsilon), count=K)
 
-    gen = as_generator(rng)
     start = time.perf_counter()
-    full = StratifiedKendall(arr, codes, levels=lv)
-    z_alpha = float(scipy.special.ndtri(1.0 - alpha / 2.0))
-    m = plan.subsample_rows
-    sieve_sensitivity = kendall_sensitivity(m, conditional=True)
-
-    def new_round() -> tuple[AboveThreshold, StratifiedKendall]:
-        rows = np.sort(gen.choice(n, size=m, replace=False)) if m < n else np.arange(n)
-        sub = StratifiedKendall(arr[rows], None if codes is None else codes[rows], levels=lv)
-        svt = AboveThreshold(
-            -(z_alpha + margin), sensitivity=sieve_sensitivity, epsilon=plan.sieve_epsilon_subsample, rng=gen
-        )
-        return svt, sub
-
+    tests = PrivateTests(arr, codes, lv, plan, alpha=alpha, margin=margin, rng=as_generator(rng))
     adj = ~np.eye(d, dtype=bool)
-    sepsets: dict = {}
     rows_: list[dict] = []
-    used, queries, level = 0, 0, 0
-    current: tuple[AboveThreshold, StratifiedKendall] | None = new_round()
-    while current is not None and needs_level(adj, level, opts["max_cond_size"]):
-        t0, removed_before = time.perf_counter(), int(adj.sum() // 2)
-        frozen = adj.copy() if opts["variant"] == "stable" else adj
-        for i, j in zip(*np.nonzero(adj.copy())):
-            if current is None:
-                break
-            if not adj[i, j]:
-                continue
-            cands = [int(k) for k in np.flatnonzero(frozen[i]) if k != j]
-            if len(cands) < level:
-                continue
-            for Z in subsets(cands, level):
-                svt, sub = current
-                queries += 1
-                if not svt(-abs(sub.z(int(i), int(j), Z))):
-                    continue
-                used += 1
-                noisy = laplace_mechanism(
-                    abs(full.z(int(i), int(j), Z)),
-                    sensitivity=kendall_sensitivity(n, conditional=bool(Z)),
-                    epsilon=plan.examine_epsilon,
-                    rng=gen,
-                ).value
-                current = new_round() if used < K else None
-                if noisy <= z_alpha:
-                    adj[i, j] = adj[j, i] = False
-                    sepsets[(int(min(i, j)), int(max(i, j)))] = Z
-                    break
-                if current is None:
-                    break
+    level = 0
+    while not tests.exhausted and needs_level(adj, level, opts["max_cond_size"]):
+        t0, before = time.perf_counter(), int(adj.sum() // 2)
+        tests.level(adj, level, variant=opts["variant"])
         rows_.append(
             dict(
                 level=level,
                 edges=int(adj.sum() // 2),
-                removed=removed_before - int(adj.sum() // 2),
-                examinations=used,
+                removed=before - int(adj.sum() // 2),
+                examinations=tests.used,
                 seconds=time.perf_counter() - t0,
             )
         )
         level += 1
+    sepsets, used, queries, full = tests.sepsets, tests.used, tests.queries, tests.full
 
     directed, undirected, vs, conflicts = orient_pdag(adj, sepsets, conflict=opts["conflict"])
     dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
