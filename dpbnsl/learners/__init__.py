@@ -42,6 +42,8 @@ _EXPORTS = {
     "fed_pc_simple_ii": "constraint.fed_pc",
     "dp_cov_pc": "constraint.dp_cov_pc",
     "pc_from_covariance": "constraint.dp_cov_pc",
+    "priv_pc": "constraint.priv_pc",
+    "dp_fed_pc": "constraint.dp_fed_pc",
     "ds_fcd": "nonlinear.ds_fcd",
     "as_fcd": "nonlinear.ds_fcd",
     "fcd_centralized": "nonlinear.ds_fcd",
@@ -65,6 +67,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from .combiners import LocalFits, notears_average, notears_best, notears_local, notears_voting
     from .constraint.dp_cov_pc import dp_cov_pc, pc_from_covariance
+    from .constraint.dp_fed_pc import dp_fed_pc
     from .constraint.fed_pc import (
         LocalPC,
         fed_pc,
@@ -76,6 +79,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         pc_local,
     )
     from .constraint.pc import pc
+    from .constraint.priv_pc import priv_pc
     from .linear.dp_fed_bnsl import dp_fed_bnsl
     from .linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
     from .linear.dp_sortnregress import dp_sortnregress
@@ -111,6 +115,8 @@ __all__ = [
     "dp_fed_bnsl",
     "dp_cov_pc",
     "pc_from_covariance",
+    "priv_pc",
+    "dp_fed_pc",
     "sortnregress",
     "dp_sortnregress",
     "select_dp_fed_sparse_bnsl",
