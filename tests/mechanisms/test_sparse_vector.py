@@ -140,3 +140,34 @@ def test_above_threshold_stops_after_the_first_above():
     with pytest.raises(ValueError, match="`query` must be finite"):
         AboveThreshold(0.0, sensitivity=1.0, epsilon=1.0, rng=0)(math.nan)
     assert svt.event == pure_dp_event(5.0)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0, 5.0, 30.0])
+def test_closed_form_rdp_matches_dp_accounting(eps):
+    """The package's randomized-response RDP curve against dp-accounting's order-by-order one
+    (relative 1e-8), and never above the pure-DP bound ε."""
+    from dp_accounting.rdp.rdp_privacy_accountant import _randomized_response_rdp_replace_one
+
+    from dpbnsl.accounting.rdp_accountant import ORDERS, randomized_response_rdp
+
+    orders = ORDERS[ORDERS < 1e4][::15]
+    ours = randomized_response_rdp(orders, eps)
+    p = 2.0 / (1.0 + math.exp(eps))
+    theirs = np.array([_randomized_response_rdp_replace_one(p, 2, a) for a in orders])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-8)
+    assert np.all(ours <= eps)
+
+
+def test_closed_form_rdp_is_accurate_at_tiny_epsilon():
+    """At ε = 1e-6 dp-accounting's own evaluation loses digits; the closed form matches 50-digit
+    arithmetic (mpmath) to 1e-9."""
+    mpmath = pytest.importorskip("mpmath")
+    from dpbnsl.accounting.rdp_accountant import randomized_response_rdp
+
+    mpmath.mp.dps = 50
+    eps = mpmath.mpf("1e-6")
+    p = mpmath.e**eps / (1 + mpmath.e**eps)
+    for a in (1.5, 2.0, 10.0, 1000.0):
+        A = mpmath.mpf(a)
+        exact = mpmath.log(p**A * (1 - p) ** (1 - A) + (1 - p) ** A * p ** (1 - A)) / (A - 1)
+        assert randomized_response_rdp(np.array([a]), 1e-6)[0] == pytest.approx(float(exact), rel=1e-9)

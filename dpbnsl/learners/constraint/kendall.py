@@ -45,7 +45,7 @@ import scipy.stats
 from ..._validation import ArrayLike, check_int
 from .citests import CIResult, CITest
 
-__all__ = ["StratifiedKendall", "kendall_sensitivity", "kendall_weight", "public_bins"]
+__all__ = ["StratifiedKendall", "kendall_sensitivity", "kendall_weight", "p_value_sensitivity", "public_bins"]
 
 #: contingency tables up to this many cells per stratum; beyond, Kendall's τ by sorting
 _MAX_CELLS = 4096
@@ -65,6 +65,14 @@ def kendall_sensitivity(n: int, *, conditional: bool) -> float:
     docstring): 9/√w(n) without conditioning, 13.5/√w(n) with it."""
     n = check_int(n, "n", low=2)
     return (13.5 if conditional else 9.0) / math.sqrt(kendall_weight(n))
+
+
+def p_value_sensitivity(n: int, *, conditional: bool) -> float:
+    """The replace-one sensitivity of the two-sided p-value ``p = erfc(|z|/√2)``: erf(Δz/√2).
+
+    ``p`` is a decreasing function of ``|z|`` whose slope is steepest at 0, and ``|z|`` moves by at
+    most Δz (:func:`kendall_sensitivity`), so ``p`` moves by at most ``p(0) − p(Δz) = erf(Δz/√2)``."""
+    return math.erf(kendall_sensitivity(n, conditional=conditional) / _SQRT2)
 
 
 def public_bins(X: ArrayLike, *, bounds: Any, bins: int) -> np.ndarray:

@@ -64,7 +64,7 @@ from ...mechanisms.sparse_vector import (
 )
 from ..result import LearnResult
 from .citests import check_alpha, discrete_levels, subsets
-from .kendall import StratifiedKendall, kendall_sensitivity, public_bins
+from .kendall import StratifiedKendall, kendall_sensitivity, p_value_sensitivity, public_bins
 from .pc import check_pc_options, cpdag_matrix, needs_level, orient_pdag, pdag_to_dag
 
 __all__ = [
@@ -78,6 +78,8 @@ __all__ = [
 ]
 
 DATA_KINDS = ("discrete", "continuous")
+#: what the private tests compare: −|z| against −Φ⁻¹(1 − α/2), or the p-value against α
+SCALES = ("z", "p-value")
 #: the subsample fractions the default rule chooses from (the authors' bounds)
 SUBSAMPLE_RANGE = (1.0 / 20.0, 1.0)
 
@@ -221,14 +223,22 @@ class PrivateTests:
         alpha: float,
         margin: float,
         rng: np.random.Generator,
+        scale: str = "z",
     ) -> None:
         self.X, self.codes, self.levels, self.plan = X, codes, levels, plan
         self.n, self.d = X.shape
         self.rng = rng
         self.full = StratifiedKendall(X, codes, levels=levels)
-        self.z_alpha = float(scipy.special.ndtri(1.0 - alpha / 2.0))
+        self.scale = check_choice(scale, "scale", SCALES)
+        # "looks independent" is a query at or above a threshold: −|z| ≥ −z_α, or p ≥ α
+        if self.scale == "z":
+            self.threshold = -float(scipy.special.ndtri(1.0 - alpha / 2.0))
+            self._sensitivity = kendall_sensitivity
+        else:
+            self.threshold = alpha
+            self._sensitivity = p_value_sensitivity
         self.margin = margin
-        self.sieve_sensitivity = kendall_sensitivity(plan.subsample_rows, conditional=True)
+        self.sieve_sensitivity = self._sensitivity(plan.subsample_rows, conditional=True)
         self.sepsets: dict = {}
         self.used = self.queries = 0
         self._round: tuple[AboveThreshold, StratifiedKendall] | None = self._new_round()
@@ -243,7 +253,7 @@ class PrivateTests:
         codes = None if self.codes is None else self.codes[rows]
         sub = StratifiedKendall(self.X[rows], codes, levels=self.levels)
         svt = AboveThreshold(
-            -(self.z_alpha + self.margin),
+            self.threshold - self.margin,
             sensitivity=self.sieve_sensitivity,
             epsilon=self.plan.sieve_epsilon_subsample,
             rng=self.rng,
@@ -255,17 +265,22 @@ class PrivateTests:
         assert self._round is not None
         svt, sub = self._round
         self.queries += 1
-        if not svt(-abs(sub.z(i, j, Z))):
+        if not svt(self._query(sub, i, j, Z)):
             return False
         self.used += 1
         noisy = laplace_mechanism(
-            abs(self.full.z(i, j, Z)),
-            sensitivity=kendall_sensitivity(self.n, conditional=bool(Z)),
+            self._query(self.full, i, j, Z),
+            sensitivity=self._sensitivity(self.n, conditional=bool(Z)),
             epsilon=self.plan.examine_epsilon,
             rng=self.rng,
         ).value
         self._round = self._new_round() if self.used < self.plan.rounds else None
-        return bool(noisy <= self.z_alpha)
+        return bool(noisy >= self.threshold)
+
+    def _query(self, ci: StratifiedKendall, i: int, j: int, Z: tuple[int, ...]) -> float:
+        """−|z| or the p-value: larger means "looks independent"."""
+        res = ci.result(i, j, Z)
+        return -abs(res.statistic) if self.scale == "z" else res.p_value
 
     def level(self, adj: np.ndarray, level: int, *, variant: str = "stable") -> None:
         """PC level ``level`` on ``adj`` (in place) with the private tests."""
@@ -311,6 +326,7 @@ def priv_pc(
     sieve_share: float = 0.5,
     subsample: float | str = "auto",
     margin: float = 0.0,
+    scale: str = "z",
     max_cond_size: int | None = None,
     variant: str = "stable",
     conflict: str = "first",
@@ -345,8 +361,12 @@ def priv_pc(
     subsample : float in (0, 1] or "auto", default "auto"
         The sieve's fraction of the rows; "auto" is the authors' rule (:func:`plan_priv_pc`).
     margin : float, default 0
-        The sieve passes ``|z| ≤ z_α + margin`` on the subsample (the authors' ``bias`` on the
-        p-value scale; larger examines more tests).
+        The sieve passes ``|z| ≤ z_α + margin`` on the subsample (with ``scale="p-value"``:
+        ``p ≥ α − margin``, the authors' ``bias``); larger examines more tests.
+    scale : {"z", "p-value"}, default "z"
+        What the releases compare: ``−|z|`` (sensitivity Δz) or the two-sided p-value, as the
+        authors' code does (sensitivity erf(Δz/√2),
+        :func:`~dpbnsl.learners.constraint.kendall.p_value_sensitivity`).
     max_cond_size, variant, conflict, extension
         As in :func:`~dpbnsl.learners.constraint.pc.pc`.
     accountant : {"rdp", "zcdp", "pld"}, default "rdp"
@@ -376,6 +396,7 @@ def priv_pc(
     alpha = check_alpha(alpha)
     bins = check_int(bins, "bins", low=2, high=1 << 16)
     margin = check_real(margin, "margin", low=-1e6, high=1e6)
+    check_choice(scale, "scale", SCALES)
     opts = check_pc_options(
         alpha=alpha, variant=variant, max_cond_size=max_cond_size, conflict=conflict, extension=extension
     )
@@ -404,7 +425,7 @@ def priv_pc(
     ledger.record("examinations (reserved)", pure_dp_event(plan.examine_epsilon), count=K)
 
     start = time.perf_counter()
-    tests = PrivateTests(arr, codes, lv, plan, alpha=alpha, margin=margin, rng=as_generator(rng))
+    tests = PrivateTests(arr, codes, lv, plan, alpha=alpha, margin=margin, scale=scale, rng=as_generator(rng))
     adj = ~np.eye(d, dtype=bool)
     rows_: list[dict] = []
     level = 0
@@ -462,6 +483,7 @@ def priv_pc(
         sieve_share=plan.sieve_epsilon / (plan.sieve_epsilon + plan.examine_epsilon),
         subsample=plan.subsample_fraction,
         margin=margin,
+        scale=scale,
         accountant=accountant,
     )
     params.pop("no_sepset")

@@ -15,6 +15,7 @@ from dpbnsl.learners.constraint.kendall import (
     StratifiedKendall,
     kendall_sensitivity,
     kendall_weight,
+    p_value_sensitivity,
     public_bins,
 )
 
@@ -101,6 +102,8 @@ def test_sensitivity_on_random_neighbours(seed, n, levels, conditional, discrete
     S = tuple(range(2, d))
     moved = abs(a.z(0, 1, S) - b.z(0, 1, S))
     assert moved < kendall_sensitivity(n, conditional=bool(S))
+    # and the two-sided p-value, a function of |z| (Priv-PC's scale="p-value")
+    assert abs(a.test(0, 1, S) - b.test(0, 1, S)) <= p_value_sensitivity(n, conditional=bool(S)) * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("n", [10, 100, 2000])
@@ -155,3 +158,14 @@ def test_public_bins_and_bad_input():
         StratifiedKendall(np.zeros((1, 2)))
     with pytest.raises(ValueError, match="`n`"):
         kendall_sensitivity(1, conditional=False)
+
+
+def test_p_value_sensitivity_is_attained_at_zero():
+    """erf(Δz/√2) is p(0) − p(Δz): a statistic moving from 0 to Δz moves p by exactly that."""
+    import scipy.special
+
+    for n in (10, 1000):
+        dz = kendall_sensitivity(n, conditional=True)
+        assert p_value_sensitivity(n, conditional=True) == pytest.approx(
+            1 - scipy.special.erfc(dz / math.sqrt(2))
+        )
