@@ -26,16 +26,15 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import as_generator, as_participants, check_epsilon, check_int, check_real
-from ...accounting import PrivacyLedger, summarize_privacy
+from ...accounting import summarize_privacy
 from ...accounting.compose import Accountant
 from ...blas import one_blas_thread
-from ...federation import SERVER, Dense, Message, Transcript
-from ...mechanisms.sparse_vector import pure_dp_event
+from ...federation import SERVER, Dense, Message, Payload, Transcript
 from ..result import LearnResult
 from ._fed_pc_skeleton import VOTE_RULES, SkeletonServer, min_votes
 from .citests import check_alpha
-from .pc import check_pc_options, cpdag_matrix, orient_pdag, pdag_to_dag
-from .priv_pc import PrivateTests, check_data, default_rounds, plan_priv_pc
+from .pc import check_pc_options, orient_skeleton
+from .priv_pc import PrivateTests, check_data, default_rounds, plan_priv_pc, reserve_rounds
 
 __all__ = ["dp_fed_pc", "majority_sepsets"]
 
@@ -125,12 +124,7 @@ def dp_fed_pc(
         else check_int(max_examinations, "max_examinations", low=1, high=10**6)
     )
     plans = [plan_priv_pc(epsilon=e, delta=dl, n=X.shape[0], rounds=K, accountant=accountant) for X in arrays]
-    ledgers = []
-    for pl in plans:
-        ledger = PrivacyLedger(budget=(e, dl), accountant=accountant, neighbouring="replace-one")
-        ledger.record("sieve rounds (reserved)", pure_dp_event(pl.sieve_epsilon), count=K)
-        ledger.record("examinations (reserved)", pure_dp_event(pl.examine_epsilon), count=K)
-        ledgers.append(ledger)
+    ledgers = [reserve_rounds(pl) for pl in plans]
 
     start = time.perf_counter()
     streams = as_generator(rng).spawn(len(arrays))
@@ -144,16 +138,17 @@ def dp_fed_pc(
     S = ~np.eye(d, dtype=bool)
     level = 0
     while True:
-        uploads = []
+        uploads: list[Payload] = []
         for k, tester in enumerate(testers):
             local = S.copy()
             tester.level(local, level, variant=opts["variant"])
             uploads.append(Dense(local.astype(float)))
             transcript.append(Message(level, k, SERVER, "local_skeleton", uploads[-1]))
         reply = server(level, uploads)
-        S = reply.payload.to_dense() != 0
+        broadcast = Dense(np.asarray(server.S, float))  # the payload of the reply: one for all
+        S = server.S.copy()
         for k in range(len(testers)):
-            transcript.append(Message(level, SERVER, k, "global_skeleton", reply.payload))
+            transcript.append(Message(level, SERVER, k, "global_skeleton", broadcast))
         if reply.stop:
             break
         level += 1
@@ -164,9 +159,7 @@ def dp_fed_pc(
             report[row, 2 + np.asarray(Z, int)] = 1.0
         transcript.append(Message(level + 1, k, SERVER, "separating_sets", Dense(report)))
     sepsets = majority_sepsets([t.sepsets for t in testers])
-    directed, undirected, vs, conflicts = orient_pdag(S, sepsets, conflict=opts["conflict"])
-    dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
-    cpdag = cpdag_matrix(directed, undirected)
+    dag, cpdag, info = orient_skeleton(S, sepsets, opts)
     n_k = tuple(X.shape[0] for X in arrays)
     privacy = summarize_privacy(
         ledgers,
@@ -178,13 +171,7 @@ def dp_fed_pc(
         public=dict(d=d, n_k=n_k, rounds=K, alpha=alpha, data=data, releases="private tests per participant"),
     )
     history = pd.DataFrame(server.rows)
-    info = dict(
-        cpdag=cpdag,
-        skeleton=S.astype(int),
-        sepsets=sepsets,
-        v_structures=vs,
-        conflicts=conflicts,
-        forced=forced,
+    info.update(
         votes=server.votes,
         min_votes=need,
         examinations=tuple(t.used for t in testers),

@@ -143,6 +143,8 @@ def _concordance_sorted(sid: np.ndarray, n_strata: int, x: np.ndarray, y: np.nda
 class StratifiedKendall(CITest):
     """The stratified Kendall's τ test of the module docstring on one data set.
 
+    ``result(i, j, S)`` returns ``p = 2(1 − Φ(|z|))``, ``statistic = z`` and ``dof = n``.
+
     Parameters
     ----------
     X : array of shape (n, d)
@@ -152,8 +154,6 @@ class StratifiedKendall(CITest):
         data. Default: ``X`` itself, which must then hold category codes 0, 1, ... (discrete data).
     levels : integer array of shape (d,), optional
         Category counts (array sizes only; the statistic does not depend on them).
-
-    ``result(i, j, S)`` returns ``p = 2(1 − Φ(|z|))``, ``statistic = z`` and ``dof = n``.
 
     Examples
     --------

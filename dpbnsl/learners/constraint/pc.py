@@ -34,6 +34,7 @@ __all__ = [
     "skeleton_level",
     "orient_pdag",
     "pdag_to_dag",
+    "orient_skeleton",
     "best_separating_set",
     "VARIANTS",
     "CONFLICTS",
@@ -362,6 +363,23 @@ def pc(
     return LearnResult("pc", dag, cpdag, history, columns, params=params, info=info)
 
 
+def orient_skeleton(adj: np.ndarray, sepsets: dict, opts: dict) -> tuple[np.ndarray, np.ndarray, dict]:
+    """PC's steps 2–4 on a skeleton and its separating sets, with validated options: (DAG, CPDAG,
+    info with ``cpdag``, ``skeleton``, ``sepsets``, ``v_structures``, ``conflicts``, ``forced``)."""
+    directed, undirected, vs, conflicts = orient_pdag(adj, sepsets, conflict=opts["conflict"])
+    dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
+    cpdag = cpdag_matrix(directed, undirected)
+    info = dict(
+        cpdag=cpdag,
+        skeleton=adj.astype(int),
+        sepsets=sepsets,
+        v_structures=vs,
+        conflicts=conflicts,
+        forced=forced,
+    )
+    return dag, cpdag, info
+
+
 def run_pc(
     ci: CITest, opts: dict, *, sepset: str, max_sepset_size: int | None
 ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame, dict]:
@@ -380,18 +398,7 @@ def run_pc(
                     ci, i, j, np.flatnonzero(adj[i] | adj[j]), alpha=opts["alpha"], max_size=max_sepset_size
                 )
                 sepsets[(int(i), int(j))] = None if best is None else best[0]
-    directed, undirected, vs, conflicts = orient_pdag(adj, sepsets, conflict=opts["conflict"])
-    dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
-    cpdag = cpdag_matrix(directed, undirected)
-    info = dict(
-        cpdag=cpdag,
-        skeleton=adj.astype(int),
-        sepsets=sepsets,
-        v_structures=vs,
-        conflicts=conflicts,
-        forced=forced,
-        ci_tests=ci.n_computed,
-        seconds=time.perf_counter() - t0,
-    )
+    dag, cpdag, info = orient_skeleton(adj, sepsets, opts)
+    info.update(ci_tests=ci.n_computed, seconds=time.perf_counter() - t0)
     history = pd.DataFrame(rows, columns=["level", "edges", "ci_tests", "seconds"])
     return dag, cpdag, history, info

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -65,7 +65,7 @@ from ...mechanisms.sparse_vector import (
 from ..result import LearnResult
 from .citests import check_alpha, discrete_levels, subsets
 from .kendall import StratifiedKendall, kendall_sensitivity, p_value_sensitivity, public_bins
-from .pc import check_pc_options, cpdag_matrix, needs_level, orient_pdag, pdag_to_dag
+from .pc import check_pc_options, needs_level, orient_skeleton
 
 __all__ = [
     "PrivPCPlan",
@@ -74,6 +74,7 @@ __all__ = [
     "priv_pc",
     "default_rounds",
     "check_data",
+    "reserve_rounds",
     "DATA_KINDS",
 ]
 
@@ -117,6 +118,19 @@ def default_rounds(d: int) -> int:
     stop the search before PC's higher levels; more spread the budget thinner
     (``experiments/priv_pc_rounds.py``)."""
     return 3 * d * (d - 1) // 2
+
+
+def reserve_rounds(plan: PrivPCPlan) -> PrivacyLedger:
+    """A ledger (budget the plan's (ε, δ), its accountant, replace-one) holding every round the plan
+    reserves: ``rounds`` sieve rounds and ``rounds`` examinations, recorded before any test."""
+    ledger = PrivacyLedger(
+        budget=(plan.epsilon, plan.delta),
+        accountant=cast(Accountant, plan.accountant),
+        neighbouring="replace-one",
+    )
+    ledger.record("sieve rounds (reserved)", pure_dp_event(plan.sieve_epsilon), count=plan.rounds)
+    ledger.record("examinations (reserved)", pure_dp_event(plan.examine_epsilon), count=plan.rounds)
+    return ledger
 
 
 def _auto_fraction(sieve_epsilon: float) -> float:
@@ -420,9 +434,7 @@ def priv_pc(
         subsample=subsample,
         accountant=accountant,
     )
-    ledger = PrivacyLedger(budget=(e, dl), accountant=accountant, neighbouring="replace-one")
-    ledger.record("sieve rounds (reserved)", pure_dp_event(plan.sieve_epsilon), count=K)
-    ledger.record("examinations (reserved)", pure_dp_event(plan.examine_epsilon), count=K)
+    ledger = reserve_rounds(plan)
 
     start = time.perf_counter()
     tests = PrivateTests(arr, codes, lv, plan, alpha=alpha, margin=margin, scale=scale, rng=as_generator(rng))
@@ -444,9 +456,7 @@ def priv_pc(
         level += 1
     sepsets, used, queries, full = tests.sepsets, tests.used, tests.queries, tests.full
 
-    directed, undirected, vs, conflicts = orient_pdag(adj, sepsets, conflict=opts["conflict"])
-    dag, forced = pdag_to_dag(directed, undirected, method=opts["extension"])
-    cpdag = cpdag_matrix(directed, undirected)
+    dag, cpdag, info = orient_skeleton(adj, sepsets, opts)
     privacy = summarize_privacy(
         (ledger,),
         delta=dl,
@@ -458,13 +468,7 @@ def priv_pc(
             n=n, d=d, rounds=K, alpha=alpha, data=data, bounds=None if bounds is None else "declared public"
         ),
     )
-    info = dict(
-        cpdag=cpdag,
-        skeleton=adj.astype(int),
-        sepsets=sepsets,
-        v_structures=vs,
-        conflicts=conflicts,
-        forced=forced,
+    info.update(
         plan=plan,
         examinations=used,
         exhausted=used >= K,
