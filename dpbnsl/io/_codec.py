@@ -31,6 +31,7 @@ DATACLASSES = (
     "dpbnsl.accounting.calibrate_pgcd:NoiseScales",
     "dpbnsl.accounting.calibrate_pgcd:LaplaceScales",
     "dpbnsl.metrics:Accuracy",
+    "dpbnsl.learners.constraint.priv_pc:PrivPCPlan",
 )
 
 
