@@ -26,7 +26,9 @@ Accountants, ε(δ) of a list of entries:
   privacy-loss-distribution accountant (Gaussian, Laplace, randomized response and
   Poisson-subsampled events). dp-accounting 0.6's PLD accountant composes a
   ``RandomizedResponseDpEvent`` once whatever its count, so its k-fold composition is built here
-  with the distribution's own ``self_compose(k)``.
+  with the distribution's own ``self_compose(k)``. Randomized response is stated under
+  replace-one, and dp-accounting's PLD then doubles the sensitivity of Gaussian events composed
+  with it: conservative (a ledger mixing both reads a larger ε under "pld" than under "rdp").
 
 Sampled events amplify under their own neighbouring relation (Poisson: add/remove-one; without
 replacement: replace-one), so one composition cannot hold both kinds.
@@ -335,6 +337,8 @@ def _pld_epsilon(entries: Sequence[LedgerEntry], delta: float) -> float:
                 f"{exc}); use accountant='rdp' or 'zcdp'"
             ) from None
     if rr_plds:
+        if getattr(acct, "_contains_non_dp_event", False):
+            return math.inf
         total = acct._pld  # the accountant's composed distribution (dp-accounting 0.6)
         for pld in rr_plds:
             total = total.compose(pld)

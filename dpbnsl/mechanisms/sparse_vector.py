@@ -45,7 +45,14 @@ def pure_dp_event(epsilon: float) -> RandomizedResponseDpEvent:
     """The event of a pure ε-DP release: binary randomized response with P(truth) = e^ε/(1 + e^ε),
     the pair that dominates every pure ε-DP mechanism (module docstring)."""
     e = check_real(epsilon, "epsilon", low=0.0, high=MAX_PURE_EPSILON, low_open=True)
-    return RandomizedResponseDpEvent(noise_parameter=2.0 / (1.0 + math.exp(e)), num_buckets=2)
+    p = 2.0 / (1.0 + math.exp(e))
+    # the event must never claim less than ε: rounding can decode p to a slightly smaller ε (and
+    # below ε ≈ 1e-16, p rounds to 1, no loss at all); step p down until it decodes to ≥ ε
+    event = RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
+    while pure_dp_epsilon(event) < e:
+        p = float(np.nextafter(p, 0.0))
+        event = RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
+    return event
 
 
 def pure_dp_epsilon(event: RandomizedResponseDpEvent) -> float:

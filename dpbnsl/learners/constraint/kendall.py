@@ -80,8 +80,15 @@ def public_bins(X: ArrayLike, *, bounds: Any, bins: int) -> np.ndarray:
     ``[low, high]`` (values outside go to the end bins). ``bounds`` is one pair for all columns or
     one pair per column."""
     X = np.asarray(X, float)
+    if X.ndim != 2:
+        raise ValueError(f"`X` must be a 2-d array (rows × columns); got shape {X.shape}")
     bins = check_int(bins, "bins", low=2, high=1 << 16)
-    b = np.asarray(bounds, float)
+    try:
+        b = np.asarray(bounds, float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`bounds` must be a pair (low, high) or one pair per column; got {bounds!r}"
+        ) from None
     if b.shape == (2,):
         b = np.broadcast_to(b, (X.shape[1], 2))
     if b.shape != (X.shape[1], 2):
@@ -180,9 +187,15 @@ class StratifiedKendall(CITest):
         if not np.all(c == np.round(c)) or (c < 0).any():
             raise ValueError("`codes` must hold non-negative integer codes (category codes or public bins)")
         self._codes = c.astype(np.int64)
+        # codes beyond n are relabelled by rank (the strata and the order stay), so that stratum
+        # ids and tables never grow with the codes' magnitude
+        for k in np.flatnonzero(self._codes.max(axis=0) >= self.n):
+            self._codes[:, k] = np.unique(self._codes[:, k], return_inverse=True)[1].reshape(-1)
         # array sizes only (the statistic does not depend on them): at least max + 1 per column
         top = self._codes.max(axis=0) + 1
-        self._levels = top if levels is None else np.maximum(np.asarray(levels, np.int64), top)
+        self._levels = (
+            top if levels is None else np.minimum(np.maximum(np.asarray(levels, np.int64), top), self.n)
+        )
         self._X = X
         self._discrete = codes is None
         self._ranks: dict[int, tuple[np.ndarray, int]] = {}
@@ -224,7 +237,7 @@ class StratifiedKendall(CITest):
     def _compute(self, a: int, b: int, S: tuple[int, ...]) -> CIResult:
         sid, n_strata = self._strata(S)
         (xa, ra), (xb, rb) = self._rank(a), self._rank(b)
-        if ra * rb <= _MAX_CELLS:
+        if ra * rb <= _MAX_CELLS and n_strata * ra * rb <= 8 * self.n + (1 << 20):  # memory
             K = _concordance_table(sid, n_strata, xa, ra, xb, rb).astype(float)
         else:
             K = _concordance_sorted(sid, n_strata, xa, xb)

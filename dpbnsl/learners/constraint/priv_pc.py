@@ -183,9 +183,9 @@ def plan_priv_pc(
         q = check_real(subsample, "subsample", low=0.0, high=1.0, low_open=True)
     m = min(n, max(2, int(math.floor(q * n))))
     sieve_sub = epsilon_before_subsampling(sieve, m / n)
-    # what the round costs after amplification, recomputed from the subsample ε′ (never above ε_s)
-    if subsampled_epsilon(sieve_sub, m / n) > sieve * (1.0 + 1e-12):  # pragma: no cover - inverse
-        raise RuntimeError("subsampling inverse overshoots")
+    # the round's cost after amplification must not exceed ε_s, rounding included
+    while subsampled_epsilon(sieve_sub, m / n) > sieve:
+        sieve_sub = float(np.nextafter(sieve_sub, 0.0))
     return PrivPCPlan(e, dl, n, rounds, sieve, examine, m, sieve_sub, accountant, cal.accounted)
 
 
@@ -197,8 +197,11 @@ def _codes(
         top = discrete_levels(X, "X")
         if levels is None:
             return None, top
-        lv = np.asarray(levels)
-        if lv.shape != (X.shape[1],) or not np.all(lv == np.round(lv)) or (lv < 1).any():
+        try:
+            lv = np.asarray(levels, dtype=float)
+        except (TypeError, ValueError):
+            lv = np.full(1, np.nan)
+        if lv.shape != (X.shape[1],) or not np.all(np.isfinite(lv) & (lv == np.round(lv))) or (lv < 1).any():
             raise ValueError(
                 f"`levels` must hold one positive category count per column (d = {X.shape[1]}); "
                 f"got {levels!r}"
@@ -246,7 +249,7 @@ class PrivateTests:
         self.scale = check_choice(scale, "scale", SCALES)
         # "looks independent" is a query at or above a threshold: −|z| ≥ −z_α, or p ≥ α
         if self.scale == "z":
-            self.threshold = -float(scipy.special.ndtri(1.0 - alpha / 2.0))
+            self.threshold = float(scipy.special.ndtri(alpha / 2.0))  # −Φ⁻¹(1 − α/2), finite
             self._sensitivity = kendall_sensitivity
         else:
             self.threshold = alpha

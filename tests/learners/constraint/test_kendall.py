@@ -152,6 +152,8 @@ def test_public_bins_and_bad_input():
         public_bins(X, bounds=(0, 1, 2), bins=2)
     with pytest.raises(ValueError, match="`bins`"):
         public_bins(X, bounds=(0, 1), bins=1)
+    with pytest.raises(ValueError, match="`X` must be a 2-d array"):
+        public_bins(X[:, 0], bounds=(0, 1), bins=2)
     with pytest.raises(ValueError, match="`codes` must hold non-negative integer codes"):
         StratifiedKendall(np.array([[0.5, 1.0], [1.0, 2.0]]))
     with pytest.raises(ValueError, match="at least 2 rows"):
@@ -169,3 +171,13 @@ def test_p_value_sensitivity_is_attained_at_zero():
         assert p_value_sensitivity(n, conditional=True) == pytest.approx(
             1 - scipy.special.erfc(dz / math.sqrt(2))
         )
+
+
+def test_huge_codes_are_relabelled_without_changing_the_statistic():
+    g = np.random.default_rng(3)
+    X = g.integers(0, 3, (300, 4)).astype(float)
+    Y = X.copy()
+    Y[:, 2] = Y[:, 2] * 1e15 + 7  # same strata, same order, codes far beyond n
+    assert StratifiedKendall(Y).z(0, 1, (2, 3)) == pytest.approx(
+        StratifiedKendall(X).z(0, 1, (2, 3)), abs=1e-12
+    )

@@ -108,6 +108,8 @@ def test_the_plan_is_public_and_tight():
         (dict(levels=[1] * 6), r"`X` column 0 holds code 1, beyond `levels`\[0\] = 1"),
         (dict(variant="fast"), "`variant`"),
         (dict(scale="log"), "`scale` must be one of"),
+        (dict(levels=["a", "b", "c", "d", "e", "f"]), "`levels` must hold one positive category count"),
+        (dict(data="continuous", bounds="wide"), "`bounds` must be a pair"),
     ],
 )
 def test_bad_input(kwargs, match):
@@ -132,3 +134,32 @@ def test_the_p_value_scale_of_the_authors(child):
     p = priv_pc(child.X, epsilon=10.0, delta=1e-3, scale="p-value", rng=0)
     assert p.params["scale"] == "p-value" and p.privacy.epsilon <= 10.0
     assert _skeleton_f1(p.info["skeleton"], child.B_true) < _skeleton_f1(z.info["skeleton"], child.B_true)
+
+
+def test_the_releases_use_the_planned_scales_and_never_more_rounds(child, monkeypatch):
+    """Every sieve round is AboveThreshold at ε′ (the subsample's) with Δ on m rows; every
+    examination is Laplace at ε_e with Δ on n rows; at most K of each, for K = 40 (the cap binds)."""
+    import dpbnsl.learners.constraint.priv_pc as module
+    from dpbnsl.learners.constraint.kendall import kendall_sensitivity
+
+    rounds, exams = [], []
+    real_svt, real_laplace = module.AboveThreshold, module.laplace_mechanism
+
+    def svt(threshold, *, sensitivity, epsilon, rng):
+        rounds.append((sensitivity, epsilon))
+        return real_svt(threshold, sensitivity=sensitivity, epsilon=epsilon, rng=rng)
+
+    def laplace(value, *, sensitivity, epsilon, rng):
+        exams.append((sensitivity, epsilon))
+        return real_laplace(value, sensitivity=sensitivity, epsilon=epsilon, rng=rng)
+
+    monkeypatch.setattr(module, "AboveThreshold", svt)
+    monkeypatch.setattr(module, "laplace_mechanism", laplace)
+    r = priv_pc(child.X, epsilon=2.0, delta=1e-3, max_examinations=40, rng=0)
+    plan, n = r.info["plan"], child.X.shape[0]
+    assert r.info["exhausted"] and len(exams) == 40 and 1 <= len(rounds) <= 40
+    assert plan.subsample_rows < n
+    assert all(s == kendall_sensitivity(plan.subsample_rows, conditional=True) for s, _ in rounds)
+    assert all(e == plan.sieve_epsilon_subsample for _, e in rounds)
+    allowed = {kendall_sensitivity(n, conditional=c) for c in (False, True)}
+    assert all(s in allowed and e == plan.examine_epsilon for s, e in exams)
