@@ -114,6 +114,7 @@ def plot(df: pd.DataFrame, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    colours = {m: f"C{k}" for k, m in enumerate(CONSTRAINT + SCORE)}
     panels = [
         ("sim-er20", "simulator, d = 20"),
         ("ecoli70", "ecoli70 (d = 46)"),
@@ -125,7 +126,15 @@ def plot(df: pd.DataFrame, path: Path) -> None:
         for method, g in block.groupby("method"):
             m = g.groupby("epsilon")["skeleton_f1"].agg(["mean", "std"]).reset_index()
             style = "-o" if method in CONSTRAINT else "--s"
-            ax.errorbar(m["epsilon"], m["mean"], yerr=m["std"].fillna(0), fmt=style, capsize=3, label=method)
+            ax.errorbar(
+                m["epsilon"],
+                m["mean"],
+                yerr=m["std"].fillna(0),
+                fmt=style,
+                capsize=3,
+                label=method,
+                color=colours[method],
+            )
         ax.set_xscale("log")
         ax.set_title(title)
         ax.set_xlabel("ε (δ = 1e-5)")
@@ -137,7 +146,15 @@ def plot(df: pd.DataFrame, path: Path) -> None:
     for method, g in sims.groupby("method"):
         m = g.groupby("d")["skeleton_f1"].agg(["mean", "std"]).reset_index()
         style = "-o" if method in CONSTRAINT else "--s"
-        ax.errorbar(m["d"], m["mean"], yerr=m["std"].fillna(0), fmt=style, capsize=3, label=method)
+        ax.errorbar(
+            m["d"],
+            m["mean"],
+            yerr=m["std"].fillna(0),
+            fmt=style,
+            capsize=3,
+            label=method,
+            color=colours[method],
+        )
     ax.set_title("simulator, ε = 5: against d")
     ax.set_xlabel("d")
     ax.set_ylim(0, 1)
