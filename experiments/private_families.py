@@ -30,6 +30,7 @@ import argparse
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 # _runner limits BLAS to one thread (dpbnsl.blas.single_thread), here and in the workers
 import _runner
@@ -121,13 +122,14 @@ def plot(df: pd.DataFrame, path: Path) -> None:
         ("alarm", "alarm (discrete)"),
     ]
     fig, axes = plt.subplots(1, 4, figsize=(17, 4.2))
-    for ax, (name, title) in zip(axes, panels):
-        block = df[df["dataset"] == name]
+
+    def curves(ax: Any, block: pd.DataFrame, x: str, title: str) -> None:
+        """Mean ± sd of skeleton F1 over seeds against ``x``, one curve per method."""
         for method, g in block.groupby("method"):
-            m = g.groupby("epsilon")["skeleton_f1"].agg(["mean", "std"]).reset_index()
+            m = g.groupby(x)["skeleton_f1"].agg(["mean", "std"]).reset_index()
             style = "-o" if method in CONSTRAINT else "--s"
             ax.errorbar(
-                m["epsilon"],
+                m[x],
                 m["mean"],
                 yerr=m["std"].fillna(0),
                 fmt=style,
@@ -135,30 +137,18 @@ def plot(df: pd.DataFrame, path: Path) -> None:
                 label=method,
                 color=colours[method],
             )
-        ax.set_xscale("log")
         ax.set_title(title)
-        ax.set_xlabel("ε (δ = 1e-5)")
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
+
+    for ax, (name, title) in zip(axes, panels):
+        curves(ax, df[df["dataset"] == name], "epsilon", title)
+        ax.set_xscale("log")
+        ax.set_xlabel("ε (δ = 1e-5)")
     axes[0].set_ylabel("skeleton F1")
-    ax = axes[3]
     sims = df[df["dataset"].str.startswith("sim-er") & (df["epsilon"] == 5.0)]
-    for method, g in sims.groupby("method"):
-        m = g.groupby("d")["skeleton_f1"].agg(["mean", "std"]).reset_index()
-        style = "-o" if method in CONSTRAINT else "--s"
-        ax.errorbar(
-            m["d"],
-            m["mean"],
-            yerr=m["std"].fillna(0),
-            fmt=style,
-            capsize=3,
-            label=method,
-            color=colours[method],
-        )
-    ax.set_title("simulator, ε = 5: against d")
-    ax.set_xlabel("d")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
+    curves(axes[3], sims, "d", "simulator, ε = 5: against d")
+    axes[3].set_xlabel("d")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=6, frameon=False)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
