@@ -279,7 +279,8 @@ class PrivateTests:
 
     def _independent(self, i: int, j: int, Z: tuple[int, ...]) -> bool:
         """One test through the current round: sieve, and examine if it passes."""
-        assert self._round is not None
+        if self._round is None:  # level() returns before this; a direct call past the cap is refused
+            raise RuntimeError("every reserved round is spent: no further test may be run")
         svt, sub = self._round
         self.queries += 1
         if not svt(self._query(sub, i, j, Z)):
