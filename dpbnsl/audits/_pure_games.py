@@ -1,7 +1,8 @@
-"""Games for Priv-PC's pure-DP releases: one sparse-vector round, and the Laplace examination of the
-stratified Kendall statistic on crafted neighbours.
+"""Games for Priv-PC's releases: one sparse-vector round, the Laplace examination of the stratified
+Kendall statistic on crafted neighbours, and the same statistic jointly noised under secure
+aggregation (secure DP-FedPC's test).
 
-Both report as ``claimed_epsilon`` the release's own pure ε (a pure ε-DP release is (ε, δ)-DP for
+The first two report as ``claimed_epsilon`` the release's own pure ε (a pure ε-DP release is (ε, δ)-DP for
 every δ). ``noise_deficit`` p (and ``broken="noise-halved"``, p = ½) releases with (1 − p) times
 the calibrated noise scales while the claim stays ε: the negative controls.
 """
@@ -14,10 +15,12 @@ import numpy as np
 
 from .._validation import as_generator, check_int, check_real
 from ..learners.constraint.kendall import StratifiedKendall, kendall_sensitivity
+from ..learners.constraint.secure_kendall import integer_numerators, plan_secure_tests
+from ..mechanisms.distributed import centred, modular_sum, noisy_share
 from ..mechanisms.sparse_vector import laplace_mechanism
 from .game_base import GameResult, check_broken, check_target, check_trials
 
-__all__ = ["sparse_vector_game", "priv_pc_examine_game", "sparse_vector_design"]
+__all__ = ["sparse_vector_game", "priv_pc_examine_game", "secure_kendall_game", "sparse_vector_design"]
 
 
 def _deficit(broken: str | None, noise_deficit: float) -> float:
@@ -191,5 +194,93 @@ def priv_pc_examine_game(
             "noise_deficit": 1.0 - scale,
             "accountant": "pure",
             "score": "released |z| + Lap(Δ/ε)",
+        },
+    )
+
+
+def secure_kendall_game(
+    *,
+    epsilon: float,
+    delta: float,
+    trials: int,
+    broken: str | None = None,
+    noise_deficit: float = 0.0,
+    n: int = 4001,
+    participants: int = 3,
+    dropouts: int = 0,
+    rng: np.random.Generator | int | None = None,
+) -> GameResult:
+    """Secure DP-FedPC's test: one conditional Kendall statistic summed over P participants by
+        secure aggregation, calibrated as one reserved test to (ε, δ)
+        (:func:`~dpbnsl.learners.constraint.secure_kendall.plan_secure_tests`), end to end:
+        the participants' integer numerators ⌊γ T_p⌋ (from
+        :class:`~dpbnsl.learners.constraint.kendall.StratifiedKendall`), their Skellam shares, the
+        modular sum and its decoding, as the protocol runs them.
+
+        Participant 0 holds the crafted neighbours of :func:`priv_pc_examine_game` (its numerator
+        moves by more than 0.98 of the integer sensitivity); the others hold the same concordant rows
+        in both worlds. The t = ``dropouts`` declared participants collude with the server (their
+        noise is subtracted), so only the P − t honest shares protect the canary, the worst case the
+        claim covers. Broken variants: ``"missing-share"`` (one more share's noise missing) and
+        ``"noise-halved"``; ``noise_deficit`` p shrinks every share's sd by (1 − p) while the claim
+        stays. Score: the decoded sum, signed so that world 1 scores higher (its likelihood ratio is
+    monotone in it, up to the lattice).
+        The claim is the plan's ε under the RDP accountant."""
+    e, dl = check_target(epsilon, delta)
+    trials, broken = check_trials(trials), check_broken(broken, "secure-kendall")
+    n = check_int(n, "n", low=7, high=10**6)
+    P = check_int(participants, "participants", low=2, high=100)
+    t = check_int(dropouts, "dropouts", low=0, high=P - 2)
+    scale = 1.0 - _deficit(broken, noise_deficit)
+    rng = as_generator(rng)
+    D, E = _crafted_neighbours(n)
+    n = len(D)
+    others = [np.column_stack([np.arange(n, dtype=float), np.arange(n, dtype=float), np.zeros(n)])] * (P - 1)
+    plan = plan_secure_tests(
+        epsilon=e, delta=dl, participants=P, n_total=P * n, d=3, tests=1, dropouts=t, unconditional=0
+    )
+    honest = plan.honest - (1 if broken == "missing-share" else 0)
+    share = plan.shares[1] * scale * scale
+    test = [(0, 1, (2,))]
+    stats = []
+    for X in (D, E):
+        values = [
+            int(integer_numerators(StratifiedKendall(Y, _strata(Y)), test, plan.scale)[0])
+            for Y in (X, *others)
+        ]
+        stats.append(values)
+    scores = []
+    for values in stats:
+        # the honest shares carry noise; the colluders' (and a missing one's) noise is subtracted
+        shares = [
+            noisy_share(np.full(trials, v), noise="skellam", share=share, bits=plan.modulus_bits, rng=rng)
+            if k < honest
+            else np.mod(np.full(trials, v, dtype=np.int64), 1 << plan.modulus_bits)
+            for k, v in enumerate(values)
+        ]
+        total = centred(modular_sum(shares, bits=plan.modulus_bits), bits=plan.modulus_bits)
+        scores.append(total.astype(float) - float(sum(stats[0])))
+    moved = abs(stats[1][0] - stats[0][0])
+    if stats[1][0] < stats[0][0]:  # higher means world 1
+        scores = [-x for x in scores]
+    return GameResult(
+        "secure-kendall",
+        scores[0],
+        scores[1],
+        plan.accounted,
+        dl,
+        broken,
+        {
+            "n": n,
+            "participants": P,
+            "dropouts": t,
+            "numerators": (stats[0][0], stats[1][0]),
+            "moved": moved,
+            "sensitivity": plan.sensitivity[1],
+            "share_variance": share,
+            "honest_shares": honest,
+            "noise_deficit": 1.0 - scale,
+            "accountant": "rdp",
+            "score": "decoded secure sum of the participants' numerators and noise shares",
         },
     )

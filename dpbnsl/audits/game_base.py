@@ -49,6 +49,7 @@ BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "smoothness",
             "sparse-vector",
             "priv-pc-examine",
+            "secure-kendall",
         ),
         "no-clipping": (
             "gaussian-step",
@@ -66,7 +67,7 @@ BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "dp-fed-sparse-bnsl-transcript",
         ),
         "noise-before-clipping": ("covariance",),
-        "missing-share": ("secure-covariance",),
+        "missing-share": ("secure-covariance", "secure-kendall"),
     }
 )
 
@@ -156,6 +157,7 @@ GAME_NAMES = (
     "secure-covariance",
     "sparse-vector",
     "priv-pc-examine",
+    "secure-kendall",
 )
 
 

@@ -22,6 +22,8 @@ sparse-vector     k − 1 queries at the threshold vs +Δ, the last   1 if the r
                   at cΔ vs (c − 1)Δ (Priv-PC's sieve round)       last query
 priv-pc-examine   a row concordant with a discordant stratum vs   the released |z| + Lap(Δ/ε)
                   discordant with a concordant one (Kendall z)
+secure-kendall    priv-pc-examine's rows in participant 0, the    the decoded secure sum
+                  numerators summed with P Skellam shares
 ================  =============================================  ===============================
 
 Every game calibrates its noise with :mod:`dpbnsl.accounting` and reports as
@@ -55,7 +57,7 @@ from ._pgcd_games import (
     dp_pgcd_transcript_game,
     selection_game,
 )
-from ._pure_games import priv_pc_examine_game, sparse_vector_game
+from ._pure_games import priv_pc_examine_game, secure_kendall_game, sparse_vector_game
 from ._secure_games import secure_covariance_game
 from .game_base import BROKEN, EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 
@@ -75,6 +77,7 @@ __all__ = [
     "secure_covariance_game",
     "sparse_vector_game",
     "priv_pc_examine_game",
+    "secure_kendall_game",
 ]
 
 _CHUNK = 1 << 16  # trials per batch for releases of more than one number
@@ -383,6 +386,7 @@ GAMES: dict[str, Callable[..., GameResult]] = {
     "secure-covariance": secure_covariance_game,
     "sparse-vector": sparse_vector_game,
     "priv-pc-examine": priv_pc_examine_game,
+    "secure-kendall": secure_kendall_game,
 }
 
 

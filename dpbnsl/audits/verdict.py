@@ -49,6 +49,7 @@ GAUSSIAN_GAMES: Mapping[str, frozenset[str | None]] = MappingProxyType(
         "covariance": frozenset({None, "noise-halved", "no-clipping"}),
         "smoothness": frozenset({None, "noise-halved", "no-clipping"}),
         "secure-covariance": frozenset({None, "missing-share"}),
+        "secure-kendall": frozenset({None, "missing-share", "noise-halved"}),
     }
 )
 

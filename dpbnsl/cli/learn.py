@@ -203,10 +203,11 @@ def add_learn_command(
         "--aggregation",
         default="local",
         choices=("local", "secure"),
-        help="dp-fed-bnsl, dp-cov-pc, dp-fed-sparse-bnsl (its warm start): the trust model of the "
-        "covariance release. 'local': each participant's release is private on its own; 'secure': "
-        "secure aggregation sums the participants' integer covariances and noise shares, the "
-        "server reads one jointly noised covariance (about √P less noise)",
+        help="dp-fed-bnsl, dp-cov-pc, dp-fed-sparse-bnsl (its warm start), dp-fed-pc: the trust "
+        "model of the releases. 'local': each participant's release is private on its own; "
+        "'secure': secure aggregation sums the participants' integer statistics and noise shares, "
+        "the server reads one jointly noised covariance (dp-fed-pc: one jointly noised statistic "
+        "per test) with about √P less noise",
     )
     dp.add_argument(
         "--dropouts",

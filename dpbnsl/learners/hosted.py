@@ -128,6 +128,22 @@ def _dp_cov_pc_server(*, settings: Mapping[str, Any], n_participants: int) -> Ho
     return SecureCovarianceServer(settings=release, n_participants=n_participants, fit=fit)
 
 
+def _dp_fed_pc_participant(X: Any, *, settings: Mapping[str, Any], **kw: Any) -> HostedParticipant:
+    from .constraint.secure_fed_pc import SecurePCParticipant
+
+    if not _secure(settings):
+        raise ValueError('dp-fed-pc is hosted with aggregation="secure"; its local vote runs in process')
+    return SecurePCParticipant(X, settings=settings, **kw)
+
+
+def _dp_fed_pc_server(*, settings: Mapping[str, Any], n_participants: int) -> HostedServer:
+    from .constraint.secure_fed_pc import SecurePCServer
+
+    if not _secure(settings):
+        raise ValueError('dp-fed-pc is hosted with aggregation="secure"; its local vote runs in process')
+    return SecurePCServer(settings=settings, n_participants=n_participants)
+
+
 HOSTED: dict[str, HostedProtocol] = {
     "fed-bnsl": HostedProtocol("fed-bnsl", False, _public(_fed_bnsl_participant), _fed_bnsl_server),
     "dp-fed-bnsl": HostedProtocol("dp-fed-bnsl", True, _dp_fed_bnsl_participant, _dp_fed_bnsl_server),
@@ -148,6 +164,7 @@ HOSTED: dict[str, HostedProtocol] = {
         ),
     ),
     "dp-cov-pc": HostedProtocol("dp-cov-pc", True, _dp_cov_pc_participant, _dp_cov_pc_server),
+    "dp-fed-pc": HostedProtocol("dp-fed-pc", True, _dp_fed_pc_participant, _dp_fed_pc_server),
     "fed-dbn": HostedProtocol("fed-dbn", False, _public(FedDBNParticipant), HostedFedDBNServer),
     "fed-pc": HostedProtocol("fed-pc", False, _public(FedPCParticipant), FedPCServer),
     # the server draws the public initial parameters (its own `rng=`, fresh entropy by default)

@@ -239,10 +239,32 @@ def _plan_priv_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
     return plan_priv_pc(epsilon=options["epsilon"], delta=options["delta"], n=n, rounds=rounds, **keep)
 
 
+_DP_FED_PC = (*_PRIV_PC, "aggregation", "dropouts")
+
+
+def _dp_fed_pc_kwargs(args: argparse.Namespace) -> dict:
+    return {**_priv_pc_kwargs(args), **_given(args, "aggregation", "dropouts")}
+
+
 def _plan_dp_fed_pc(d: int, n_k: int | Sequence[int], **options: Any) -> Any:
-    """DP-FedPC's calibration: Priv-PC's on every participant's rows."""
+    """DP-FedPC's calibration: Priv-PC's on every participant's rows, or with
+    ``aggregation="secure"`` the jointly noised tests' plan."""
     sizes = (n_k,) if isinstance(n_k, int) else tuple(n_k)
-    return [_plan_priv_pc(d, n, **options) for n in sizes]
+    if options.get("aggregation", "local") == "secure":
+        from .constraint.secure_kendall import default_tests, plan_secure_tests
+
+        return plan_secure_tests(
+            epsilon=options["epsilon"],
+            delta=options["delta"],
+            participants=len(sizes),
+            n_total=sum(sizes),
+            d=d,
+            tests=options.get("max_examinations") or default_tests(d),
+            dropouts=options.get("dropouts", 0),
+            modulus_bits=options.get("modulus_bits", 31),
+        )
+    keep = {k: v for k, v in options.items() if k not in ("aggregation", "dropouts", "modulus_bits")}
+    return [_plan_priv_pc(d, n, **keep) for n in sizes]
 
 
 def _simulated_range(d: int) -> tuple[float, float]:
@@ -511,10 +533,11 @@ _ENTRIES = (
         "constraint.dp_fed_pc:dp_fed_pc",
         "constraint",
         private=True,
+        hosted=True,  # with aggregation="secure" (its local vote runs in process)
         simulation={"data": "continuous", "bounds": _simulated_range},
         quick={"epsilon": 5.0, "delta": 1e-5},
-        cli_options=_PRIV_PC,
-        cli_kwargs=_priv_pc_kwargs,
+        cli_options=_DP_FED_PC,
+        cli_kwargs=_dp_fed_pc_kwargs,
         plan=_plan_dp_fed_pc,
     ),
     Learner("pc-all", "constraint.fed_pc:pc_all", "constraint", cli_options=_CI, cli_kwargs=_ci_kwargs),

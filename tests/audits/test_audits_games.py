@@ -40,7 +40,15 @@ from dpbnsl.learners.linear.pgcd import PGCDNoise, clip_bounds, new_state, pgcd,
 from dpbnsl.mechanisms.moments import private_smoothness
 
 DELTA = 1e-5
-CHEAP = ("gaussian-step", "selection", "covariance", "smoothness", "sparse-vector", "priv-pc-examine")
+CHEAP = (
+    "gaussian-step",
+    "selection",
+    "covariance",
+    "smoothness",
+    "sparse-vector",
+    "priv-pc-examine",
+    "secure-kendall",
+)
 # trials per world for the games whose trials are whole runs (enough to flag, see the tests)
 EXPENSIVE = {
     "dp-pgcd": 500,
@@ -70,6 +78,7 @@ def test_registries():
         "secure-covariance",
         "sparse-vector",
         "priv-pc-examine",
+        "secure-kendall",
     }
     assert set(BROKEN) == {
         "noise-halved",
@@ -130,7 +139,7 @@ def test_unknown_game_and_other_games_validation():
         match=r"`name` must be one of 'gaussian-step', 'selection', "
         r"'covariance', 'smoothness', 'dp-pgcd', 'dp-pgcd-transcript', "
         r"'dp-fed-sparse-bnsl', 'dp-fed-sparse-bnsl-transcript', 'secure-covariance', "
-        r"'sparse-vector', 'priv-pc-examine'; got 'laplace'",
+        r"'sparse-vector', 'priv-pc-examine', 'secure-kendall'; got 'laplace'",
     ):
         run_game("laplace", epsilon=1.0, delta=DELTA, trials=10)
     with pytest.raises(ValueError, match=r"for the 'covariance' game; got 'raw-smoothness'"):
@@ -472,7 +481,7 @@ def test_correct_whole_runs_are_never_flagged(name):
 #: share halves the variance of a sum whose claim is the RDP accountant's ε, which lies above the
 #: release's Gaussian profile (Clopper–Pearson bounds 0.52 at 10⁵ trials and 0.97 at 10⁶ against
 #: a claim of 1; μ-GDP 1.16 at 10⁵)
-GDP_CONTROLS = {("missing-share", "secure-covariance")}
+GDP_CONTROLS = {("missing-share", "secure-covariance"), ("missing-share", "secure-kendall")}
 
 
 @pytest.mark.parametrize("broken, name", [(b, g) for b, games in BROKEN.items() for g in games])

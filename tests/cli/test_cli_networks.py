@@ -148,3 +148,25 @@ def test_priv_pc_from_the_command_line(method, tmp_path, capsys):
     assert "expected finite LOW < HIGH" in capsys.readouterr().err
     assert main(["learn", "--method", "pc", "--data", str(paths[0]), "--max-examinations", "3"]) == 2
     assert "--max-examinations does not apply" in capsys.readouterr().err
+
+
+def test_dp_fed_pc_runs_over_secure_aggregation_from_the_command_line(tmp_path, capsys):
+    """--aggregation secure reaches DP-FedPC: the statement names the trust model; Priv-PC refuses
+    the option; a t the study cannot have exits 2 before any write."""
+    from dpbnsl.io.networks import sample_network
+
+    s = sample_network("child", 6000, participants=3, rng=0)
+    paths = []
+    for k, X in enumerate(s.participants):
+        paths.append(tmp_path / f"p{k}.csv")
+        np.savetxt(paths[-1], X, delimiter=",", fmt="%d", header=",".join(s.columns), comments="")
+    out = tmp_path / "W.csv"
+    base = ["learn", "--data", *map(str, paths), "--epsilon", "5", "--delta", "1e-3", "--out", str(out)]
+    assert main([*base, "--method", "dp-fed-pc", "--aggregation", "secure"]) == 0
+    text = capsys.readouterr()
+    assert "trust: secure aggregation" in text.out + text.err and out.exists()
+    out.unlink()
+    assert main([*base, "--method", "dp-fed-pc", "--aggregation", "secure", "--dropouts", "3"]) == 2
+    assert "--dropouts must be <= 2; got 3" in capsys.readouterr().err and not out.exists()
+    assert main([*base, "--method", "priv-pc", "--aggregation", "secure"]) == 2
+    assert "--aggregation does not apply" in capsys.readouterr().err

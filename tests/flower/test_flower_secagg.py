@@ -262,6 +262,7 @@ def _same_transcript(a, b):
 
 def _cases():
     from dpbnsl.learners.constraint.dp_cov_pc import dp_cov_pc
+    from dpbnsl.learners.constraint.dp_fed_pc import dp_fed_pc
     from dpbnsl.learners.linear.dp_fed_bnsl import dp_fed_bnsl
     from dpbnsl.learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
     from dpbnsl.learners.linear.fed_bnsl import fed_bnsl
@@ -269,6 +270,8 @@ def _cases():
     return {
         "dp-fed-bnsl": (dp_fed_bnsl, dict(epsilon=1.0, delta=1e-5, clip_norm=10.0), 7),
         "dp-cov-pc": (dp_cov_pc, dict(epsilon=2.0, delta=1e-5, clip_norm=10.0, alpha=0.05), 3),
+        # several secure rounds (one per batch of tests)
+        "dp-fed-pc": (dp_fed_pc, dict(epsilon=4.0, delta=1e-5, data="continuous", bounds=[-8.0, 8.0]), 5),
         "fed-bnsl": (fed_bnsl, dict(clip_norm=20.0), None),
         "dp-fed-sparse-bnsl": (
             dp_fed_sparse_bnsl,
@@ -280,7 +283,7 @@ def _cases():
     }
 
 
-@pytest.mark.parametrize("name", ["dp-fed-bnsl", "fed-bnsl", "dp-fed-sparse-bnsl", "dp-cov-pc"])
+@pytest.mark.parametrize("name", ["dp-fed-bnsl", "fed-bnsl", "dp-fed-sparse-bnsl", "dp-cov-pc", "dp-fed-pc"])
 def test_a_secagg_run_equals_the_in_process_secure_sum(name):
     from dpbnsl.flower import simulate_on_flower
 
@@ -292,7 +295,8 @@ def test_a_secagg_run_equals_the_in_process_secure_sum(name):
     _same_transcript(run.transcript, ref.transcript)
     if name == "dp-fed-sparse-bnsl":
         _same_transcript(run.transcripts["warm"], ref.info["warm_start"]["transcript"])
-    assert list(run.contributors.values()) == [(0, 1, 2)]
+    rounds = 1 if name != "dp-fed-pc" else sum(m.kind == "secure_sum" for m in ref.transcript)
+    assert list(run.contributors.values()) == [(0, 1, 2)] * rounds
     for k, report in run.reports.items():  # each participant's own ledger: the learner's
         if ref.ledger and "ledger" in report:
             assert report["epsilon"] == ref.ledger[k].epsilon(1e-5) <= settings["epsilon"]

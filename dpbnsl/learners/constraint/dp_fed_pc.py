@@ -12,29 +12,45 @@ then orients as PC does. A participant whose reserved rounds are spent keeps eve
 
 Every participant's guarantee is that of :func:`~dpbnsl.learners.constraint.priv_pc.priv_pc` on its
 own rows (its ledger reserves its rounds up front); the server sees 0/1 skeletons and separating
-sets only. A version over secure aggregation (one jointly noised statistic per test) is not
-implemented: the sparse vector technique's noisy threshold would have to be drawn jointly too.
+sets only.
+
+With ``aggregation="secure"`` the protocol is another: PC-stable on the pooled rows, every test one
+jointly noised Kendall statistic summed by secure aggregation (about √P less noise than a
+participant's own, and no vote), :mod:`~dpbnsl.learners.constraint.secure_fed_pc`. The sparse
+vector technique does not carry over: its comparisons against the noisy threshold would have to be
+computed inside the secure computation, which a secure *sum* cannot do; every secure test is paid
+for as one Skellam release (:mod:`~dpbnsl.learners.constraint.secure_kendall`).
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from ..._validation import as_generator, as_participants, check_epsilon, check_int, check_real
+from ..._validation import (
+    as_generator,
+    as_participants,
+    check_choice,
+    check_epsilon,
+    check_int,
+    check_real,
+)
 from ...accounting import summarize_privacy
 from ...accounting.compose import Accountant
 from ...blas import one_blas_thread
 from ...federation import SERVER, Dense, Message, Payload, Transcript
+from ...federation.protocol import run_protocol
 from ..result import LearnResult
 from ._fed_pc_skeleton import VOTE_RULES, SkeletonServer, min_votes
 from .citests import check_alpha
 from .pc import check_pc_options, orient_skeleton
 from .priv_pc import PrivateTests, check_data, default_rounds, plan_priv_pc, reserve_rounds
+from .secure_fed_pc import SecurePCParticipant, SecurePCServer, secure_pc_settings
+from .secure_kendall import default_tests
 
 __all__ = ["dp_fed_pc", "majority_sepsets"]
 
@@ -68,6 +84,9 @@ def dp_fed_pc(
     conflict: str = "first",
     extension: str = "dor-tarsi",
     accountant: Accountant = "rdp",
+    aggregation: Literal["local", "secure"] = "local",
+    dropouts: int = 0,
+    modulus_bits: int = 31,
     rng: np.random.Generator | int | None = None,
 ) -> LearnResult:
     """FedPC with every participant's tests private (module docstring).
@@ -85,6 +104,17 @@ def dp_fed_pc(
         FedPC's vote (:func:`~dpbnsl.learners.constraint.fed_pc.min_votes`).
     conflict, extension
         As in :func:`~dpbnsl.learners.constraint.pc.pc`.
+    aggregation : {"local", "secure"}, default "local"
+        "local": the vote above, every participant private on its own. "secure": PC on the pooled
+        rows with jointly noised tests over secure aggregation (module docstring); there
+        ``max_examinations`` is the number of tests reserved (default 3 per pair of variables,
+        :func:`~dpbnsl.learners.constraint.secure_kendall.default_tests`),
+        ``accountant`` must be "rdp", ``ratio`` and ``vote_rule`` do not apply and ``variant`` must
+        be "stable".
+    dropouts, modulus_bits
+        Secure only: t, the participants that may drop out or collude with the server (each noise
+        share is sized for P − t honest shares), and the secure sum's modulus 2^bits (Flower's
+        SecAgg+ carries up to 31).
     rng : None, int or numpy Generator
         Participant k draws from stream k of ``rng.spawn(P)``. **A fixed seed voids the guarantee.**
 
@@ -94,6 +124,9 @@ def dp_fed_pc(
         ``method`` "dp-fed-pc"; ``ledger`` one per participant; ``transcript`` the local skeletons
         and separating-set reports (up) and the aggregated skeletons (down); ``info``: ``skeleton``,
         ``sepsets``, ``votes``, ``min_votes``, ``examinations`` (per participant), ``plans``.
+        Secure: ``info`` has ``skeleton``, ``sepsets``, ``tests`` (unconditional, conditional
+        tests run), ``exhausted``, ``plan``; ``ledger`` one per participant, each holding every
+        reserved test.
 
     Examples
     --------
@@ -102,7 +135,31 @@ def dp_fed_pc(
     >>> r = dp_fed_pc(s.participants, epsilon=10.0, delta=1e-3, rng=1)
     >>> r.method, r.privacy.epsilon <= 10.0, len(r.ledger)
     ('dp-fed-pc', True, 3)
+    >>> r = dp_fed_pc(s.participants, epsilon=10.0, delta=1e-3, aggregation="secure", rng=1)
+    >>> r.params["aggregation"], r.privacy.epsilon <= 10.0
+    ('secure', True)
     """
+    check_choice(aggregation, "aggregation", ("local", "secure"))
+    if aggregation == "secure":
+        return _secure(
+            participants,
+            rng,
+            epsilon=epsilon,
+            delta=delta,
+            alpha=alpha,
+            data=data,
+            levels=levels,
+            bounds=bounds,
+            bins=bins,
+            max_examinations=max_examinations,
+            max_cond_size=max_cond_size,
+            variant=variant,
+            conflict=conflict,
+            extension=extension,
+            dropouts=dropouts,
+            modulus_bits=modulus_bits,
+            accountant=accountant,
+        )
     e = check_epsilon(epsilon)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     alpha = check_alpha(alpha)
@@ -189,6 +246,7 @@ def dp_fed_pc(
         ratio=ratio,
         vote_rule=vote_rule,
         accountant=accountant,
+        aggregation="local",
     )
     params.pop("no_sepset")
     return LearnResult(
@@ -199,6 +257,78 @@ def dp_fed_pc(
         columns,
         transcript=transcript,
         ledger=tuple(ledgers),
+        params=params,
+        info=info,
+        privacy=privacy,
+    )
+
+
+def _secure(participants: Any, rng: Any, *, accountant: str, **options: Any) -> LearnResult:
+    """The secure protocol in process: participant k draws from stream k of ``rng.spawn(P)``;
+    every participant defends the study's (ε, δ)."""
+    if accountant != "rdp":
+        raise ValueError(
+            f'secure DP-FedPC is accounted under RDP; `accountant` must be "rdp"; got {accountant!r}'
+        )
+    arrays, columns = as_participants(participants, min_rows=4)
+    d = arrays[0].shape[1]
+    if d < 2:
+        raise ValueError(f"`participants` hold {d} column(s); PC needs at least 2")
+    if isinstance(options.get("bounds"), np.ndarray):
+        options["bounds"] = options["bounds"].tolist()
+    if isinstance(options.get("levels"), np.ndarray):
+        options["levels"] = options["levels"].tolist()
+    settings = secure_pc_settings(
+        participants=len(arrays), n_total=sum(X.shape[0] for X in arrays), **options
+    )
+    budget = (settings["epsilon"], settings["delta"])
+    start = time.perf_counter()
+    clients = [
+        SecurePCParticipant(X, settings=settings, participant=k, rng=g, budget=budget, columns=columns)
+        for k, (X, g) in enumerate(zip(arrays, as_generator(rng).spawn(len(arrays))))
+    ]
+    server = SecurePCServer(settings=settings, n_participants=len(arrays))
+    transcript = run_protocol(server, clients)["rounds"]
+    dag, cpdag, history = server.learned()
+    plan = server.plan
+    ledgers = tuple(c.ledger for c in clients)
+    privacy = summarize_privacy(
+        ledgers,
+        delta=settings["delta"],
+        target_epsilon=settings["epsilon"],
+        neighbouring="replace-one",
+        calibration="secure-sum",
+        accountants=("rdp", "zcdp"),
+        public=dict(
+            d=d,
+            n_k=tuple(X.shape[0] for X in arrays),
+            tests=settings["max_examinations"] or default_tests(d),
+            alpha=settings["alpha"],
+            data=settings["data"],
+            releases="one jointly noised Kendall statistic per test (secure aggregation)",
+            trust=(
+                f"secure aggregation: the server reads only the sums; DP against the server and up "
+                f"to t = {settings['dropouts']} colluding or missing participants, while at least "
+                f"{len(arrays) - settings['dropouts']} honest shares reach each sum"
+            ),
+            noise="skellam",
+            modulus_bits=settings["modulus_bits"],
+        ),
+    )
+    if privacy.bounds["rdp"] > settings["epsilon"]:  # pragma: no cover - the calibration guarantees it
+        raise RuntimeError(f"the run spent ε = {privacy.bounds['rdp']!r} > target {settings['epsilon']!r}")
+    info = dict(server.info, plan=plan, seconds=time.perf_counter() - start)
+    params = {k: v for k, v in settings.items() if k not in ("participants", "n_total")}
+    params.update(test="kendall", aggregation="secure", noise="skellam", accountant="rdp")
+    params["max_examinations"] = settings["max_examinations"] or default_tests(d)
+    return LearnResult(
+        "dp-fed-pc",
+        dag,
+        cpdag,
+        history,
+        columns,
+        transcript=transcript,
+        ledger=ledgers,
         params=params,
         info=info,
         privacy=privacy,
