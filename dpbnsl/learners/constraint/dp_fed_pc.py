@@ -87,6 +87,7 @@ def dp_fed_pc(
     aggregation: Literal["local", "secure"] = "local",
     dropouts: int = 0,
     modulus_bits: int = 31,
+    max_sets: int | None = 2,
     rng: np.random.Generator | int | None = None,
 ) -> LearnResult:
     """FedPC with every participant's tests private (module docstring).
@@ -115,6 +116,9 @@ def dp_fed_pc(
         Secure only: t, the participants that may drop out or collude with the server (each noise
         share is sized for P − t honest shares), and the secure sum's modulus 2^bits (Flower's
         SecAgg+ carries up to 31).
+    max_sets : int or None, default 2
+        Secure only: the most conditioning sets tested per edge and level, the likeliest
+        separators first (None: all of them, as PC does).
     rng : None, int or numpy Generator
         Participant k draws from stream k of ``rng.spawn(P)``. **A fixed seed voids the guarantee.**
 
@@ -158,6 +162,7 @@ def dp_fed_pc(
             extension=extension,
             dropouts=dropouts,
             modulus_bits=modulus_bits,
+            max_sets=max_sets,
             accountant=accountant,
         )
     e = check_epsilon(epsilon)

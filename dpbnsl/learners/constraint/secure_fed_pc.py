@@ -12,7 +12,11 @@ The server runs PC-stable in batches: at the start of level ℓ every remaining 
 queue of its candidate sets (the size-ℓ subsets of adj(i) \\ {j}, then those of adj(j) \\ {i} not
 already listed, adjacency frozen at the level's start); each batch holds the next set of every
 edge still present, and an edge leaves with its separating set at the first test that finds it
-independent. The orientation is PC's (:func:`~dpbnsl.learners.constraint.pc.orient_skeleton`).
+independent. Within an edge the sets go in the order of their level-0 association with both ends
+(the summed |z̃| of their variables with i and with j: post-processing of released statistics), and
+at most ``max_sets`` of them are tested per level (default 2): every test is paid for, and the
+likeliest separators come first. The orientation is PC's
+(:func:`~dpbnsl.learners.constraint.pc.orient_skeleton`).
 
 A participant refuses (before anything is computed or released) a request beyond its plan: more
 tests of either kind than it reserved, a malformed batch, or settings other than those it planned
@@ -89,6 +93,7 @@ SECURE_DEFAULTS: dict[str, Any] = dict(
     levels=None,
     alpha=0.2,
     max_cond_size=None,
+    max_sets=2,
     variant="stable",
     conflict="first",
     extension="dor-tarsi",
@@ -133,6 +138,8 @@ def secure_pc_settings(**settings: Any) -> dict[str, Any]:
             f"got {s['variant']!r}"
         )
     s["max_cond_size"] = opts["max_cond_size"]
+    if s["max_sets"] is not None:
+        s["max_sets"] = check_int(s["max_sets"], "max_sets", low=1, high=10**6)
     return s
 
 
@@ -339,7 +346,7 @@ class SecurePCServer(HostedServer):
                 # level 0 (post-processing of released statistics; ties in PC's order)
                 strength = self.marginal[i] + self.marginal[j]
                 queue.sort(key=lambda Z: -float(strength[list(Z)].sum()) if Z else 0.0)
-                self.queues[(int(i), int(j))] = queue
+                self.queues[(int(i), int(j))] = queue[: self.params["max_sets"]]
 
     def _next_batch(self) -> list[tuple[int, int, tuple[int, ...]]]:
         """The next set of every queued edge, within the reserved tests; [] at the end."""
@@ -354,7 +361,10 @@ class SecurePCServer(HostedServer):
             left = (
                 self.plan.conditional - self.used[1] if self.level else self.plan.unconditional - self.used[0]
             )
-            batch = [(i, j, q[0]) for (i, j), q in sorted(self.queues.items())][: max(left, 0)]
+            # the weakest edges first (level-0 |z̃|): when the tests run short, they go to the
+            # edges likeliest to be removed
+            edges = sorted(self.queues, key=lambda e: (self.marginal[e], e))
+            batch = [(i, j, self.queues[(i, j)][0]) for i, j in edges][: max(left, 0)]
             if not batch:
                 self.exhausted = True
             return batch
