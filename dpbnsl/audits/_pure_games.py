@@ -9,14 +9,15 @@ the calibrated noise scales while the claim stays ε: the negative controls.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from .._validation import as_generator, check_int, check_real
 from ..learners.constraint.kendall import StratifiedKendall, kendall_sensitivity
-from ..learners.constraint.secure_kendall import integer_numerators, plan_secure_tests
-from ..mechanisms.distributed import centred, modular_sum, noisy_share
+from ..learners.constraint.secure_kendall import batch_shares, integer_numerators, plan_secure_tests
+from ..mechanisms.distributed import centred, modular_sum
 from ..mechanisms.sparse_vector import laplace_mechanism
 from .game_base import GameResult, check_broken, check_target, check_trials
 
@@ -240,7 +241,7 @@ def secure_kendall_game(
         epsilon=e, delta=dl, participants=P, n_total=P * n, d=3, tests=1, dropouts=t, unconditional=0
     )
     honest = plan.honest - (1 if broken == "missing-share" else 0)
-    share = plan.shares[1] * scale * scale
+    shrunk = dataclasses.replace(plan, share=plan.share * scale * scale)
     test = [(0, 1, (2,))]
     stats = []
     for X in (D, E):
@@ -253,7 +254,7 @@ def secure_kendall_game(
     for values in stats:
         # the honest shares carry noise; the colluders' (and a missing one's) noise is subtracted
         shares = [
-            noisy_share(np.full(trials, v), noise="skellam", share=share, bits=plan.modulus_bits, rng=rng)
+            batch_shares(np.full(trials, v, dtype=np.int64), shrunk, rng=rng)
             if k < honest
             else np.mod(np.full(trials, v, dtype=np.int64), 1 << plan.modulus_bits)
             for k, v in enumerate(values)
@@ -277,7 +278,7 @@ def secure_kendall_game(
             "numerators": (stats[0][0], stats[1][0]),
             "moved": moved,
             "sensitivity": plan.sensitivity[1],
-            "share_variance": share,
+            "share_variance": shrunk.share,
             "honest_shares": honest,
             "noise_deficit": 1.0 - scale,
             "accountant": "rdp",

@@ -144,6 +144,10 @@ def dp_fed_pc(
     ('secure', True)
     """
     check_choice(aggregation, "aggregation", ("local", "secure"))
+    if aggregation == "local" and (dropouts, modulus_bits, max_sets) != (0, 31, 2):
+        raise ValueError('`dropouts`, `modulus_bits` and `max_sets` apply to aggregation="secure" only')
+    if aggregation == "secure" and (ratio, vote_rule) != (0.3, "paper"):
+        raise ValueError('`ratio` and `vote_rule` apply to the local vote only, not to aggregation="secure"')
     if aggregation == "secure":
         return _secure(
             participants,

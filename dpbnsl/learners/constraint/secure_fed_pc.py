@@ -63,13 +63,13 @@ from ...federation.protocol import (
     shape_upload,
 )
 from ...federation.secure_sum import SECURE_SHARE, SecureRound, SecureShare, SecureSum
-from ...mechanisms.distributed import MAX_MODULUS_BITS, centred, noisy_share
+from ...mechanisms.distributed import MAX_MODULUS_BITS, centred
 from ..covariance_release import check_contributors, check_counts
 from .citests import check_alpha, subsets
 from .kendall import StratifiedKendall, kendall_weight
 from .pc import check_pc_options, needs_level, orient_skeleton
 from .priv_pc import DATA_KINDS, check_data
-from .secure_kendall import SecureTestPlan, default_tests, integer_numerators, plan_secure_tests
+from .secure_kendall import SecureTestPlan, batch_shares, default_tests, integer_numerators, plan_secure_tests
 
 __all__ = [
     "SECURE_DEFAULTS",
@@ -144,14 +144,18 @@ def secure_pc_settings(**settings: Any) -> dict[str, Any]:
 
 
 def plan_of(s: Mapping[str, Any], d: int) -> SecureTestPlan:
-    """The plan every side computes from the validated settings ``s`` and d."""
+    """The plan every side computes from the validated settings ``s`` and d (no conditional test
+    is reserved when none can run: d = 2 or ``max_cond_size`` = 0)."""
+    tests = s["max_examinations"] or default_tests(d)
+    if d == 2 or s["max_cond_size"] == 0:
+        tests = min(tests, d * (d - 1) // 2)
     return plan_secure_tests(
         epsilon=s["epsilon"],
         delta=s["delta"],
         participants=s["participants"],
         n_total=s["n_total"],
         d=d,
-        tests=s["max_examinations"] or default_tests(d),
+        tests=tests,
         dropouts=s["dropouts"],
         modulus_bits=s["modulus_bits"],
     )
@@ -233,6 +237,7 @@ class SecurePCParticipant(HostedParticipant):
         self.pending: list[tuple[int, int, tuple[int, ...]]] | None = None
         self._extra: Payload | None = None
         self._cached: SecureTestPlan | None = None
+        self.reserved = False  # every reserved test recorded (at the first answered round of tests)
 
     def receive_extra(self, messages: list[tuple[str, Payload]]) -> None:
         if [kind for kind, _ in messages] not in ([], ["tests"]):
@@ -247,6 +252,11 @@ class SecurePCParticipant(HostedParticipant):
         if t == 0:
             check_counts(read_n_vector(inbox, self.k), self.params, k=self.k, rows=self.X.shape[0])
             batch = read_batch(self._extra, d, participant=self.k, t=t)
+        elif not self.reserved:  # round 0 was refused: no later round is answered
+            raise Refusal(
+                f"participant {self.k}: {PHASE} round {t}: its first round of tests was never answered "
+                "(its counts and reservation were never settled); nothing released"
+            )
         else:
             batch = read_batch(inbox, d, participant=self.k, t=t)
         if self._cached is None:
@@ -260,25 +270,16 @@ class SecurePCParticipant(HostedParticipant):
                 f"unconditional and {int(asked[1])} conditional tests; its plan reserves "
                 f"{plan.unconditional} and {plan.conditional}; nothing released"
             )
-        if t == 0:  # every reserved test, before the first share (the filter refuses beyond the budget)
+        if not self.reserved:  # every reserved test, before the first share (the filter refuses beyond)
             if self.reserve is not None:
                 self.reserve(plan.entries(), self.budget)
             for entry in plan.entries():
                 self.ledger.record(entry.label, entry.event, count=entry.count)
+            self.reserved = True
         self.used = asked
         values = integer_numerators(self.ci, batch, plan.scale)
-        out = np.empty(len(batch), dtype=np.int64)
-        for kind in (False, True):
-            sel = kinds == kind
-            if sel.any():
-                out[sel] = noisy_share(
-                    values[sel],
-                    noise="skellam",
-                    share=plan.shares[int(kind)],
-                    bits=plan.modulus_bits,
-                    rng=self.rng,
-                )
-        return SECURE_SHARE, SecureShare(out, plan.modulus_bits)
+        # the same share on every slot, whatever this participant's test there (module docstring)
+        return SECURE_SHARE, SecureShare(batch_shares(values, plan, rng=self.rng), plan.modulus_bits)
 
     def state_dict(self) -> dict[str, StateValue]:
         return dict(
@@ -286,6 +287,7 @@ class SecurePCParticipant(HostedParticipant):
             rng=generator_state(self.rng),
             ledger=self.ledger.to_json(),
             used=self.used.copy(),
+            reserved=int(self.reserved),
         )
 
     def load_state_dict(self, state: Mapping[str, StateValue]) -> None:
@@ -295,6 +297,7 @@ class SecurePCParticipant(HostedParticipant):
             self.ledger = PrivacyLedger.from_json(str(state["ledger"]))
         if state.get("used") is not None:
             self.used = np.asarray(state["used"], dtype=np.int64).reshape(2)
+        self.reserved = bool(state.get("reserved", 0))
 
     def report(self) -> dict[str, Any]:
         delta = self.params["delta"]
@@ -335,18 +338,22 @@ class SecurePCServer(HostedServer):
     def _start_level(self) -> None:
         frozen = self.S.copy()
         self.queues = {}
+        m, level = self.params["max_sets"], self.level
         for i, j in zip(*np.nonzero(np.triu(self.S, 1))):
-            queue: list[tuple[int, ...]] = []
+            # the likeliest separators first: the variables most associated with both ends at
+            # level 0 (post-processing of released statistics; ties in PC's order)
+            strength = self.marginal[i] + self.marginal[j]
+            found: dict[tuple[int, ...], None] = {}
             for a, b in ((i, j), (j, i)):
                 cands = [int(k) for k in np.flatnonzero(frozen[a]) if k != b]
-                if len(cands) >= self.level:
-                    queue += [Z for Z in subsets(cands, self.level) if Z not in queue]
-            if queue:
-                # the likeliest separators first: the variables most associated with both ends at
-                # level 0 (post-processing of released statistics; ties in PC's order)
-                strength = self.marginal[i] + self.marginal[j]
-                queue.sort(key=lambda Z: -float(strength[list(Z)].sum()) if Z else 0.0)
-                self.queues[(int(i), int(j))] = queue[: self.params["max_sets"]]
+                if len(cands) < level:
+                    continue
+                if m is not None:  # the m strongest sets are sets of the level + m − 1 strongest variables
+                    cands = sorted(sorted(cands, key=lambda k: (-strength[k], k))[: level + m - 1])
+                found.update(dict.fromkeys(subsets(cands, level)))
+            if found:
+                queue = sorted(found, key=lambda Z: -float(strength[list(Z)].sum()) if Z else 0.0)
+                self.queues[(int(i), int(j))] = queue[:m]
 
     def _next_batch(self) -> list[tuple[int, int, tuple[int, ...]]]:
         """The next set of every queued edge, within the reserved tests; [] at the end."""
@@ -422,14 +429,16 @@ class SecurePCServer(HostedServer):
             raise ProtocolError(f"unexpected secure sum at {phase} round {t}")
         plan = self.plan
         check_contributors(total, honest=plan.honest)
-        values = centred(total.total, bits=plan.modulus_bits).astype(float)
+        if not set(total.contributors) <= set(range(self.n_participants)):
+            raise ProtocolError(f"{phase} round {t}: the sum names unknown contributors {total.contributors}")
+        values = centred(np.asarray(total.total).reshape(-1), bits=plan.modulus_bits).astype(float)
         if values.shape != (len(self.batch),):
             raise ProtocolError(
                 f"{phase} round {t}: the sum holds {values.size} values for {len(self.batch)} tests"
             )
         rows = sum(self.n[k] for k in total.contributors)
         z = values / (plan.scale * math.sqrt(kendall_weight(rows)))
-        sd = plan.z_noise_sd(bool(self.level), contributors=len(total.contributors), rows=rows)
+        sd = plan.z_noise_sd(contributors=len(total.contributors), rows=rows)
         self._decide(z, sd)
         self.batch = self._next_batch()
         if self.batch:

@@ -20,8 +20,12 @@ by less than Δ = 9 without conditioning and 13.5 with it (the proof in
 integer below a + 1, so ``⌊γ T_p⌋`` moves by at most ⌈γΔ⌉; one more unit covers the floating-point
 rounding of ``T_p``: the integer sensitivity is ``⌈γΔ⌉ + 1`` (ℓ1 = ℓ2, one coordinate per test).
 
-**Privacy.** Every test is one Skellam release (Agarwal, Kairouz & Liu 2021) of that sensitivity;
-the noise sd is the same multiple c of the sensitivity for both kinds of test. A run reserves K
+**Privacy.** Every test is one Skellam release (Agarwal, Kairouz & Liu 2021) of that sensitivity.
+Every share is the same, sized for the conditional sensitivity (noise sd c times it) whatever the
+test in its slot: the participants cannot see each other's requests, so a server that sent one
+participant a conditional test and the others unconditional ones in the same slot would otherwise
+sum one larger share with smaller ones. An unconditional test is then recorded with its own,
+smaller sensitivity and the same noise. A run reserves K
 tests up front (``d(d − 1)/2`` of them unconditional at most, the rest conditional), records them
 in each participant's ledger before its first share, and c is the smallest on a relative grid of
 1e-9 whose K releases compose to ε(δ) ≤ target under the RDP accountant. The shares are sized so
@@ -46,6 +50,7 @@ from ...mechanisms.distributed import (
     MAX_SKELLAM_VARIANCE,
     WRAP_BOUND,
     SkellamDpEvent,
+    noisy_share,
     wrap_probability,
 )
 from .kendall import StratifiedKendall, kendall_weight
@@ -55,6 +60,7 @@ __all__ = [
     "SecureTestPlan",
     "plan_secure_tests",
     "integer_numerators",
+    "batch_shares",
     "KENDALL_BOUND",
     "TEST_KINDS",
 ]
@@ -75,11 +81,12 @@ def default_tests(d: int) -> int:
     Chosen on simulated discrete networks (random DAGs with 1.25·d edges, 2–4 states, Dirichlet(0.5)
     CPTs, n = 100,000 rows over 5 participants; d = 20 and 37; three seeds kept apart from every
     reported result; ``experiments/secure_pc_tests.py``), with K = 2, 3, 4, 6, 8 per pair and at
-    most 1, 2, 4 or all candidate sets per edge and level (the server's ``max_sets``). Two sets was
-    the best cap at every K (mean skeleton F1 over d = 20, 37 and ε = 1, 10: 0.837, 0.825, 0.835,
-    0.806, 0.797 for the five K, against 0.784–0.809 testing every set). K = 2 and 4 tie within
-    sampling error; K = 2 ran out of tests in 4 of its 12 runs, K = 3 in none, so K = 3 is the
-    default: the fewest tests that let PC finish on every simulated network.
+    most 1, 2, 4 or all candidate sets per edge and level (the server's ``max_sets``). Averaged
+    over the five K, the mean skeleton F1 over d = 20, 37 and ε = 1, 10 was 0.809, 0.823, 0.821
+    and 0.797 for the four caps: two sets is the default. With two sets it was 0.845, 0.838,
+    0.828, 0.815, 0.791 for K = 2, 3, 4, 6, 8 per pair; K = 2 ran out of tests in 4 of its 12
+    runs, K = 3 in none, so K = 3 is the default: the fewest tests that let PC finish on every
+    simulated network, within sampling error of the best.
     """
     return 3 * d * (d - 1) // 2
 
@@ -90,8 +97,9 @@ class SecureTestPlan:
 
     ``tests`` = K reserved, ``unconditional`` of them with an empty conditioning set;
     ``scale`` γ; ``sensitivity`` the integer sensitivities (unconditional, conditional);
-    ``multiplier`` c (noise sd over sensitivity); ``shares`` each participant's Skellam variance
-    per kind; ``events`` the releases as the P − t honest shares protect them; ``accounted``
+    ``multiplier`` c (noise sd over the conditional sensitivity); ``share`` each participant's
+    Skellam variance on every slot; ``events`` the two kinds of release as the P − t honest shares
+    protect them; ``accounted``
     ε(δ) of all K under the RDP accountant (≤ ``epsilon``); ``wrap`` the bound on the
     probability that any of the K sums wraps around the modulus 2^``modulus_bits``."""
 
@@ -105,7 +113,7 @@ class SecureTestPlan:
     scale: float
     sensitivity: tuple[int, int]
     multiplier: float
-    shares: tuple[float, float]
+    share: float
     events: tuple[SkellamDpEvent, SkellamDpEvent]
     modulus_bits: int
     wrap: float
@@ -125,21 +133,21 @@ class SecureTestPlan:
         counts = (self.unconditional, self.conditional)
         return [LedgerEntry(k, e, m) for k, e, m in zip(TEST_KINDS, self.events, counts) if m]
 
-    def z_noise_sd(self, conditional: bool, *, contributors: int, rows: int) -> float:
+    def z_noise_sd(self, *, contributors: int, rows: int) -> float:
         """The sd of the noise of z̃ when ``contributors`` shares holding ``rows`` rows are summed."""
-        v = self.shares[int(conditional)] * contributors
+        v = self.share * contributors
         return math.sqrt(v) / (self.scale * math.sqrt(kendall_weight(rows)))
 
 
 def _events(
     c: float, sens: tuple[int, int], honest: int
-) -> tuple[tuple[float, float], tuple[SkellamDpEvent, SkellamDpEvent]]:
-    shares = ((c * sens[0]) ** 2 / honest, (c * sens[1]) ** 2 / honest)
-    events = (
-        SkellamDpEvent(float(sens[0]), float(sens[0]), shares[0] * honest),
-        SkellamDpEvent(float(sens[1]), float(sens[1]), shares[1] * honest),
+) -> tuple[float, tuple[SkellamDpEvent, SkellamDpEvent]]:
+    share = (c * sens[1]) ** 2 / honest
+    v = share * honest
+    return share, (
+        SkellamDpEvent(float(sens[0]), float(sens[0]), v),
+        SkellamDpEvent(float(sens[1]), float(sens[1]), v),
     )
-    return shares, events
 
 
 def _spent(c: float, sens: tuple[int, int], honest: int, counts: tuple[int, int], delta: float) -> float:
@@ -199,22 +207,29 @@ def plan_secure_tests(
         while hi - lo > 1e-9 * hi:
             mid = 0.5 * (lo + hi)
             lo, hi = (lo, mid) if _spent(mid, sens, honest, counts, dl) <= e else (mid, hi)
-        shares, events = _events(hi, sens, honest)
+        share, events = _events(hi, sens, honest)
         # the signal: |⌊γ T_p⌋| ≤ γ·9 n_p/4 + 1 (|K_s| ≤ m(m − 1)/2), summed over the participants
         room = half - (gamma * 9.0 * N / 4.0 + P)
-        everyone = max(shares) * P
+        everyone = share * P
         wrap = wrap_probability(noise="skellam", variance=everyone, room=room, size=K)
-        if wrap <= WRAP_BOUND and max(shares) <= MAX_SKELLAM_VARIANCE:
+        if wrap <= WRAP_BOUND and share <= MAX_SKELLAM_VARIANCE:
             accounted = _spent(hi, sens, honest, counts, dl)
             return SecureTestPlan(
-                e, dl, P, t, N, K, counts[0], gamma, sens, hi, shares, events, bits, wrap, accounted
+                e, dl, P, t, N, K, counts[0], gamma, sens, hi, share, events, bits, wrap, accounted
             )
         gamma *= 0.9
     raise ValueError(
         f"{bits} modulus bits cannot hold the sum of {N} rows' Kendall numerators with the noise for "
-        f"ε = {e:g}: it needs a larger modulus (`modulus_bits` in Python, up to {MAX_MODULUS_BITS}; "
-        "Flower's SecAgg+ carries 31), fewer rows, or a larger budget"
+        f"{K} tests at ε = {e:g} (or the noise exceeds the sampler's range): it needs a larger "
+        f"modulus (`modulus_bits` in Python, up to {MAX_MODULUS_BITS}; Flower's SecAgg+ carries 31), "
+        "fewer rows, or a larger budget"
     )
+
+
+def batch_shares(values: np.ndarray, plan: SecureTestPlan, *, rng: np.random.Generator) -> np.ndarray:
+    """One participant's upload for a batch: its integer numerators plus one Skellam share of the
+    plan's variance on every slot, as residues modulo 2^bits (the protocol's and the audit's)."""
+    return noisy_share(values, noise="skellam", share=plan.share, bits=plan.modulus_bits, rng=rng)
 
 
 def integer_numerators(
