@@ -50,7 +50,6 @@ from .citests import check_alpha
 from .pc import check_pc_options, orient_skeleton
 from .priv_pc import PrivateTests, check_data, default_rounds, plan_priv_pc, reserve_rounds
 from .secure_fed_pc import SecurePCParticipant, SecurePCServer, secure_pc_settings
-from .secure_kendall import default_tests
 
 __all__ = ["dp_fed_pc", "majority_sepsets"]
 
@@ -311,7 +310,7 @@ def _secure(participants: Any, rng: Any, *, accountant: str, **options: Any) -> 
         public=dict(
             d=d,
             n_k=tuple(X.shape[0] for X in arrays),
-            tests=settings["max_examinations"] or default_tests(d),
+            tests=plan.tests if plan is not None else None,
             alpha=settings["alpha"],
             data=settings["data"],
             releases="one jointly noised Kendall statistic per test (secure aggregation)",
@@ -329,7 +328,7 @@ def _secure(participants: Any, rng: Any, *, accountant: str, **options: Any) -> 
     info = dict(server.info, plan=plan, seconds=time.perf_counter() - start)
     params = {k: v for k, v in settings.items() if k not in ("participants", "n_total")}
     params.update(test="kendall", aggregation="secure", noise="skellam", accountant="rdp")
-    params["max_examinations"] = settings["max_examinations"] or default_tests(d)
+    params["max_examinations"] = plan.tests if plan is not None else None
     return LearnResult(
         "dp-fed-pc",
         dag,

@@ -409,3 +409,11 @@ def test_a_dense_level_starts_quickly_with_max_sets():
         key=lambda Z: -strength[list(Z)].sum(),
     )[:3]
     assert server.queues[(0, 1)] == best
+
+
+def test_no_conditional_test_is_reserved_when_none_can_run():
+    """max_cond_size = 0: only level 0 runs, so only its d(d − 1)/2 tests are reserved and paid for."""
+    X = _child_parts()
+    r = dp_fed_pc(X, epsilon=5.0, delta=1e-5, aggregation="secure", max_cond_size=0, rng=1)
+    assert r.info["plan"].tests == r.params["max_examinations"] == 190 == r.info["plan"].unconditional
+    assert all(sum(e.count for e in ledger.entries) == 190 for ledger in r.ledger)
