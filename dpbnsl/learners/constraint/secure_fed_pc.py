@@ -357,7 +357,8 @@ class SecurePCServer(HostedServer):
 
     def _next_batch(self) -> list[tuple[int, int, tuple[int, ...]]]:
         """The next set of every queued edge, within the reserved tests; [] at the end."""
-        assert self.plan is not None
+        if self.plan is None:
+            raise ProtocolError("the server has no plan before the setup exchange")
         while True:
             if not self.queues:
                 if not needs_level(self.S, self.level + 1, self.opts["max_cond_size"]):
