@@ -234,7 +234,6 @@ class SecurePCParticipant(HostedParticipant):
         )
         self.ci = StratifiedKendall(self.X, codes, levels=levels)
         self.used = np.zeros(2, dtype=np.int64)  # tests answered: unconditional, conditional
-        self.pending: list[tuple[int, int, tuple[int, ...]]] | None = None
         self._extra: Payload | None = None
         self._cached: SecureTestPlan | None = None
         self.reserved = False  # every reserved test recorded (at the first answered round of tests)
