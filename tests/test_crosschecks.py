@@ -34,7 +34,7 @@ from scipy.stats import binomtest
 
 from dpbnsl.accounting import ORDERS
 from dpbnsl.accounting.zcdp import cks_epsilon_from_rdp, rho_to_epsilon
-from dpbnsl.audits import clopper_pearson_bound, gdp_lower_bound
+from dpbnsl.audits import clopper_pearson_bound, gdp_lower_bound, one_run_gdp_bound
 from dpbnsl.audits.rates import cp_upper
 from dpbnsl.graphs import apply_meek, dag_to_cpdag
 from dpbnsl.io.graph_export import from_causallearn, to_causallearn
@@ -400,6 +400,28 @@ def test_gdp_bound_stays_at_zero_on_null_scores_where_a_plug_in_does_not(jax_aud
         s0, s1 = rng.normal(size=10_000), rng.normal(size=10_000)
         assert gdp_lower_bound(s0, s1, delta=1e-5).epsilon_lb == 0.0
         jax_auditing.CanaryScoreAuditor(s1, s0).epsilon_from_gdp(0.05, 1e-5)  # runs
+
+
+@pytest.mark.parametrize(
+    "mu, m, k", [(0.5, 20_000, 400), (0.925, 10_000, 200), (2.0, 4_000, 80), (1.0, 2_000, 2_000)]
+)
+def test_one_run_gaussian_curve_bound_matches_jax_privacy(jax_auditing, mu, m, k):
+    """The Gaussian-curve one-run test (Mahloujifar, Melis & Chaudhuri) with the paper's constraint
+    (``one_sided=False``) against jax-privacy's ``epsilon_one_run_fdp`` at one explicit threshold
+    (the k-th highest score; theirs guesses "in" at score ≥ t): both report ε(δ) of the largest
+    rejected μ-GDP curve, found by bisection here and by Brent's method there (xtol 1e-6), so they
+    agree to 1e-5. Our default, the one-sided constraint (every guess "in"), is never below."""
+    rng = np.random.default_rng(int(mu * 100) + m)
+    truths = np.where(rng.random(m) < 0.5, 1, -1)
+    scores = mu * (truths > 0) + rng.standard_normal(m)
+    t = np.sort(scores)[-k]
+    guesses = np.where(scores >= t, 1, 0)
+    theirs = jax_auditing.CanaryScoreAuditor(scores[truths > 0], scores[truths < 0]).epsilon_one_run_fdp(
+        0.05, 1e-5, threshold_strategy=jax_auditing.Explicit(t)
+    )
+    ours = one_run_gdp_bound(guesses, truths, alpha=0.05, delta=1e-5, one_sided=False)
+    assert ours.epsilon_lb == pytest.approx(theirs, abs=1e-5)
+    assert one_run_gdp_bound(guesses, truths, alpha=0.05, delta=1e-5).epsilon_lb >= ours.epsilon_lb
 
 
 # ----------------------------------------------------------------------- SortnRegress's lasso path

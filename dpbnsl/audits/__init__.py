@@ -8,6 +8,9 @@
   (negative controls);
 - :mod:`~dpbnsl.audits.verdict`: game → bound → verdict in one call;
 - :mod:`~dpbnsl.audits.one_run`: a one-run canary audit of a whole DP-Fed-Sparse-BNSL run;
+  :mod:`~dpbnsl.audits.gdp_one_run`: the one-run test of a claimed Gaussian curve (f-DP);
+  :mod:`~dpbnsl.audits.isolated_canaries`: one-run audits of the covariance releases with
+  isolated canaries, read from the server's view;
 - :mod:`~dpbnsl.audits.parallel`: games in independently seeded blocks of trials on any executor;
 - :mod:`~dpbnsl.audits.sensitivity`: grey-box checks that every pre-noise quantity moves by at most
   its declared sensitivity on neighbouring datasets, with identical control flow;
@@ -41,6 +44,10 @@ _EXPORTS = {
     "GDPLowerBound": "gdp",
     "gdp_lower_bound": "gdp",
     "OneRunAudit": "one_run",
+    "OneRunGDPBound": "gdp_one_run",
+    "one_run_gdp_bound": "gdp_one_run",
+    "CovarianceOneRunAudit": "isolated_canaries",
+    "covariance_one_run_audit": "isolated_canaries",
     "one_run_audit": "one_run",
     "play": "parallel",
     "check_gaussian_sampler": "samplers",
@@ -71,6 +78,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from .games import BROKEN, GAMES, GameResult, run_game
     from .gdp import GDPLowerBound, gdp_lower_bound
+    from .gdp_one_run import OneRunGDPBound, one_run_gdp_bound
+    from .isolated_canaries import CovarianceOneRunAudit, covariance_one_run_audit
     from .one_run import OneRunAudit, one_run_audit
     from .parallel import play
     from .samplers import check_gaussian_sampler, check_selection_sampler
@@ -99,6 +108,10 @@ __all__ = [
     "play",
     "OneRunAudit",
     "one_run_audit",
+    "OneRunGDPBound",
+    "one_run_gdp_bound",
+    "CovarianceOneRunAudit",
+    "covariance_one_run_audit",
     "SweepResult",
     "summarize",
     "sweep",

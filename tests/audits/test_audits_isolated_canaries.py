@@ -1,0 +1,77 @@
+"""One-run audits of the covariance releases with isolated canaries (dpbnsl.audits.isolated_canaries)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbnsl.audits import covariance_one_run_audit
+from dpbnsl.audits import isolated_canaries as module
+
+
+def test_the_scores_are_the_canaries_gaussian_tests():
+    """The scores read from the server's view are ±1 plus N(0, (2z)²) (module docstring): over
+    10 participants × 10 canaries, the mean of the "in" scores minus the mean of the "out" scores
+    is 2 within 4 standard errors (s.e. = 2z·√(1/n_in + 1/n_out) ≈ 0.43 at ε = 4, z = 1.08), and
+    the pooled standard deviation is 2z within 25 % (100 scores: the sample s.d.'s relative s.e.
+    is about 1/√(2·98) = 7 %). No matrix was projected."""
+    r = covariance_one_run_audit(epsilon=4.0, d=20, participants=10, rng=0)
+    z = 1.0 / r.claimed_mu
+    s, t = r.scores, r.truths
+    assert s.size == 100 and r.projected == 0
+    se = 2 * z * math.sqrt(1 / np.sum(t > 0) + 1 / np.sum(t < 0))
+    assert abs(s[t > 0].mean() - s[t < 0].mean() - 2.0) < 4 * se
+    resid = np.where(t > 0, s - 1.0, s + 1.0)
+    assert resid.std() == pytest.approx(2 * z, rel=0.25)
+    assert r.claimed_epsilon == pytest.approx(4.0, abs=1e-3) and not r.flagged
+
+
+def test_a_correct_release_is_not_flagged_and_a_large_deficit_is():
+    """ε = 4, 2 runs of 20 participants × 30 variables (600 canaries), the top 10 % guessed: the
+    correct release stays below its claim (μ_lb 0.35–0.66 on seeds 0–3); with 60 % of the noise
+    missing (true μ = 2.3 against a claimed 0.925) the Gaussian-curve bound exceeds it (0.99–1.17
+    on seeds 0–3: 59 or 60 of 60 guesses right)."""
+    kw = dict(epsilon=4.0, d=30, participants=20, runs=2, guess_fraction=0.1, rng=2)
+    ok = covariance_one_run_audit(**kw)
+    assert ok.gdp.canaries == 600 and ok.gdp.guesses == 60 and not ok.flagged
+    bad = covariance_one_run_audit(noise_deficit=0.6, **kw)
+    assert (
+        bad.flagged and bad.gdp.mu_lb > bad.claimed_mu and bad.claimed_epsilon == pytest.approx(4.0, abs=1e-3)
+    )
+
+
+def test_the_deficit_run_has_the_asked_multiplier():
+    """The negative control's ε′ gives exactly (1 − p)·z in the learner's own plan."""
+    m, n = np.ones(10), 1000
+    z = module._multiplier("dp-fed-bnsl", 4.0, 1e-5, 10, m, n)
+    e2 = module._deficit_epsilon("dp-fed-bnsl", 4.0, 1e-5, 10, m, n, 0.8 * z)
+    assert e2 > 4.0
+    assert module._multiplier("dp-fed-bnsl", e2, 1e-5, 10, m, n) == pytest.approx(0.8 * z, rel=1e-6)
+
+
+def test_the_warm_start_is_audited_against_its_share():
+    """DP-Fed-Sparse-BNSL's warm start: the claim is the release's share of the run's budget."""
+    r = covariance_one_run_audit(epsilon=4.0, learner="dp-fed-sparse-bnsl", d=8, participants=3, rng=0)
+    assert r.gdp.canaries == 12 and r.run_epsilon == 4.0
+    assert 0 < r.claimed_epsilon < 4.0 and not r.flagged
+
+
+@pytest.mark.parametrize(
+    "kwargs, err",
+    [
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(epsilon=math.inf), "epsilon"),
+        (dict(epsilon=1.0, learner="fed-bnsl"), "learner"),
+        (dict(epsilon=1.0, d=1), "d"),
+        (dict(epsilon=1.0, runs=0), "runs"),
+        (dict(epsilon=1.0, guess_fraction=0.0), "guess_fraction"),
+        (dict(epsilon=1.0, noise_deficit=1.0), "noise_deficit"),
+        (dict(epsilon=50.0, noise_deficit=0.9), "noise deficit"),
+    ],
+)
+def test_bad_settings_are_refused_before_any_run(kwargs, err, monkeypatch):
+    monkeypatch.setattr(module, "_dp_fed_bnsl", lambda *a, **k: pytest.fail("ran"))
+    with pytest.raises(ValueError, match=err):
+        covariance_one_run_audit(**kwargs)
