@@ -55,6 +55,7 @@ __all__ = [
     "selection_game",
     "dp_pgcd_game",
     "dp_pgcd_transcript_game",
+    "dp_pgcd_worst_game",
     "dp_fed_sparse_bnsl_game",
     "dp_fed_sparse_bnsl_transcript_game",
     "pair_epsilon",
@@ -113,6 +114,65 @@ def _design(*, d: int, n: int, clip: float, multiplier: float, top: float | None
     for arr in (X0, X1, beta, m, cross):
         arr.setflags(write=False)
     return _Design((X0, X1), beta, m, (a, b), cross)
+
+
+#: the worst-case pair's defaults: rows, canary magnitude, score level (in units of λ_G) and the
+#: share of the competing coordinates whose score the canary raises (module docstring of
+#: :func:`_worst_design`)
+WORST_ROWS, WORST_S, WORST_LEVEL, WORST_UP = 400, 3.0, 15.0, 0.2
+
+
+def _worst_design(*, d: int, n: int, clip: float, multiplier: float, up: float) -> _Design:
+    """A pair under which every DP-PGCD iteration carries the full loss of both its releases.
+
+    Rows: n − 1 rows of zeros and the canary, s·(1, …, 1) in D and s·σ in D′ with σ_l = −1 on the
+    first half S of the variables (s² far beyond every clip bound C_a = c√M_a, and s²/n ≪ ρ₂).
+    The canary's per-sample gradient −x_a r_b is clipped in both worlds and flips from −C_a to
+    +C_a exactly on the *cross* coordinates (one of a, b in S): their gradients rise by
+    Δ_g,a = 2C_a/n in D′, the most a record can move them, so every Gaussian release of a cross
+    coordinate is a full-sensitivity Gaussian test (μ = 1/m). The zero rows contribute nothing,
+    and the public dual β places D's gradients: +Lλ_G√M_a on a share ``up`` of the cross
+    coordinates (their scores rise by Δ_s in D′), −Lλ_G√M_a on the others (theirs fall by Δ_s),
+    0 elsewhere (scores 0: with L = 15, out of the selection's reach). Each selection is then the
+    two-point exponential mechanism "up group or down group", whose privacy loss spans the full
+    bounded range ε₀ = 2/m, at the split ``up`` (0.2 composes to the largest ε(δ) of the pair at
+    K = 3 and ε = 4, 3.70 against the RDP claim 4.00; an even split gives 3.62).
+
+    After an update of (a, b) only that coordinate's gradient changes: the zero rows' residuals stay
+    0 and the canary's stays clipped (s² ≫ C_a, and n makes each step s·|ΔB| small), and the step
+    1/M_a, with M_a = s²/n + ρ₂ ≈ ρ₂, cancels the gradient up to the noise: its score drops to
+    about |N(0, 1)|·λ_G, out of the competition. So the K iterations are K such pairs of releases.
+    """
+    S = np.arange(d) < d // 2
+    s = WORST_S * math.sqrt(clip)
+    x0, x1 = np.full(d, s), np.where(S, -s, s)
+    X0, X1 = np.zeros((n, d)), np.zeros((n, d))
+    X0[-1], X1[-1] = x0, x1
+    m = (X0 * X0).mean(axis=0)
+    M = m + _RHO2
+    state = new_state(
+        X0,
+        np.zeros((d, d)),
+        np.zeros((d, d)),
+        np.zeros((d, d)),
+        M=M,
+        lambda1=0.0,
+        rho2=_RHO2,
+        noise=PGCDNoise(clip, multiplier),
+    )
+    if np.any(s * s < EXCESS * state.C_a):  # pragma: no cover - s is chosen for the clip bound
+        raise RuntimeError("the worst-case canary is not beyond the clip bounds")
+    lam = multiplier * score_sensitivity(state)
+    cross = S[:, None] != S[None, :]
+    flat = np.flatnonzero(cross.ravel())
+    ups = flat[np.round(np.linspace(0, flat.size - 1, max(1, round(up * flat.size)))).astype(int)]
+    level = np.where(cross, -WORST_LEVEL * lam, 0.0).ravel()
+    level[ups] = WORST_LEVEL * lam
+    beta = level.reshape(d, d) * np.sqrt(M)[:, None] - state.Gd  # D's gradient: level·√M_a
+    np.fill_diagonal(beta, 0.0)
+    for arr in (X0, X1, beta, m, cross):
+        arr.setflags(write=False)
+    return _Design((X0, X1), beta, m, (-1, -1), cross)
 
 
 def pair_epsilon(p0: ArrayLike, p1: ArrayLike, delta: float) -> float:
@@ -244,10 +304,12 @@ def dp_pgcd_game(
     trials: int,
     broken: str | None = None,
     local_iters: int = 3,
-    d: int = 6,
-    n: int = 50,
+    d: int | None = None,
+    n: int | None = None,
     clip: float = 1.0,
     score: str = "server",
+    pair: str = "canary",
+    noise_deficit: float = 0.0,
     rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """A whole DP-PGCD local run (K iterations from B = 0) seen by the server: the message B.
@@ -281,19 +343,42 @@ def dp_pgcd_game(
         of the run (:func:`~dpbnsl.audits.transcript.transcript_loss`), the most powerful
         statistic for this pair, for an observer who sees every release (what the ledger
         accounts for); about twice the CPU of a ``"server"`` trial (one iteration at a time).
+    pair : {"canary", "worst"}
+        ``"canary"``: the canary design of the module docstring, on which the selections carry
+        almost no loss. ``"worst"`` (the game ``dp-pgcd-worst``, transcript score only; ``d`` and ``n``
+        default to 10 and 400 there, 6 and 50 otherwise): the pair of :func:`_worst_design`, on which every selection and
+        every gradient release carries its full loss.
+    noise_deficit : float in [0, 1)
+        A graded negative control: the run's multiplier is (1 − p)·m (both releases), while the
+        claim stays that of m.
     """
     e, dl = check_target(epsilon, delta)
     trials, broken = check_trials(trials), check_broken(broken, "dp-pgcd")
     K = check_int(local_iters, "local_iters", low=1)
+    if pair not in ("canary", "worst"):
+        raise ValueError(f"`pair` must be 'canary' or 'worst'; got {pair!r}")
+    if d is None:
+        d = 10 if pair == "worst" else 6
+    if n is None:
+        n = WORST_ROWS if pair == "worst" else 50
     d, n = check_int(d, "d", low=3), check_int(n, "n", low=2)
     C = check_real(clip, "clip", low=0.0, low_open=True)
     if score not in ("server", "transcript"):
         raise ValueError(f"`score` must be 'server' or 'transcript'; got {score!r}")
+    if pair == "worst" and score != "transcript":
+        raise ValueError("`pair='worst'` is scored by the transcript's privacy loss: use score='transcript'")
+    deficit = check_real(noise_deficit, "noise_deficit", low=0.0, high=1.0, high_open=True)
     rng = as_generator(rng)
     noise = _calibration(e, dl, 1, K)
-    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
-    design = _design(d=d, n=n, clip=C, multiplier=pgcd_noise.multiplier, top=10.0)
-    (a, b), weight = design.canary, float(design.m[design.canary[0]] + _RHO2)
+    claimed_m = noise.gumbel_multiplier
+    pgcd_noise = PGCDNoise(C, claimed_m * (1.0 - deficit))
+    if pair == "worst":
+        design = _worst_design(d=d, n=n, clip=C, multiplier=claimed_m, up=WORST_UP)
+        a = b = -1
+        weight = 0.0
+    else:
+        design = _design(d=d, n=n, clip=C, multiplier=claimed_m, top=10.0)
+        (a, b), weight = design.canary, float(design.m[design.canary[0]] + _RHO2)
     ledger, zero, scores = _Unrecorded(), np.zeros((d, d)), []
     cls: type[PGCDState] = UnclippedState if broken == "no-clipping" else PGCDState
     saved = []
@@ -325,15 +410,19 @@ def dp_pgcd_game(
                 run_iterations(state, K, noise=pgcd_noise, rng=rng, ledger=ledger)
                 out[t] = -weight * state.B[a, b]
         scores.append(out)
+    name = "dp-pgcd" if score == "server" else "dp-pgcd-transcript" if pair == "canary" else "dp-pgcd-worst"
     return GameResult(
-        "dp-pgcd" if score == "server" else "dp-pgcd-transcript",
+        name,
         scores[0],
         scores[1],
         noise.epsilon_rdp,
         dl,
         broken,
         {
-            "multiplier": pgcd_noise.multiplier,
+            "multiplier": claimed_m,
+            "multiplier_used": pgcd_noise.multiplier,
+            "noise_deficit": deficit,
+            "pair": pair,
             "local_iters": K,
             "canary": (a, b),
             "rows": design.worlds,
@@ -345,6 +434,12 @@ def dp_pgcd_game(
             else "ln p(D')/p(D) of the run's releases (selections and noisy gradients)",
         },
     )
+
+
+def dp_pgcd_worst_game(**kwargs: Any) -> GameResult:
+    """:func:`dp_pgcd_game` with ``pair="worst"`` and ``score="transcript"``: the privacy loss of
+    every release of a run on the pair under which each release carries its full loss."""
+    return dp_pgcd_game(score="transcript", pair="worst", **kwargs)
 
 
 def dp_pgcd_transcript_game(**kwargs: Any) -> GameResult:

@@ -58,6 +58,7 @@ BROKEN: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "smoothness",
             "dp-pgcd",
             "dp-pgcd-transcript",
+            "dp-pgcd-worst",
         ),
         "raw-smoothness": (
             "selection",
@@ -152,6 +153,7 @@ GAME_NAMES = (
     "smoothness",
     "dp-pgcd",
     "dp-pgcd-transcript",
+    "dp-pgcd-worst",
     "dp-fed-sparse-bnsl",
     "dp-fed-sparse-bnsl-transcript",
     "secure-covariance",

@@ -14,6 +14,8 @@ selection         one row flips many clipped gradients           log P₁(j)/P�
 covariance        rows 2R·e₀ vs 2R·e₁ (clipped to norm R)        projection of S̃ on e₀₀ − e₁₁
 smoothness        x_ia² = 4X_a (clipped to X_a) vs 0             Σ_a (m̃_a − m_a)/X_a
 dp-pgcd           as selection, K iterations                     the canary entry of the message
+dp-pgcd-worst     a row that flips every cross coordinate's      ln p(D′)/p(D) of all 2K releases
+                  clipped gradient; D's scores split "up"/"down"
 dp-fed-sparse-    participant 0's row with an extreme entry      minus the mass of row p in
 bnsl                                                             participant 0's uploads
 secure-           participant 0's rows 2R·e₀ vs 2R·e₁, rounded   projection of the decoded
@@ -55,6 +57,7 @@ from ._pgcd_games import (
     dp_fed_sparse_bnsl_transcript_game,
     dp_pgcd_game,
     dp_pgcd_transcript_game,
+    dp_pgcd_worst_game,
     selection_game,
 )
 from ._pure_games import priv_pc_examine_game, secure_kendall_game, sparse_vector_game
@@ -72,6 +75,7 @@ __all__ = [
     "smoothness_game",
     "dp_pgcd_game",
     "dp_pgcd_transcript_game",
+    "dp_pgcd_worst_game",
     "dp_fed_sparse_bnsl_game",
     "dp_fed_sparse_bnsl_transcript_game",
     "secure_covariance_game",
@@ -381,6 +385,7 @@ GAMES: dict[str, Callable[..., GameResult]] = {
     "smoothness": smoothness_game,
     "dp-pgcd": dp_pgcd_game,
     "dp-pgcd-transcript": dp_pgcd_transcript_game,
+    "dp-pgcd-worst": dp_pgcd_worst_game,
     "dp-fed-sparse-bnsl": dp_fed_sparse_bnsl_game,
     "dp-fed-sparse-bnsl-transcript": dp_fed_sparse_bnsl_transcript_game,
     "secure-covariance": secure_covariance_game,

@@ -32,6 +32,7 @@ __all__ = ["play", "SEED_BLOCKS"]
 SEED_BLOCKS: dict[str, int] = {
     "dp-pgcd": 200,
     "dp-pgcd-transcript": 200,
+    "dp-pgcd-worst": 1000,
     "dp-fed-sparse-bnsl": 200,
     "dp-fed-sparse-bnsl-transcript": 200,
 }

@@ -53,6 +53,7 @@ CHEAP = (
 EXPENSIVE = {
     "dp-pgcd": 500,
     "dp-pgcd-transcript": 500,
+    "dp-pgcd-worst": 500,
     "dp-fed-sparse-bnsl": 60,
     "dp-fed-sparse-bnsl-transcript": 60,
 }
@@ -73,6 +74,7 @@ def test_registries():
         "smoothness",
         "dp-pgcd",
         "dp-pgcd-transcript",
+        "dp-pgcd-worst",
         "dp-fed-sparse-bnsl",
         "dp-fed-sparse-bnsl-transcript",
         "secure-covariance",
@@ -137,7 +139,7 @@ def test_unknown_game_and_other_games_validation():
     with pytest.raises(
         ValueError,
         match=r"`name` must be one of 'gaussian-step', 'selection', "
-        r"'covariance', 'smoothness', 'dp-pgcd', 'dp-pgcd-transcript', "
+        r"'covariance', 'smoothness', 'dp-pgcd', 'dp-pgcd-transcript', 'dp-pgcd-worst', "
         r"'dp-fed-sparse-bnsl', 'dp-fed-sparse-bnsl-transcript', 'secure-covariance', "
         r"'sparse-vector', 'priv-pc-examine', 'secure-kendall'; got 'laplace'",
     ):
