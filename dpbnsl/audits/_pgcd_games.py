@@ -160,7 +160,8 @@ def _worst_design(*, d: int, n: int, clip: float, multiplier: float, up: float) 
         rho2=_RHO2,
         noise=PGCDNoise(clip, multiplier),
     )
-    if np.any(s * s < EXCESS * state.C_a):  # pragma: no cover - s is chosen for the clip bound
+    C_a = state.C_a
+    if C_a is None or np.any(s * s < EXCESS * C_a):  # pragma: no cover - s is chosen for the bound
         raise RuntimeError("the worst-case canary is not beyond the clip bounds")
     lam = multiplier * score_sensitivity(state)
     cross = S[:, None] != S[None, :]
@@ -345,9 +346,9 @@ def dp_pgcd_game(
         accounts for); about twice the CPU of a ``"server"`` trial (one iteration at a time).
     pair : {"canary", "worst"}
         ``"canary"``: the canary design of the module docstring, on which the selections carry
-        almost no loss. ``"worst"`` (the game ``dp-pgcd-worst``, transcript score only; ``d`` and ``n``
-        default to 10 and 400 there, 6 and 50 otherwise): the pair of :func:`_worst_design`, on which every selection and
-        every gradient release carries its full loss.
+        almost no loss. ``"worst"`` (the game ``dp-pgcd-worst``, transcript score only): the
+        pair of :func:`_worst_design`, on which every selection and every gradient release
+        carries its full loss. ``d`` and ``n`` default to 10 and 400 there, 6 and 50 otherwise.
     noise_deficit : float in [0, 1)
         A graded negative control: the run's multiplier is (1 − p)·m (both releases), while the
         claim stays that of m.
