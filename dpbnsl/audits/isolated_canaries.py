@@ -36,8 +36,9 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,8 +53,9 @@ if TYPE_CHECKING:
 
 __all__ = ["CovarianceOneRunAudit", "covariance_one_run_audit", "LEARNERS"]
 
-#: the learners audited, and which of their releases
-LEARNERS = ("dp-fed-bnsl", "dp-fed-sparse-bnsl")
+#: the learners audited: DP-Fed-BNSL and the learners that fit one local release (their release is
+#: the same function, read from its own message), and DP-Fed-Sparse-BNSL's warm start
+LEARNERS = ("dp-fed-bnsl", "dp-sortnregress", "dp-r2-sortnregress", "dp-cov-pc", "dp-fed-sparse-bnsl")
 _EPS_MAX = 100.0  # the learners' largest finite ε
 
 
@@ -91,7 +93,7 @@ class CovarianceOneRunAudit:
 
 def _multiplier(learner: str, epsilon: float, delta: float, d: int, m: np.ndarray, n: int) -> float:
     """The release's noise multiplier z at (ε, δ), from the learner's own plan (no data)."""
-    if learner == "dp-fed-bnsl":
+    if learner != "dp-fed-sparse-bnsl":  # every local release is calibrated by this plan
         from ..learners.covariance_plan import plan
 
         return float(plan(epsilon=epsilon, delta=delta).z_cov)
@@ -129,7 +131,7 @@ def covariance_one_run_audit(
     *,
     epsilon: float,
     delta: float = 1e-5,
-    learner: Literal["dp-fed-bnsl", "dp-fed-sparse-bnsl"] = "dp-fed-bnsl",
+    learner: str = "dp-fed-bnsl",
     d: int = 60,
     participants: int = 40,
     runs: int = 1,
@@ -145,9 +147,12 @@ def covariance_one_run_audit(
     epsilon, delta : float
         The learner's target (ε ≤ 100; for DP-Fed-Sparse-BNSL the whole run's, of which the warm
         start's release gets the learner's default share).
-    learner : {"dp-fed-bnsl", "dp-fed-sparse-bnsl"}
-        DP-Fed-BNSL's release, or DP-Fed-Sparse-BNSL's covariance warm start (run with
-        ``warm_start="covariance"``, its smoothness constants declared from the public design).
+    learner : {"dp-fed-bnsl", "dp-sortnregress", "dp-r2-sortnregress", "dp-cov-pc", "dp-fed-sparse-bnsl"}
+        DP-Fed-BNSL's release (read back from its Fed-BNSL messages by the attack); the local
+        release of the private sorting baselines or of PC on a private covariance (each
+        participant's released matrix is its message to the server); or DP-Fed-Sparse-BNSL's
+        covariance warm start (run with ``warm_start="covariance"``, its smoothness constants
+        declared from the public design; read back from the warm start's Fed-BNSL messages).
     d, participants : int
         Variables (d ≥ 2; ⌊d/2⌋ canaries per participant) and participants per run.
     runs : int ≥ 1
@@ -244,6 +249,14 @@ def _released(
     with the protocol's public penalty schedule."""
     from ..attacks.covariance import reconstruct_covariances
 
+    if learner in _RELEASE_ONLY:
+        res = _RELEASE_ONLY[learner](data, epsilon=epsilon, delta=delta, clip_norm=R, rng=rng)
+        if res.transcript is None:  # pragma: no cover - the learners keep it
+            raise RuntimeError("the learner returned no transcript")
+        return tuple(
+            next(msg for msg in res.transcript.filter(participant=k, direction="up")).to_dense()
+            for k in range(len(data))
+        )
     if learner == "dp-fed-bnsl":
         res = _dp_fed_bnsl(data, epsilon, delta, R, rng)
         transcript, hp = res.transcript, res.params
@@ -264,6 +277,22 @@ def _released(
         n_samples=[X.shape[0] for X in data],
     )
     return tuple(np.asarray(r.covariance) for r in recs)
+
+
+def _release_only(name: str) -> Callable[..., LearnResult]:
+    def run(data: list, **kwargs: Any) -> LearnResult:
+        from ..learners.constraint.dp_cov_pc import dp_cov_pc
+        from ..learners.linear.dp_sortnregress import dp_sortnregress
+
+        if name == "dp-cov-pc":
+            return dp_cov_pc(data, **kwargs)
+        return dp_sortnregress(data, criterion="r2" if name == "dp-r2-sortnregress" else "var", **kwargs)
+
+    return run
+
+
+#: the learners whose participants send their released matrix as their one message
+_RELEASE_ONLY = {name: _release_only(name) for name in ("dp-sortnregress", "dp-r2-sortnregress", "dp-cov-pc")}
 
 
 def _dp_fed_bnsl(data: list, epsilon: float, delta: float, R: float, rng: np.random.Generator) -> LearnResult:

@@ -75,3 +75,16 @@ def test_bad_settings_are_refused_before_any_run(kwargs, err, monkeypatch):
     monkeypatch.setattr(module, "_dp_fed_bnsl", lambda *a, **k: pytest.fail("ran"))
     with pytest.raises(ValueError, match=err):
         covariance_one_run_audit(**kwargs)
+
+
+def test_every_local_release_gives_the_same_scores_on_the_same_seed():
+    """DP-Fed-BNSL (read back from its ADMM messages by the attack) and the learners that send
+    their release as their message share the release function and its stream: the same coins and
+    noise give the same scores, to the attack's rounding."""
+    kw = dict(epsilon=2.0, d=12, participants=6, rng=5)
+    ref = covariance_one_run_audit(**kw)
+    for learner in ("dp-sortnregress", "dp-r2-sortnregress", "dp-cov-pc"):
+        r = covariance_one_run_audit(learner=learner, **kw)
+        np.testing.assert_array_equal(r.truths, ref.truths)
+        np.testing.assert_allclose(r.scores, ref.scores, rtol=0, atol=1e-8)
+        assert r.claimed_mu == ref.claimed_mu
