@@ -48,6 +48,7 @@ from ..learners.linear.sparse_admm import SparseParticipant, run_sparse_admm, sp
 from ..learners.linear.warm_start import covariance_warm_start
 from ..mechanisms import clip_bounds, clip_score_sensitivity
 from ..simulation import simulate
+from ._worst_pairs import WORST_ROWS, WORST_UP, worst_run_rows, worst_step_design
 from .game_base import EXCESS, GameResult, base_rows, check_broken, check_target, check_trials
 from .transcript import ShadowedParticipant, transcript_loss
 
@@ -57,6 +58,7 @@ __all__ = [
     "dp_pgcd_transcript_game",
     "dp_pgcd_worst_game",
     "dp_fed_sparse_bnsl_game",
+    "dp_fed_sparse_bnsl_worst_game",
     "dp_fed_sparse_bnsl_transcript_game",
     "pair_epsilon",
     "sparse_run",
@@ -114,66 +116,6 @@ def _design(*, d: int, n: int, clip: float, multiplier: float, top: float | None
     for arr in (X0, X1, beta, m, cross):
         arr.setflags(write=False)
     return _Design((X0, X1), beta, m, (a, b), cross)
-
-
-#: the worst-case pair's defaults: rows, canary magnitude, score level (in units of λ_G) and the
-#: share of the competing coordinates whose score the canary raises (module docstring of
-#: :func:`_worst_design`)
-WORST_ROWS, WORST_S, WORST_LEVEL, WORST_UP = 400, 3.0, 15.0, 0.2
-
-
-def _worst_design(*, d: int, n: int, clip: float, multiplier: float, up: float) -> _Design:
-    """A pair under which every DP-PGCD iteration carries the full loss of both its releases.
-
-    Rows: n − 1 rows of zeros and the canary, s·(1, …, 1) in D and s·σ in D′ with σ_l = −1 on the
-    first half S of the variables (s² far beyond every clip bound C_a = c√M_a, and s²/n ≪ ρ₂).
-    The canary's per-sample gradient −x_a r_b is clipped in both worlds and flips from −C_a to
-    +C_a exactly on the *cross* coordinates (one of a, b in S): their gradients rise by
-    Δ_g,a = 2C_a/n in D′, the most a record can move them, so every Gaussian release of a cross
-    coordinate is a full-sensitivity Gaussian test (μ = 1/m). The zero rows contribute nothing,
-    and the public dual β places D's gradients: +Lλ_G√M_a on a share ``up`` of the cross
-    coordinates (their scores rise by Δ_s in D′), −Lλ_G√M_a on the others (theirs fall by Δ_s),
-    0 elsewhere (scores 0: with L = 15, out of the selection's reach). Each selection is then the
-    two-point exponential mechanism "up group or down group", whose privacy loss spans the full
-    bounded range ε₀ = 2/m, at the split ``up`` (0.2 composes to the largest ε(δ) of the pair at
-    K = 3 and ε = 4, 3.70 against the RDP claim 4.00; an even split gives 3.62).
-
-    After an update of (a, b) only that coordinate's gradient changes: the zero rows' residuals stay
-    0 and the canary's stays clipped (s² ≫ C_a, and n makes each step s·|ΔB| small), and the step
-    1/M_a, with M_a = s²/n + ρ₂ ≈ ρ₂, cancels the gradient up to the noise: its score drops to
-    about |N(0, 1)|·λ_G, out of the competition. So the K iterations are K such pairs of releases.
-    """
-    S = np.arange(d) < d // 2
-    s = WORST_S * math.sqrt(clip)
-    x0, x1 = np.full(d, s), np.where(S, -s, s)
-    X0, X1 = np.zeros((n, d)), np.zeros((n, d))
-    X0[-1], X1[-1] = x0, x1
-    m = (X0 * X0).mean(axis=0)
-    M = m + _RHO2
-    state = new_state(
-        X0,
-        np.zeros((d, d)),
-        np.zeros((d, d)),
-        np.zeros((d, d)),
-        M=M,
-        lambda1=0.0,
-        rho2=_RHO2,
-        noise=PGCDNoise(clip, multiplier),
-    )
-    C_a = state.C_a
-    if C_a is None or np.any(s * s < EXCESS * C_a):  # pragma: no cover - s is chosen for the bound
-        raise RuntimeError("the worst-case canary is not beyond the clip bounds")
-    lam = multiplier * score_sensitivity(state)
-    cross = S[:, None] != S[None, :]
-    flat = np.flatnonzero(cross.ravel())
-    ups = flat[np.round(np.linspace(0, flat.size - 1, max(1, round(up * flat.size)))).astype(int)]
-    level = np.where(cross, -WORST_LEVEL * lam, 0.0).ravel()
-    level[ups] = WORST_LEVEL * lam
-    beta = level.reshape(d, d) * np.sqrt(M)[:, None] - state.Gd  # D's gradient: level·√M_a
-    np.fill_diagonal(beta, 0.0)
-    for arr in (X0, X1, beta, m, cross):
-        arr.setflags(write=False)
-    return _Design((X0, X1), beta, m, (-1, -1), cross)
 
 
 def pair_epsilon(p0: ArrayLike, p1: ArrayLike, delta: float) -> float:
@@ -347,8 +289,9 @@ def dp_pgcd_game(
     pair : {"canary", "worst"}
         ``"canary"``: the canary design of the module docstring, on which the selections carry
         almost no loss. ``"worst"`` (the game ``dp-pgcd-worst``, transcript score only): the
-        pair of :func:`_worst_design`, on which every selection and every gradient release
-        carries its full loss. ``d`` and ``n`` default to 10 and 400 there, 6 and 50 otherwise.
+        pair of :func:`~dpbnsl.audits._worst_pairs.worst_step_design`, on which every selection
+        and every gradient release carries its full loss. ``d`` and ``n`` default to 10 and 400
+        there, 6 and 50 otherwise.
     noise_deficit : float in [0, 1)
         A graded negative control: the run's multiplier is (1 − p)·m (both releases), while the
         claim stays that of m.
@@ -374,7 +317,7 @@ def dp_pgcd_game(
     claimed_m = noise.gumbel_multiplier
     pgcd_noise = PGCDNoise(C, claimed_m * (1.0 - deficit))
     if pair == "worst":
-        design = _worst_design(d=d, n=n, clip=C, multiplier=claimed_m, up=WORST_UP)
+        design = _Design(*worst_step_design(d=d, n=n, clip=C, multiplier=claimed_m, up=WORST_UP))
         a = b = -1
         weight = 0.0
     else:
@@ -517,11 +460,32 @@ class _SparseSetup:
 
 @functools.lru_cache(maxsize=16)
 def _sparse_setup(
-    e: float, dl: float, d: int, n: int, P: int, rounds: int, local_iters: int, C: float, warm_start: bool
+    e: float,
+    dl: float,
+    d: int,
+    n: int,
+    P: int,
+    rounds: int,
+    local_iters: int,
+    C: float,
+    warm_start: bool,
+    pair: str = "canary",
 ) -> _SparseSetup:
     """The game's set-up, once per process for each design (seeded blocks of
     :func:`~dpbnsl.audits.parallel.play` share it): every array is read-only."""
     hyper = _learner_hyper(rounds, local_iters)
+    if pair == "worst":  # participant 0 holds the worst-case rows; the others their rows, no canary
+        noise = _calibration(e, dl, hyper["rounds"], hyper["local_iters"])
+        X0, X1, m0 = worst_run_rows(
+            d=d, clip=C, multiplier=noise.gumbel_multiplier, lambda1=hyper["lambda1"], rho2=hyper["rho2"]
+        )
+        others = np.array(X0)
+        others[-1] = 0.0
+        others.setflags(write=False)
+        worlds = ((X0,) + (others,) * (P - 1), (X1,) + (others,) * (P - 1))
+        m_pool = np.mean([(X * X).mean(axis=0) for X in worlds[0]], axis=0)
+        m_pool.setflags(write=False)
+        return _SparseSetup(worlds, -1, m_pool, hyper, noise, None)
     sim = simulate(d, n * P, participants=P, rng=0)
     D = [np.array(X) for X in sim.participants]
     p = int(np.argmax(sim.B_true.sum(axis=1)))
@@ -656,6 +620,7 @@ def dp_fed_sparse_bnsl_game(
     clip: float = 5.0,
     warm_start: bool = False,
     score: str = "server",
+    pair: str = "canary",
     rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
@@ -701,10 +666,21 @@ def dp_fed_sparse_bnsl_game(
         participant 0's releases over the run (:class:`~dpbnsl.audits.transcript.ShadowedParticipant`),
         the most powerful statistic for this pair, for an observer who sees every release; about
         1.3× the CPU of a ``"server"`` trial.
+    pair : {"canary", "worst"}
+        ``"canary"``: the simulated data and canary row above. ``"worst"`` (the game
+        ``dp-fed-sparse-bnsl-worst``; transcript score, no warm start): participant 0 holds the
+        rows of :func:`~dpbnsl.audits._worst_pairs.worst_run_rows` (``n`` is the design's, d = 10
+        and one participant by default), under which every selection and every gradient release of
+        every round carries its full loss; other participants hold the same rows without the
+        canary (their messages move participant 0's consensus terms, which weakens the pair).
     """
     e, dl = check_target(epsilon, delta)
     if score not in ("server", "transcript"):
         raise ValueError(f"`score` must be 'server' or 'transcript'; got {score!r}")
+    if pair not in ("canary", "worst"):
+        raise ValueError(f"`pair` must be 'canary' or 'worst'; got {pair!r}")
+    if pair == "worst" and (score != "transcript" or warm_start):
+        raise ValueError("`pair='worst'` is scored by the transcript's privacy loss, without the warm start")
     if score == "transcript" and warm_start:
         raise ValueError("`score='transcript'` covers DP-PGCD's releases only: use it with warm_start=False")
     trials, broken = check_trials(trials), check_broken(broken, "dp-fed-sparse-bnsl")
@@ -723,6 +699,7 @@ def dp_fed_sparse_bnsl_game(
         check_int(local_iters, "local_iters"),
         C,
         bool(warm_start),
+        pair,
     )
     rng = as_generator(rng)
     hyper, noise, warm, p, m0 = setup.hyper, setup.noise, setup.warm, setup.p, setup.m0
@@ -748,8 +725,9 @@ def dp_fed_sparse_bnsl_game(
                 shadow=shadow,
             )
         scores.append(out)
+    name = "dp-fed-sparse-bnsl" if score == "server" else "dp-fed-sparse-bnsl-transcript"
     return GameResult(
-        "dp-fed-sparse-bnsl" if score == "server" else "dp-fed-sparse-bnsl-transcript",
+        name if pair == "canary" else "dp-fed-sparse-bnsl-worst",
         scores[0],
         scores[1],
         noise.epsilon_rdp,
@@ -757,9 +735,10 @@ def dp_fed_sparse_bnsl_game(
         broken,
         {
             "multiplier": pgcd_noise.multiplier,
-            "canary_entry": (0, 0, p),
+            "canary_entry": (0, 0, p) if pair == "canary" else (0, D[0].shape[0] - 1, -1),
             "rows": (D, D1),
-            "canary_value": float(D1[0][0, p]),
+            "canary_value": float(D1[0][0, p]) if pair == "canary" else float(D1[0][-1, 0]),
+            "pair": pair,
             "smoothness": m0,
             "hyper": dict(hyper),
             "warm": warm,
@@ -769,6 +748,14 @@ def dp_fed_sparse_bnsl_game(
             else "ln p(D')/p(D) of participant 0's releases (selections and noisy gradients)",
         },
     )
+
+
+def dp_fed_sparse_bnsl_worst_game(**kwargs: Any) -> GameResult:
+    """:func:`dp_fed_sparse_bnsl_game` on the worst-case pair (``pair="worst"``), scored by the
+    privacy loss of all of participant 0's releases; d = 10 and one participant by default."""
+    kwargs.setdefault("d", 10)
+    kwargs.setdefault("participants", 1)
+    return dp_fed_sparse_bnsl_game(score="transcript", pair="worst", **kwargs)
 
 
 def dp_fed_sparse_bnsl_transcript_game(**kwargs: Any) -> GameResult:

@@ -156,6 +156,7 @@ GAME_NAMES = (
     "dp-pgcd-worst",
     "dp-fed-sparse-bnsl",
     "dp-fed-sparse-bnsl-transcript",
+    "dp-fed-sparse-bnsl-worst",
     "secure-covariance",
     "sparse-vector",
     "priv-pc-examine",

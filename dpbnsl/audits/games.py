@@ -55,6 +55,7 @@ from ..mechanisms.moments import as_bounds, private_smoothness
 from ._pgcd_games import (
     dp_fed_sparse_bnsl_game,
     dp_fed_sparse_bnsl_transcript_game,
+    dp_fed_sparse_bnsl_worst_game,
     dp_pgcd_game,
     dp_pgcd_transcript_game,
     dp_pgcd_worst_game,
@@ -78,6 +79,7 @@ __all__ = [
     "dp_pgcd_worst_game",
     "dp_fed_sparse_bnsl_game",
     "dp_fed_sparse_bnsl_transcript_game",
+    "dp_fed_sparse_bnsl_worst_game",
     "secure_covariance_game",
     "sparse_vector_game",
     "priv_pc_examine_game",
@@ -388,6 +390,7 @@ GAMES: dict[str, Callable[..., GameResult]] = {
     "dp-pgcd-worst": dp_pgcd_worst_game,
     "dp-fed-sparse-bnsl": dp_fed_sparse_bnsl_game,
     "dp-fed-sparse-bnsl-transcript": dp_fed_sparse_bnsl_transcript_game,
+    "dp-fed-sparse-bnsl-worst": dp_fed_sparse_bnsl_worst_game,
     "secure-covariance": secure_covariance_game,
     "sparse-vector": sparse_vector_game,
     "priv-pc-examine": priv_pc_examine_game,

@@ -35,6 +35,7 @@ SEED_BLOCKS: dict[str, int] = {
     "dp-pgcd-worst": 1000,
     "dp-fed-sparse-bnsl": 200,
     "dp-fed-sparse-bnsl-transcript": 200,
+    "dp-fed-sparse-bnsl-worst": 200,
 }
 
 

@@ -56,6 +56,7 @@ EXPENSIVE = {
     "dp-pgcd-worst": 500,
     "dp-fed-sparse-bnsl": 60,
     "dp-fed-sparse-bnsl-transcript": 60,
+    "dp-fed-sparse-bnsl-worst": 30,
 }
 
 
@@ -77,6 +78,7 @@ def test_registries():
         "dp-pgcd-worst",
         "dp-fed-sparse-bnsl",
         "dp-fed-sparse-bnsl-transcript",
+        "dp-fed-sparse-bnsl-worst",
         "secure-covariance",
         "sparse-vector",
         "priv-pc-examine",
@@ -140,7 +142,8 @@ def test_unknown_game_and_other_games_validation():
         ValueError,
         match=r"`name` must be one of 'gaussian-step', 'selection', "
         r"'covariance', 'smoothness', 'dp-pgcd', 'dp-pgcd-transcript', 'dp-pgcd-worst', "
-        r"'dp-fed-sparse-bnsl', 'dp-fed-sparse-bnsl-transcript', 'secure-covariance', "
+        r"'dp-fed-sparse-bnsl', 'dp-fed-sparse-bnsl-transcript', 'dp-fed-sparse-bnsl-worst', "
+        r"'secure-covariance', "
         r"'sparse-vector', 'priv-pc-examine', 'secure-kendall'; got 'laplace'",
     ):
         run_game("laplace", epsilon=1.0, delta=DELTA, trials=10)
