@@ -280,6 +280,23 @@ def _one_run_tail(eps: float, m: int, r: int, v: int, delta: float) -> float:
     return min(1.0, f_v + 2.0 * m * delta * float(np.max(gap / i)))
 
 
+def check_guesses(guesses: Any, truths: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A one-run audit's guesses (−1, 0, +1) and coins (−1, +1) as two 1-D arrays of one shape."""
+    g, s = np.asarray(guesses), np.asarray(truths)
+    if g.ndim != 1 or g.size == 0:
+        raise ValueError(f"`guesses` must be a non-empty 1-D array; got shape {g.shape}")
+    if s.shape != g.shape:
+        raise ValueError(f"`truths` must have the shape {g.shape} of `guesses`; got {s.shape}")
+    for arr, name, allowed in ((g, "guesses", (-1, 0, 1)), (s, "truths", (-1, 1))):
+        bad = np.flatnonzero(~np.isin(arr, allowed))
+        if bad.size:
+            raise ValueError(
+                f"`{name}` entries must be in {{{', '.join(map(str, allowed))}}}; "
+                f"got {arr[bad[0]].item()!r} at index {bad[0]}"
+            )
+    return g, s
+
+
 def one_run_bound(guesses: Any, truths: Any, *, alpha: float = 0.05, delta: float = 0.0) -> OneRunBound:
     """One-run ε lower bound from canary guesses (Steinke, Nasr & Jagielski, NeurIPS 2023).
 
@@ -305,18 +322,7 @@ def one_run_bound(guesses: Any, truths: Any, *, alpha: float = 0.05, delta: floa
     (0 when B(0) > α). For 2mδ ≤ 1 every term of B is non-decreasing in ε, so the result is the
     largest rejected ε up to 1e-9.
     """
-    g, s = np.asarray(guesses), np.asarray(truths)
-    if g.ndim != 1 or g.size == 0:
-        raise ValueError(f"`guesses` must be a non-empty 1-D array; got shape {g.shape}")
-    if s.shape != g.shape:
-        raise ValueError(f"`truths` must have the shape {g.shape} of `guesses`; got {s.shape}")
-    for arr, name, allowed in ((g, "guesses", (-1, 0, 1)), (s, "truths", (-1, 1))):
-        bad = np.flatnonzero(~np.isin(arr, allowed))
-        if bad.size:
-            raise ValueError(
-                f"`{name}` entries must be in {{{', '.join(map(str, allowed))}}}; "
-                f"got {arr[bad[0]].item()!r} at index {bad[0]}"
-            )
+    g, s = check_guesses(guesses, truths)
     a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     d = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
     m, r, v = g.size, int(np.count_nonzero(g)), int(np.count_nonzero((g == s) & (g != 0)))

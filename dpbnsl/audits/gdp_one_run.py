@@ -46,6 +46,7 @@ from scipy import special
 
 from .._validation import check_real
 from ..accounting.gaussian import gaussian_epsilon
+from .bounds import check_guesses
 
 __all__ = ["OneRunGDPBound", "one_run_gdp_bound", "gdp_one_run_rejects"]
 
@@ -148,18 +149,7 @@ def one_run_gdp_bound(
     >>> 1.0 < b.mu_lb < 2.0
     True
     """
-    g, s = np.asarray(guesses), np.asarray(truths)
-    if g.ndim != 1 or g.size == 0:
-        raise ValueError(f"`guesses` must be a non-empty 1-D array; got shape {g.shape}")
-    if s.shape != g.shape:
-        raise ValueError(f"`truths` must have the shape {g.shape} of `guesses`; got {s.shape}")
-    for arr, name, allowed in ((g, "guesses", (-1, 0, 1)), (s, "truths", (-1, 1))):
-        bad = np.flatnonzero(~np.isin(arr, allowed))
-        if bad.size:
-            raise ValueError(
-                f"`{name}` entries must be in {{{', '.join(map(str, allowed))}}}; "
-                f"got {arr[bad[0]].item()!r} at index {bad[0]}"
-            )
+    g, s = check_guesses(guesses, truths)
     a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     m, r = g.size, int(np.count_nonzero(g))
