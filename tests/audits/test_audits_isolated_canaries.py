@@ -101,3 +101,19 @@ def test_one_run_reaches_six_tenths_of_the_claim_at_epsilon_4():
         assert r.gdp.canaries == 10_800 and not r.flagged and r.projected == 0
         bounds.append(r.gdp.epsilon_lb)
     assert np.median(bounds) >= 0.6 * 4.0
+
+
+def test_the_secure_release_is_audited_from_its_decoded_sum():
+    """Under secure aggregation a run's canaries share one jointly noised matrix (⌊d/2⌋ of them,
+    dealt to the participants in turn). Over 8 runs of 20 variables (80 canaries) the "in" minus
+    "out" mean score is 2 (the rounding onto the grid moves it by well under 1 %) within 4
+    standard errors of the sample; the claim is the ledger's RDP ε, never above the target."""
+    r = covariance_one_run_audit(
+        epsilon=4.0, learner="dp-fed-bnsl-secure", d=20, participants=4, runs=8, rng=3
+    )
+    s, t = r.scores, r.truths
+    assert s.size == 80 and r.claimed_epsilon <= 4.0 and not r.flagged
+    se = math.sqrt(s[t > 0].var(ddof=1) / np.sum(t > 0) + s[t < 0].var(ddof=1) / np.sum(t < 0))
+    assert abs(s[t > 0].mean() - s[t < 0].mean() - 2.0) < 4 * se
+    with pytest.raises(ValueError, match="local releases only"):
+        covariance_one_run_audit(epsilon=4.0, learner="dp-fed-bnsl-secure", noise_deficit=0.2)
