@@ -13,8 +13,8 @@ moving their gradients by Δ_g,a = 2C_a/n, the most one record can.
   coordinate, the canary moves each one's score by +Δ_s (those whose gradient is positive in D:
   "up") or −Δ_s ("down"). The selection is then the two-point exponential mechanism "up group or
   down group", whose loss spans the whole bounded range. The split matters: at K = 3 and ε = 4
-  an up share of 0.2 composes to the largest ε(δ) (3.70 of the RDP claim 4.00; an even split
-  gives 3.62).
+  an up share of 0.2 composes to the largest ε(δ) of the splits tried (3.74 of the RDP claim
+  4.00; an even split gives 3.62; ``experiments/worst_pair_ceiling.py``).
 
 The designs differ in who places D's scores: the public dual β in one local run
 (:func:`worst_step_design`), the data themselves in a whole run (:func:`worst_run_rows`, where the
