@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import as_generator, check_choice, check_int, check_real
+from ..accounting.calibrate import calibrate_gaussian
 from ..accounting.gaussian import gaussian_epsilon
 from ..federation import Transcript
 from .bounds import OneRunBound, one_run_bound
@@ -289,7 +290,7 @@ def _secure_audit(
         learner="dp-fed-bnsl-secure",
         gdp=one_run_gdp_bound(guesses, t, alpha=a, delta=dl),
         snj=one_run_bound(guesses, t, alpha=a, delta=dl),
-        claimed_mu=_gaussian_mu(claimed, dl),
+        claimed_mu=1.0 / calibrate_gaussian(claimed, dl),  # the Gaussian curve of the claim
         claimed_epsilon=claimed,
         run_epsilon=e,
         delta=dl,
@@ -309,17 +310,6 @@ def _top(scores: np.ndarray, frac: float) -> np.ndarray:
     guesses = np.zeros(scores.size, dtype=int)
     guesses[np.argsort(scores, kind="stable")[scores.size - k_in :]] = 1
     return guesses
-
-
-def _gaussian_mu(epsilon: float, delta: float) -> float:
-    """The μ whose Gaussian curve has ε(δ) = ``epsilon`` (bisection)."""
-    lo, hi = 0.0, 1.0
-    while gaussian_epsilon(hi, delta) < epsilon:
-        lo, hi = hi, 2.0 * hi
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if gaussian_epsilon(mid, delta) < epsilon else (lo, mid)
-    return hi
 
 
 def _released(
