@@ -25,7 +25,7 @@ def bound(mu: float, m: int, share: float, seed: int):
     scores = mu * (truths > 0) + rng.standard_normal(m)
     guesses = np.zeros(m, dtype=int)
     guesses[np.argsort(scores)[m - int(share * m) :]] = 1
-    return one_run_gdp_bound(guesses, truths, delta=DELTA)
+    return one_run_gdp_bound(guesses, truths, delta=DELTA, one_sided=True)
 
 
 def main() -> None:

@@ -297,7 +297,10 @@ def dp_pgcd_game(
         claim stays that of m.
     """
     e, dl = check_target(epsilon, delta)
-    trials, broken = check_trials(trials), check_broken(broken, "dp-pgcd")
+    # the negative controls of the game actually played (the worst pair has only no-clipping: its
+    # two canaries have the same squares, so raw smoothness constants change nothing)
+    game = "dp-pgcd-worst" if pair == "worst" else "dp-pgcd"
+    trials, broken = check_trials(trials), check_broken(broken, game)
     K = check_int(local_iters, "local_iters", low=1)
     if pair not in ("canary", "worst"):
         raise ValueError(f"`pair` must be 'canary' or 'worst'; got {pair!r}")
@@ -683,7 +686,8 @@ def dp_fed_sparse_bnsl_game(
         raise ValueError("`pair='worst'` is scored by the transcript's privacy loss, without the warm start")
     if score == "transcript" and warm_start:
         raise ValueError("`score='transcript'` covers DP-PGCD's releases only: use it with warm_start=False")
-    trials, broken = check_trials(trials), check_broken(broken, "dp-fed-sparse-bnsl")
+    game = "dp-fed-sparse-bnsl-worst" if pair == "worst" else "dp-fed-sparse-bnsl"
+    trials, broken = check_trials(trials), check_broken(broken, game)
     d, n = check_int(d, "d", low=2), check_int(n, "n", low=2)
     P = check_int(participants, "participants", low=1)
     C = check_real(clip, "clip", low=0.0, low_open=True)

@@ -16,7 +16,8 @@ W ≥ j − 1". Averaging over i and S_{−i} (Jensen, f̄ concave), with
 
     R_j = E[W·1{W ≥ j}]/m   and   H_j = E[(r − W)·1{W ≥ j}]/m,
 
-gives 2R_j ≤ f̄(2H_{j−1}) when every guess is "in" (or, by the symmetry of f, every guess "out").
+gives 2R_j ≤ f̄(2H_{j−1}) when the strategy guesses only "in" (or, by the symmetry of f, only
+"out"), whatever the output.
 With guesses of both kinds, the two kinds' events are added before Jensen and the constraint is
 R_j ≤ f̄(H_{j−1}), the paper's. Both are g(R_j) ≤ H_{j−1} for a concave, increasing g:
 g(x) = f̄⁻¹(x) (mixed guesses) or ½f̄⁻¹(2x) (one-sided; never smaller, so never weaker).
@@ -59,8 +60,8 @@ class OneRunGDPBound:
     """Output of :func:`one_run_gdp_bound`: with probability ≥ 1 − α the mechanism is not μ-GDP
     (per canary) for any μ < ``mu_lb``; ``epsilon_lb`` is ε(``delta``) of μ_lb-GDP.
 
-    ``canaries`` = m, ``guesses`` = r (non-abstaining), ``correct`` = v; ``one_sided``: every
-    guess had the same sign (the sharper constraint of the module docstring).
+    ``canaries`` = m, ``guesses`` = r (non-abstaining), ``correct`` = v; ``one_sided``: the
+    sharper constraint of the module docstring was used (a one-signed strategy was declared).
     """
 
     mu_lb: float
@@ -115,7 +116,7 @@ def one_run_gdp_bound(
     *,
     alpha: float = 0.05,
     delta: float = 1e-5,
-    one_sided: bool | None = None,
+    one_sided: bool = False,
 ) -> OneRunGDPBound:
     """One-run lower bound on μ (Gaussian DP) from canary guesses, and the ε(δ) it implies.
 
@@ -131,11 +132,13 @@ def one_run_gdp_bound(
         Failure probability of the bound.
     delta : float in (0, 1)
         The δ at which ε(δ) of μ_lb-GDP is reported.
-    one_sided : bool or None
-        Which constraint the recursion uses (module docstring): ``None`` (default) the one-sided
-        one exactly when every guess has the same sign; ``False`` the paper's, valid for any
-        guesses (what jax-privacy's ``epsilon_one_run_fdp`` computes); ``True`` is refused
-        unless every guess has the same sign.
+    one_sided : bool, default False
+        Which constraint the recursion uses (module docstring). ``False``: the paper's, valid for
+        any guessing strategy (what jax-privacy's ``epsilon_one_run_fdp`` computes). ``True``:
+        the sharper one, valid only when the auditor's *strategy* guesses with one sign whatever
+        the output (e.g. "the k highest scores are guessed in"), declared in advance; it is not
+        inferred from the guesses, since a strategy that picks the sign from the output breaks
+        it. Refused when the guesses have both signs.
 
     Examples
     --------
@@ -145,7 +148,7 @@ def one_run_gdp_bound(
     >>> scores = 2.0 * (truths > 0) + rng.standard_normal(10_000)   # 2-GDP canaries
     >>> guesses = np.zeros(10_000, dtype=int)
     >>> guesses[np.argsort(scores)[-200:]] = 1                       # the top 2 %
-    >>> b = one_run_gdp_bound(guesses, truths)
+    >>> b = one_run_gdp_bound(guesses, truths, one_sided=True)         # the strategy: "in" only
     >>> 1.0 < b.mu_lb < 2.0
     True
     """
@@ -154,12 +157,11 @@ def one_run_gdp_bound(
     d = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     m, r = g.size, int(np.count_nonzero(g))
     v = int(np.count_nonzero((g == s) & (g != 0)))
-    same_sign = bool(np.all(g >= 0) or np.all(g <= 0))
-    if one_sided is not None and not isinstance(one_sided, (bool, np.bool_)):
-        raise TypeError(f"`one_sided` must be None or a bool; got {one_sided!r}")
-    if one_sided and not same_sign:
+    if not isinstance(one_sided, (bool, np.bool_)):
+        raise TypeError(f"`one_sided` must be a bool; got {one_sided!r}")
+    if one_sided and not (np.all(g >= 0) or np.all(g <= 0)):
         raise ValueError("`one_sided=True` needs every guess to have the same sign; got both +1 and -1")
-    one_sided = same_sign if one_sided is None else bool(one_sided)
+    one_sided = bool(one_sided)
     lo = 0.0
     if gdp_one_run_rejects(0.0, m, r, v, a, one_sided=one_sided):
         hi = 1.0

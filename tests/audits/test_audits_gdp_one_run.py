@@ -84,7 +84,7 @@ def test_a_true_gaussian_claim_is_rarely_rejected():
     above = 0
     for _ in range(400):
         truths, scores = gdp_canaries(1.0, 1000, rng)
-        above += one_run_gdp_bound(top_guesses(scores, 20), truths).mu_lb > 1.0
+        above += one_run_gdp_bound(top_guesses(scores, 20), truths, one_sided=True).mu_lb > 1.0
     assert above <= 42
 
 
@@ -94,7 +94,7 @@ def test_a_violation_is_caught_and_the_bound_beats_the_eps_delta_test():
     test's ε on the same guesses (δ = 10⁻⁵, whose 2mδ term is 0.2 here)."""
     truths, scores = gdp_canaries(2.0, 10_000, np.random.default_rng(3))
     g = top_guesses(scores, 200)
-    b = one_run_gdp_bound(g, truths, delta=1e-5)
+    b = one_run_gdp_bound(g, truths, delta=1e-5, one_sided=True)
     assert 1.0 < b.mu_lb < 2.0 and b.one_sided and b.violates(gaussian_epsilon(1.0, 1e-5))
     assert b.epsilon_lb == pytest.approx(gaussian_epsilon(b.mu_lb, 1e-5))
     assert b.epsilon_lb > one_run_bound(g, truths, delta=1e-5).epsilon_lb
@@ -103,10 +103,10 @@ def test_a_violation_is_caught_and_the_bound_beats_the_eps_delta_test():
 def test_the_one_sided_constraint_is_never_weaker_and_out_guesses_are_symmetric():
     truths, scores = gdp_canaries(1.0, 5000, np.random.default_rng(5))
     g = top_guesses(scores, 100)
-    sharp = one_run_gdp_bound(g, truths)
-    general = one_run_gdp_bound(g, truths, one_sided=False)
+    sharp = one_run_gdp_bound(g, truths, one_sided=True)
+    general = one_run_gdp_bound(g, truths)  # the default: the paper's constraint
     assert sharp.mu_lb >= general.mu_lb > 0
-    mirrored = one_run_gdp_bound(-g, -truths)  # "out" guesses on the complementary coins
+    mirrored = one_run_gdp_bound(-g, -truths, one_sided=True)  # "out" guesses on the complementary coins
     assert mirrored.mu_lb == sharp.mu_lb and mirrored.one_sided
 
 
@@ -144,5 +144,5 @@ def test_bad_input_is_refused(kwargs, err):
     with pytest.raises(ValueError, match=err):
         one_run_gdp_bound(**kwargs)
     with pytest.raises(TypeError, match="one_sided"):
-        one_run_gdp_bound([1], [1], one_sided="yes")
+        one_run_gdp_bound([1], [1], one_sided=None)
     assert math.isfinite(one_run_gdp_bound([1, -1], [1, -1]).mu_lb)

@@ -101,6 +101,11 @@ def test_the_worst_pair_needs_the_transcript_score():
         dp_pgcd_game(epsilon=1.0, delta=1e-5, trials=1, pair="best")
     with pytest.raises(ValueError, match="noise_deficit"):
         run_game("dp-pgcd-worst", epsilon=1.0, delta=1e-5, trials=1, noise_deficit=1.0)
+    # raw smoothness constants change nothing on the worst pairs (the canaries' squares agree):
+    # refused rather than passed off as a negative control
+    for game in ("dp-pgcd-worst", "dp-fed-sparse-bnsl-worst"):
+        with pytest.raises(ValueError, match=f"for the '{game}' game"):
+            run_game(game, epsilon=1.0, delta=1e-5, trials=1, broken="raw-smoothness")
 
 
 def test_the_whole_run_pair_places_only_cross_coordinates_in_the_competition():
