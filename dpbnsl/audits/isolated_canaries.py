@@ -239,25 +239,9 @@ def covariance_one_run_audit(
             scores.append(diag[0 : 2 * per : 2] - diag[1 : 2 * per : 2])
             truths.append(np.where(coins[k], 1, -1))
     cpu = time.process_time() - start
-    s, t = np.concatenate(scores), np.concatenate(truths)
-    guesses = _top(s, frac)
     mu = 1.0 / z
-    return CovarianceOneRunAudit(
-        learner=learner,
-        gdp=one_run_gdp_bound(guesses, t, alpha=a, delta=dl, one_sided=True),  # guesses: "in" only
-        snj=one_run_bound(guesses, t, alpha=a, delta=dl),
-        claimed_mu=mu,
-        claimed_epsilon=gaussian_epsilon(mu, dl),
-        run_epsilon=e,
-        delta=dl,
-        noise_deficit=p,
-        truths=t,
-        scores=s,
-        guesses=guesses,
-        runs=T,
-        projected=projected,
-        cpu_seconds=cpu,
-    )
+    claimed = gaussian_epsilon(mu, dl)
+    return _result(learner, scores, truths, frac, a, dl, mu, claimed, e, p, T, projected, cpu)
 
 
 def _secure_audit(
@@ -288,23 +272,43 @@ def _secure_audit(
         truths.append(np.where(coins, 1, -1))
         claims.append(float(res.privacy.epsilon))
     cpu = time.process_time() - start
+    claimed = max(claims)
+    mu = 1.0 / calibrate_gaussian(claimed, dl)  # the Gaussian curve of the claim
+    return _result("dp-fed-bnsl-secure", scores, truths, frac, a, dl, mu, claimed, e, 0.0, T, 0, cpu)
+
+
+def _result(
+    learner: str,
+    scores: list,
+    truths: list,
+    frac: float,
+    alpha: float,
+    delta: float,
+    mu: float,
+    claimed: float,
+    run_epsilon: float,
+    deficit: float,
+    runs: int,
+    projected: int,
+    cpu: float,
+) -> CovarianceOneRunAudit:
+    """The pooled canaries' guesses (the top ``frac`` "in": a one-signed strategy) and bounds."""
     s, t = np.concatenate(scores), np.concatenate(truths)
     guesses = _top(s, frac)
-    claimed = max(claims)
     return CovarianceOneRunAudit(
-        learner="dp-fed-bnsl-secure",
-        gdp=one_run_gdp_bound(guesses, t, alpha=a, delta=dl, one_sided=True),  # guesses: "in" only
-        snj=one_run_bound(guesses, t, alpha=a, delta=dl),
-        claimed_mu=1.0 / calibrate_gaussian(claimed, dl),  # the Gaussian curve of the claim
+        learner=learner,
+        gdp=one_run_gdp_bound(guesses, t, alpha=alpha, delta=delta, one_sided=True),
+        snj=one_run_bound(guesses, t, alpha=alpha, delta=delta),
+        claimed_mu=mu,
         claimed_epsilon=claimed,
-        run_epsilon=e,
-        delta=dl,
-        noise_deficit=0.0,
+        run_epsilon=run_epsilon,
+        delta=delta,
+        noise_deficit=deficit,
         truths=t,
         scores=s,
         guesses=guesses,
-        runs=T,
-        projected=0,
+        runs=runs,
+        projected=projected,
         cpu_seconds=cpu,
     )
 
