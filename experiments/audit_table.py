@@ -12,6 +12,7 @@ the game and bounds (this process and its finished workers). Rows are merged by 
 ``docs/results/audit_table.csv``.
 
     python experiments/audit_table.py [--heavy] [--games G1,G2] [--jobs 2] [--whole-trials N]
+                                      [--controls-only]
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ HEAVY = (
         2,
     ),
     ("DP-Fed-Sparse-BNSL: a whole run (T = 5, K = 3), worst-case pair", "dp-fed-sparse-bnsl-worst", {}, 1),
+    (
+        "the same, 20 % noise deficit (negative control)",
+        "dp-fed-sparse-bnsl-worst",
+        {"noise_deficit": 0.2},
+        2,
+    ),
 )
 
 
@@ -112,6 +119,7 @@ def main() -> None:
     ap.add_argument("--games", default="")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--whole-trials", type=int, default=100_000)
+    ap.add_argument("--controls-only", action="store_true", help="the heavy rows' negative controls only")
     args = ap.parse_args()
     wanted = set(args.games.split(",")) if args.games else None
     rows = []
@@ -119,6 +127,8 @@ def main() -> None:
         if wanted is None or game in wanted:
             rows.append(row(learners, game, 10**6))
     for learners, game, options, seed in HEAVY:
+        if args.controls_only and not options:
+            continue
         if (wanted is None and args.heavy) or (wanted is not None and game in wanted):
             trials = args.whole_trials if game == "dp-fed-sparse-bnsl-worst" else 10**6
             rows.append(heavy_row(learners, game, options, seed, trials, args.jobs))

@@ -10,7 +10,10 @@
 - :mod:`~dpbnsl.audits.one_run`: a one-run canary audit of a whole DP-Fed-Sparse-BNSL run;
   :mod:`~dpbnsl.audits.gdp_one_run`: the one-run test of a claimed Gaussian curve (f-DP);
   :mod:`~dpbnsl.audits.isolated_canaries`: one-run audits of the covariance releases with
-  isolated canaries, read from the server's view;
+  isolated canaries, read from the server's view; :mod:`~dpbnsl.audits.canary_participants`:
+  the same releases with canary participants whose records have random directions, scored by
+  cosine; :mod:`~dpbnsl.audits.gaussian_fit`: Andrew et al.'s ε estimate from Gaussians fitted
+  to canary scores;
 - :mod:`~dpbnsl.audits.parallel`: games in independently seeded blocks of trials on any executor;
 - :mod:`~dpbnsl.audits.sensitivity`: grey-box checks that every pre-noise quantity moves by at most
   its declared sensitivity on neighbouring datasets, with identical control flow;
@@ -30,6 +33,8 @@ from .._lazy import lazy_exports
 _EXPORTS = {
     "BoundedRangeLowerBound": "bounded_range",
     "bounded_range_lower_bound": "bounded_range",
+    "CanaryParticipantAudit": "canary_participants",
+    "canary_participant_audit": "canary_participants",
     "EpsilonEstimate": "bounds",
     "EpsilonLowerBound": "bounds",
     "OneRunBound": "bounds",
@@ -41,6 +46,8 @@ _EXPORTS = {
     "GAMES": "games",
     "GameResult": "games",
     "run_game": "games",
+    "GaussianFitEstimate": "gaussian_fit",
+    "gaussian_fit_epsilon": "gaussian_fit",
     "GDPLowerBound": "gdp",
     "gdp_lower_bound": "gdp",
     "OneRunAudit": "one_run",
@@ -76,7 +83,9 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         gdp_estimate,
         one_run_bound,
     )
+    from .canary_participants import CanaryParticipantAudit, canary_participant_audit
     from .games import BROKEN, GAMES, GameResult, run_game
+    from .gaussian_fit import GaussianFitEstimate, gaussian_fit_epsilon
     from .gdp import GDPLowerBound, gdp_lower_bound
     from .gdp_one_run import OneRunGDPBound, one_run_gdp_bound
     from .isolated_canaries import CovarianceOneRunAudit, covariance_one_run_audit
@@ -112,6 +121,10 @@ __all__ = [
     "one_run_gdp_bound",
     "CovarianceOneRunAudit",
     "covariance_one_run_audit",
+    "CanaryParticipantAudit",
+    "canary_participant_audit",
+    "GaussianFitEstimate",
+    "gaussian_fit_epsilon",
     "SweepResult",
     "summarize",
     "sweep",

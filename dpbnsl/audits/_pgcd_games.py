@@ -624,6 +624,7 @@ def dp_fed_sparse_bnsl_game(
     warm_start: bool = False,
     score: str = "server",
     pair: str = "canary",
+    noise_deficit: float = 0.0,
     rng: np.random.Generator | int | None = None,
 ) -> GameResult:
     """A whole DP-Fed-Sparse-BNSL run with a canary row in participant 0, seen from the server.
@@ -676,6 +677,9 @@ def dp_fed_sparse_bnsl_game(
         and one participant by default), under which every selection and every gradient release of
         every round carries its full loss; other participants hold the same rows without the
         canary (their messages move participant 0's consensus terms, which weakens the pair).
+    noise_deficit : float in [0, 1)
+        A graded negative control: every participant's DP-PGCD releases use (1 − p)·m while the
+        claim stays that of m (the warm start, if any, keeps its own multiplier).
     """
     e, dl = check_target(epsilon, delta)
     if score not in ("server", "transcript"):
@@ -691,6 +695,7 @@ def dp_fed_sparse_bnsl_game(
     d, n = check_int(d, "d", low=2), check_int(n, "n", low=2)
     P = check_int(participants, "participants", low=1)
     C = check_real(clip, "clip", low=0.0, low_open=True)
+    deficit = check_real(noise_deficit, "noise_deficit", low=0.0, high=1.0, high_open=True)
     if not isinstance(warm_start, (bool, np.bool_)):
         raise TypeError(f"`warm_start` must be a bool; got {warm_start!r}")
     setup = _sparse_setup(
@@ -707,7 +712,7 @@ def dp_fed_sparse_bnsl_game(
     )
     rng = as_generator(rng)
     hyper, noise, warm, p, m0 = setup.hyper, setup.noise, setup.warm, setup.p, setup.m0
-    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier)
+    pgcd_noise = PGCDNoise(C, noise.gumbel_multiplier * (1.0 - deficit))
     D, D1 = setup.worlds
     ledger, scores = _Unrecorded(), []
     raw = broken == "raw-smoothness"
@@ -739,6 +744,7 @@ def dp_fed_sparse_bnsl_game(
         broken,
         {
             "multiplier": pgcd_noise.multiplier,
+            "noise_deficit": deficit,
             "canary_entry": (0, 0, p) if pair == "canary" else (0, D[0].shape[0] - 1, -1),
             "rows": (D, D1),
             "canary_value": float(D1[0][0, p]) if pair == "canary" else float(D1[0][-1, 0]),

@@ -33,45 +33,42 @@ curve is exactly Gaussian, so its ε(δ) bounds the release's) and, beside it,
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import as_generator, check_choice, check_int, check_real
 from ..accounting.calibrate import calibrate_gaussian
 from ..accounting.gaussian import gaussian_epsilon
-from ..federation import Transcript
+from ._covariance_canaries import (
+    EPS_MAX,
+    LEARNERS,
+    as_trials,
+    background_size,
+    deficit_epsilon,
+    multiplier,
+    released,
+    top_guesses,
+)
 from .bounds import OneRunBound, one_run_bound
+from .gaussian_fit import GaussianFitEstimate
+from .gdp import GDPLowerBound
 from .gdp_one_run import OneRunGDPBound, one_run_gdp_bound
 
-if TYPE_CHECKING:
-    from ..learners.result import LearnResult
-
 __all__ = ["CovarianceOneRunAudit", "covariance_one_run_audit", "LEARNERS"]
-
-#: the learners audited: DP-Fed-BNSL and the learners that fit one local release (their release is
-#: the same function, read from its own message), and DP-Fed-Sparse-BNSL's warm start
-LEARNERS = (
-    "dp-fed-bnsl",
-    "dp-fed-bnsl-secure",
-    "dp-sortnregress",
-    "dp-r2-sortnregress",
-    "dp-cov-pc",
-    "dp-fed-sparse-bnsl",
-)
-_EPS_MAX = 100.0  # the learners' largest finite ε
 
 
 @dataclass(frozen=True)
 class CovarianceOneRunAudit:
     """Result of :func:`covariance_one_run_audit`.
 
-    ``gdp`` and ``snj``: the Gaussian-curve and the (ε, δ) one-run bounds. ``claimed_mu`` = 1/z
+    ``gdp`` and ``snj``: the Gaussian-curve and the (ε, δ) one-run bounds. ``trials``: the
+    canaries read as independent trials (:func:`~dpbnsl.audits.gdp_lower_bound`, out-scores
+    against in-scores; the canaries' entries get independent noise, so they are); ``estimate``:
+    Andrew et al.'s Gaussian-fit ε estimate (:func:`~dpbnsl.audits.gaussian_fit_epsilon`, no
+    confidence level). ``claimed_mu`` = 1/z
     and ``claimed_epsilon`` = ε(δ) of that curve: the release's claim (for the warm start, its share
     of the run's budget; ``run_epsilon`` is the whole run's). ``truths``, ``scores`` and
     ``guesses`` per canary (runs pooled); ``projected``: released matrices the PSD projection
@@ -81,6 +78,8 @@ class CovarianceOneRunAudit:
     learner: str
     gdp: OneRunGDPBound
     snj: OneRunBound
+    trials: GDPLowerBound | None
+    estimate: GaussianFitEstimate | None
     claimed_mu: float
     claimed_epsilon: float
     run_epsilon: float
@@ -103,41 +102,12 @@ class CovarianceOneRunAudit:
             return snj
         return snj or self.gdp.epsilon_lb > self.claimed_epsilon
 
-
-def _multiplier(learner: str, epsilon: float, delta: float, d: int, m: np.ndarray, n: int) -> float:
-    """The release's noise multiplier z at (ε, δ), from the learner's own plan (no data)."""
-    if learner != "dp-fed-sparse-bnsl":  # every local release is calibrated by this plan
-        from ..learners.covariance_plan import plan
-
-        return float(plan(epsilon=epsilon, delta=delta).z_cov)
-    from ..learners.linear.sparse_plan import plan as sparse_plan
-
-    pl = sparse_plan(d, epsilon=epsilon, delta=delta, n_k=n, smoothness=m, warm_start="covariance")
-    assert pl.m_warm is not None  # warm_start="covariance" always plans the release
-    return float(pl.m_warm)
-
-
-def _deficit_epsilon(
-    learner: str, epsilon: float, delta: float, d: int, m: np.ndarray, n: int, target: float
-) -> float:
-    """The ε′ ≥ ε at which the learner's plan gives the multiplier ``target`` (< z(ε)): a run at
-    ε′ that claims ε is an implementation short of noise by 1 − target/z(ε)."""
-    if _multiplier(learner, _EPS_MAX, delta, d, m, n) > target:
-        raise ValueError(
-            f"the noise deficit asks for a multiplier {target:.4g} below what ε = {_EPS_MAX:g} gives; "
-            f"use a smaller `noise_deficit` or a smaller `epsilon`"
-        )
-    lo, hi = epsilon, _EPS_MAX
-    while hi - lo > 1e-9 * hi:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if _multiplier(learner, mid, delta, d, m, n) > target else (lo, mid)
-    return hi
-
-
-def _design(d: int, z: float, R: float) -> tuple[int, int]:
-    """(background rows per variable b, canaries per participant)."""
-    b = max(1, math.ceil(6.0 * z * math.sqrt(d)))
-    return b, d // 2
+    @property
+    def trials_flagged(self) -> bool:
+        """``trials``'s μ lower bound above the claimed μ = 1/z: valid when the canaries are
+        independent, as the claimed release makes them (each canary's two diagonal entries get
+        their own noise); for the secure release, under its Gaussian approximation."""
+        return self.trials is not None and self.trials.mu_lb > self.claimed_mu
 
 
 def covariance_one_run_audit(
@@ -190,7 +160,7 @@ def covariance_one_run_audit(
     CPU for DP-Fed-BNSL. At ε = 4 (δ = 10⁻⁵) 9 runs pooled (10,800 canaries) give a median
     Gaussian-curve bound of 0.65 ε over five seeds (``docs/results/audits.md``).
     """
-    e = check_real(epsilon, "epsilon", low=0.0, high=_EPS_MAX, low_open=True)
+    e = check_real(epsilon, "epsilon", low=0.0, high=EPS_MAX, low_open=True)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     check_choice(learner, "learner", LEARNERS)
     d = check_int(d, "d", low=2)
@@ -208,14 +178,14 @@ def covariance_one_run_audit(
     R = 1.0  # both learners' default clip norm of the release
     # the release's multiplier does not depend on the smoothness constants or on n (the DP-PGCD
     # schedule does): a first plan sizes the design, the second is the run's own
-    z0 = _multiplier(learner, e, dl, d, np.ones(d), 10**6)
-    b, per = _design(d, z0, R)
+    z0 = multiplier(learner, e, dl, d, np.ones(d), 10**6)
+    b, per = background_size(d, z0, R)
     n = b * d + per
     # public smoothness constants of the design (DP-Fed-Sparse-BNSL): E[x_a²] over the rows
     m = np.full(d, (b + 0.5) * R * R / n)
     m[2 * per :] = b * R * R / n
-    z = _multiplier(learner, e, dl, d, m, n)
-    e_run = _deficit_epsilon(learner, e, dl, d, m, n, (1.0 - p) * z) if p > 0 else e
+    z = multiplier(learner, e, dl, d, m, n)
+    e_run = deficit_epsilon(learner, e, dl, d, m, n, (1.0 - p) * z) if p > 0 else e
     background = np.zeros((b * d, d))
     background[np.arange(b * d), np.arange(b * d) % d] = R
 
@@ -232,8 +202,8 @@ def covariance_one_run_audit(
             data.append(X)
         with warnings.catch_warnings():  # the design is not centred; the learner says so
             warnings.simplefilter("ignore")
-            released = _released(learner, data, e_run, dl, m, R, gen.spawn(1)[0])
-        for k, S in enumerate(released):
+            matrices = released(learner, data, e_run, dl, m, R, gen.spawn(1)[0])
+        for k, S in enumerate(matrices):
             projected += int(np.linalg.eigvalsh(S)[0] < 1e-12)
             diag = np.diag(S) * n / (R * R)
             scores.append(diag[0 : 2 * per : 2] - diag[1 : 2 * per : 2])
@@ -294,11 +264,12 @@ def _result(
 ) -> CovarianceOneRunAudit:
     """The pooled canaries' guesses (the top ``frac`` "in": a one-signed strategy) and bounds."""
     s, t = np.concatenate(scores), np.concatenate(truths)
-    guesses = _top(s, frac)
+    guesses = top_guesses(s, frac)
     return CovarianceOneRunAudit(
         learner=learner,
         gdp=one_run_gdp_bound(guesses, t, alpha=alpha, delta=delta, one_sided=True),
         snj=one_run_bound(guesses, t, alpha=alpha, delta=delta),
+        **as_trials(s, t, delta=delta, alpha=alpha),
         claimed_mu=mu,
         claimed_epsilon=claimed,
         run_epsilon=run_epsilon,
@@ -310,88 +281,4 @@ def _result(
         runs=runs,
         projected=projected,
         cpu_seconds=cpu,
-    )
-
-
-def _top(scores: np.ndarray, frac: float) -> np.ndarray:
-    """+1 on the highest ``frac`` of the scores (at least one), 0 elsewhere."""
-    k_in = max(1, round(frac * scores.size))
-    guesses = np.zeros(scores.size, dtype=int)
-    guesses[np.argsort(scores, kind="stable")[scores.size - k_in :]] = 1
-    return guesses
-
-
-def _released(
-    learner: str, data: list, epsilon: float, delta: float, m: np.ndarray, R: float, rng: np.random.Generator
-) -> tuple[np.ndarray, ...]:
-    """Run the learner once and recover every participant's released matrix from the server's
-    view: the transcript of DP-Fed-BNSL, or of the warm start's Fed-BNSL, inverted at round 0
-    with the protocol's public penalty schedule."""
-    from ..attacks.covariance import reconstruct_covariances
-
-    if learner in _RELEASE_ONLY:
-        res = _RELEASE_ONLY[learner](data, epsilon=epsilon, delta=delta, clip_norm=R, rng=rng)
-        if res.transcript is None:  # pragma: no cover - the learners keep it
-            raise RuntimeError("the learner returned no transcript")
-        return tuple(
-            next(msg for msg in res.transcript.filter(participant=k, direction="up")).to_dense()
-            for k in range(len(data))
-        )
-    if learner == "dp-fed-bnsl":
-        res = _dp_fed_bnsl(data, epsilon, delta, R, rng)
-        transcript, hp = res.transcript, res.params
-    else:
-        from ..learners.linear.warm_start import fed_bnsl_hyper
-
-        res = _warm_started(data, epsilon, delta, m, R, rng)
-        transcript, hp = res.info["warm_start"]["transcript"], fed_bnsl_hyper()
-    if not isinstance(transcript, Transcript):  # pragma: no cover - both learners keep it
-        raise RuntimeError("the learner returned no transcript")
-    recs = reconstruct_covariances(
-        transcript,
-        rho2=hp["rho2"],
-        gamma2=hp["gamma2"],
-        rho_max=hp["rho_max"],
-        round=0,
-        normalization="local",  # both fit the released S̃_k per row
-        n_samples=[X.shape[0] for X in data],
-    )
-    return tuple(np.asarray(r.covariance) for r in recs)
-
-
-def _release_only(name: str) -> Callable[..., LearnResult]:
-    def run(data: list, **kwargs: Any) -> LearnResult:
-        from ..learners.constraint.dp_cov_pc import dp_cov_pc
-        from ..learners.linear.dp_sortnregress import dp_sortnregress
-
-        if name == "dp-cov-pc":
-            return dp_cov_pc(data, **kwargs)
-        return dp_sortnregress(data, criterion="r2" if name == "dp-r2-sortnregress" else "var", **kwargs)
-
-    return run
-
-
-#: the learners whose participants send their released matrix as their one message
-_RELEASE_ONLY = {name: _release_only(name) for name in ("dp-sortnregress", "dp-r2-sortnregress", "dp-cov-pc")}
-
-
-def _dp_fed_bnsl(data: list, epsilon: float, delta: float, R: float, rng: np.random.Generator) -> LearnResult:
-    from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
-
-    return dp_fed_bnsl(data, epsilon=epsilon, delta=delta, clip_norm=R, rng=rng)
-
-
-def _warm_started(
-    data: list, epsilon: float, delta: float, m: np.ndarray, R: float, rng: np.random.Generator
-) -> LearnResult:
-    from ..learners.linear.dp_fed_sparse_bnsl import dp_fed_sparse_bnsl
-
-    return dp_fed_sparse_bnsl(
-        data,
-        epsilon=epsilon,
-        delta=delta,
-        smoothness=m,
-        warm_start="covariance",
-        warm_clip_norm=R,
-        rng=rng,
     )

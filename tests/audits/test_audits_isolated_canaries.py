@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from dpbnsl.audits import _covariance_canaries as shared
 from dpbnsl.audits import covariance_one_run_audit
-from dpbnsl.audits import isolated_canaries as module
 
 
 def test_the_scores_are_the_canaries_gaussian_tests():
@@ -36,19 +36,29 @@ def test_a_correct_release_is_not_flagged_and_a_large_deficit_is():
     kw = dict(epsilon=4.0, d=30, participants=20, runs=2, guess_fraction=0.1, rng=2)
     ok = covariance_one_run_audit(**kw)
     assert ok.gdp.canaries == 600 and ok.gdp.guesses == 60 and not ok.flagged
+    assert not ok.trials_flagged
     bad = covariance_one_run_audit(noise_deficit=0.6, **kw)
     assert (
         bad.flagged and bad.gdp.mu_lb > bad.claimed_mu and bad.claimed_epsilon == pytest.approx(4.0, abs=1e-3)
     )
+    assert bad.trials_flagged and bad.estimate is not None and bad.estimate.epsilon > 4.0
+
+
+def test_too_few_canaries_give_no_trial_readings():
+    """One canary (d = 2, one participant): neither side has two scores, so the readings that
+    treat canaries as trials are absent, and the one-run bounds are still given."""
+    r = covariance_one_run_audit(epsilon=4.0, d=2, participants=1, rng=0)
+    assert r.trials is None and r.estimate is None and not r.trials_flagged
+    assert r.gdp.canaries == 1
 
 
 def test_the_deficit_run_has_the_asked_multiplier():
     """The negative control's ε′ gives exactly (1 − p)·z in the learner's own plan."""
     m, n = np.ones(10), 1000
-    z = module._multiplier("dp-fed-bnsl", 4.0, 1e-5, 10, m, n)
-    e2 = module._deficit_epsilon("dp-fed-bnsl", 4.0, 1e-5, 10, m, n, 0.8 * z)
+    z = shared.multiplier("dp-fed-bnsl", 4.0, 1e-5, 10, m, n)
+    e2 = shared.deficit_epsilon("dp-fed-bnsl", 4.0, 1e-5, 10, m, n, 0.8 * z)
     assert e2 > 4.0
-    assert module._multiplier("dp-fed-bnsl", e2, 1e-5, 10, m, n) == pytest.approx(0.8 * z, rel=1e-6)
+    assert shared.multiplier("dp-fed-bnsl", e2, 1e-5, 10, m, n) == pytest.approx(0.8 * z, rel=1e-6)
 
 
 def test_the_warm_start_is_audited_against_its_share():
@@ -72,7 +82,7 @@ def test_the_warm_start_is_audited_against_its_share():
     ],
 )
 def test_bad_settings_are_refused_before_any_run(kwargs, err, monkeypatch):
-    monkeypatch.setattr(module, "_dp_fed_bnsl", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr(shared, "_dp_fed_bnsl", lambda *a, **k: pytest.fail("ran"))
     with pytest.raises(ValueError, match=err):
         covariance_one_run_audit(**kwargs)
 
@@ -99,8 +109,21 @@ def test_one_run_reaches_six_tenths_of_the_claim_at_epsilon_4():
     for seed in range(3):
         r = covariance_one_run_audit(epsilon=4.0, runs=9, rng=seed)
         assert r.gdp.canaries == 10_800 and not r.flagged and r.projected == 0
+        assert r.trials is not None and not r.trials_flagged  # 0.84 on each seed when written
         bounds.append(r.gdp.epsilon_lb)
     assert np.median(bounds) >= 0.6 * 4.0
+
+
+@pytest.mark.slow
+def test_a_twenty_percent_deficit_is_flagged_when_the_canaries_are_read_as_trials():
+    """The issue's negative control on the one-run audit: 9 runs (10,800 canaries), 20 % of the
+    noise missing. The true μ is 0.925/0.8 = 1.16, whose AUC Φ(μ/√2) = 0.793; Hoeffding's slack
+    at α = 0.05 with about 5,400 canaries a side is √(ln 20/10,800) = 0.017, so μ_lb is about
+    √2·Φ⁻¹(0.776) = 1.07 against the claimed 0.925, a margin of 0.04 in AUC, eight times the
+    empirical AUC's standard error (about 0.005). Flagged on seeds 0–2 (μ_lb 1.06 when written)."""
+    for seed in range(3):
+        r = covariance_one_run_audit(epsilon=4.0, runs=9, noise_deficit=0.2, rng=seed)
+        assert r.trials is not None and r.trials_flagged, r.trials
 
 
 def test_the_secure_release_is_audited_from_its_decoded_sum():

@@ -1,0 +1,90 @@
+"""Andrew et al.'s Gaussian-fit ε estimate (dpbnsl.audits.gaussian_fit)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpbnsl.accounting.gaussian import gaussian_epsilon
+from dpbnsl.audits.gaussian_fit import gaussian_fit_epsilon, normal_pair_delta, normal_pair_epsilon
+
+
+@pytest.mark.parametrize("mu", [0.05, 0.5, 1.0, 3.0, 8.0])
+def test_equal_variances_give_the_gaussian_mechanisms_epsilon(mu):
+    """With s₁ = s₀ the pair is μ-GDP with μ = |m₁ − m₀|/s, in either order and at any scale."""
+    for m1, m0, s in ((mu, 0.0, 1.0), (0.0, 2 * mu, 2.0), (10.0 + 0.3 * mu, 10.0, 0.3)):
+        assert normal_pair_epsilon(m1, s, m0, s, 1e-5) == pytest.approx(gaussian_epsilon(mu, 1e-5), rel=1e-8)
+
+
+@pytest.mark.parametrize(
+    "m1, s1, m0, s0, eps",
+    [
+        (1.0, 1.3, 0.0, 0.9, 2.0),
+        (0.5, 0.8, 0.0, 1.0, 0.3),
+        (0.0, 1.0, 0.0, 3.0, 1.0),
+        (2.0, 0.5, -1.0, 0.7, 4.0),
+    ],
+)
+def test_unequal_variances_match_a_numerical_integral(m1, s1, m0, s0, eps):
+    """δ(ε) is the larger hockey-stick divergence of the two directions: a Riemann sum of
+    max(p − e^ε q, 0) on a 10⁻⁵ grid over ±20 agrees to 1e-6."""
+    x = np.linspace(-20, 20, 4_000_001)
+    p, q = stats.norm.pdf(x, m1, s1), stats.norm.pdf(x, m0, s0)
+    dx = x[1] - x[0]
+    ref = max(np.sum(np.maximum(p - np.exp(eps) * q, 0)), np.sum(np.maximum(q - np.exp(eps) * p, 0))) * dx
+    assert normal_pair_delta(m1, s1, m0, s0, eps) == pytest.approx(ref, abs=1e-6)
+
+
+def test_epsilon_is_the_least_with_delta_below_the_target():
+    e = normal_pair_epsilon(1.0, 1.2, 0.0, 1.0, 1e-5)
+    assert (
+        normal_pair_delta(1.0, 1.2, 0.0, 1.0, e)
+        <= 1e-5
+        < normal_pair_delta(1.0, 1.2, 0.0, 1.0, e * (1 - 1e-6))
+    )
+    assert normal_pair_epsilon(0.0, 1.0, 0.0, 1.0, 1e-5) == 0.0
+    assert normal_pair_epsilon(0.0, 1.0, 1e6, 1.0, 1e-5) == math.inf
+    assert normal_pair_epsilon(-1e308, 1.0, 1e308, 1.0, 1e-5) == math.inf
+    # scale and translation do not change ε, down to extreme magnitudes
+    ref = normal_pair_epsilon(1.0, 1.2, 0.0, 1.0, 1e-5)
+    assert normal_pair_epsilon(1e-200, 1.2e-200, 0.0, 1e-200, 1e-5) == pytest.approx(ref, rel=1e-8)
+    assert normal_pair_epsilon(1e200 + 1e190, 1.2e190, 1e200, 1e190, 1e-5) == pytest.approx(ref, rel=1e-6)
+    with pytest.raises(ValueError, match="1e100"):
+        normal_pair_epsilon(0.0, 1e-300, 0.0, 1e300, 1e-5)
+
+
+def test_the_estimate_recovers_mu_from_large_samples():
+    """10⁵ draws a side of N(1, 1) and N(0, 1): the fitted means and s.d.s are within 0.02 (five
+    standard errors of 0.0032 and 0.0022), and the estimate is within the ε(δ) of μ = 1 ± 0.05."""
+    rng = np.random.default_rng(0)
+    est = gaussian_fit_epsilon(rng.normal(1, 1, 100_000), rng.normal(0, 1, 100_000), delta=1e-5)
+    assert est.mean_in == pytest.approx(1.0, abs=0.02) and est.sd_out == pytest.approx(1.0, abs=0.02)
+    assert gaussian_epsilon(0.95, 1e-5) < est.epsilon < gaussian_epsilon(1.05, 1e-5)
+    assert est.n_in == est.n_out == 100_000
+
+
+@pytest.mark.parametrize(
+    "scores_in, scores_out, err",
+    [
+        ([1.0], [0.0, 1.0], "scores_in"),
+        ([1.0, 2.0], [0.0, math.nan], "scores_out"),
+        ([[1.0, 2.0]], [0.0, 1.0], "scores_in"),
+        ([1.0, 1.0], [0.0, 1.0], "constant"),
+    ],
+)
+def test_bad_scores_are_refused(scores_in, scores_out, err):
+    with pytest.raises(ValueError, match=err):
+        gaussian_fit_epsilon(scores_in, scores_out, delta=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs, err",
+    [(dict(s1=0.0), "s1"), (dict(m0=math.inf), "m0"), (dict(delta=0.0), "delta"), (dict(delta=1.0), "delta")],
+)
+def test_bad_pairs_are_refused(kwargs, err):
+    args = dict(m1=1.0, s1=1.0, m0=0.0, s0=1.0, delta=1e-5) | kwargs
+    with pytest.raises(ValueError, match=err):
+        normal_pair_epsilon(**args)
