@@ -8,9 +8,13 @@ scores, not off these runs), seeds 0–2; DP-Fed-Sparse-BNSL's warm start at cla
 release's share is about ε = 2.2), 3 runs pooled, seeds 0–2; DP-Fed-BNSL's jointly noised
 release under secure aggregation at claimed ε = 4 (10 participants, 60 variables: 30 canaries a
 run), 334 runs pooled (10,020 canaries), seeds 0–2. Prints one line per audit and the medians.
-``--only secure`` runs the last part alone.
 
-    python experiments/isolated_canaries.py [--quick] [--only secure]
+Beside the one-run bounds each line gives the readings of the canaries as independent trials: the
+μ lower bound of ``gdp_lower_bound`` (``trials_mu``, its ε(δ) ``trials_lb``; flagged when above the
+claimed μ = 1/z, column ``mu``) and Andrew et al.'s Gaussian-fit estimate (``estimate``).
+``--only PARTS`` (comma-separated, of secure, local, pooled, warm) runs those parts alone.
+
+    python experiments/isolated_canaries.py [--quick] [--only secure,local,pooled,warm]
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import pandas as pd
 from dpbnsl.audits import covariance_one_run_audit
 
 QUICK = "--quick" in sys.argv
-SECURE_ONLY = "--only" in sys.argv and sys.argv[sys.argv.index("--only") + 1 :][:1] == ["secure"]
+PARTS = {"secure", "local", "pooled", "warm"}
+if "--only" in sys.argv:
+    PARTS = set(sys.argv[sys.argv.index("--only") + 1].split(","))
 
 
 def row(name: str, seed: int, **kwargs) -> dict:
@@ -39,6 +45,12 @@ def row(name: str, seed: int, **kwargs) -> dict:
         snj_lb=round(r.snj.epsilon_lb, 3),
         ratio=round(r.gdp.epsilon_lb / r.claimed_epsilon, 3),
         flagged=r.flagged,
+        mu=round(r.claimed_mu, 3),
+        trials_mu=None if r.trials is None else round(r.trials.mu_lb, 3),
+        trials_lb=None if r.trials is None else round(r.trials.epsilon_lb, 3),
+        trials_flagged=r.trials_flagged,
+        estimate=None if r.estimate is None else round(r.estimate.epsilon, 3),
+        estimate_shift=None if r.estimate is None else round(r.estimate.epsilon_shift, 3),
         projected=r.projected,
         cpu_s=round(r.cpu_seconds, 1),
     )
@@ -50,46 +62,48 @@ def main() -> None:
     runs = 2 if QUICK else 9
     seeds5, seeds3 = (range(2), range(1)) if QUICK else (range(5), range(3))
     rows = []
-    for seed in seeds3:
-        rows.append(
-            row(
-                "dp-fed-bnsl secure ε=4",
-                seed,
-                epsilon=4.0,
-                runs=4 if QUICK else 334,
-                learner="dp-fed-bnsl-secure",
-                participants=10,
+    if "secure" in PARTS:
+        for seed in seeds3:
+            rows.append(
+                row(
+                    "dp-fed-bnsl secure ε=4",
+                    seed,
+                    epsilon=4.0,
+                    runs=4 if QUICK else 334,
+                    learner="dp-fed-bnsl-secure",
+                    participants=10,
+                )
             )
-        )
-    if SECURE_ONLY:
-        seeds5 = seeds3 = range(0)
-    for seed in seeds5:
-        rows.append(row("dp-fed-bnsl ε=4", seed, epsilon=4.0, runs=runs))
-    for seed in seeds5:
-        rows.append(row("dp-fed-bnsl ε=1", seed, epsilon=1.0, runs=runs))
-    for seed in seeds3:
-        rows.append(row("dp-fed-bnsl ε=4, 20 % deficit", seed, epsilon=4.0, runs=runs, noise_deficit=0.2))
-    for seed in seeds3:
-        rows.append(
-            row(
-                "dp-fed-bnsl ε=4, 20 % deficit, pooled",
-                seed,
-                epsilon=4.0,
-                runs=4 if QUICK else 300,
-                noise_deficit=0.2,
-                guess_fraction=0.005,
+    if "local" in PARTS:
+        for seed in seeds5:
+            rows.append(row("dp-fed-bnsl ε=4", seed, epsilon=4.0, runs=runs))
+        for seed in seeds5:
+            rows.append(row("dp-fed-bnsl ε=1", seed, epsilon=1.0, runs=runs))
+        for seed in seeds3:
+            rows.append(row("dp-fed-bnsl ε=4, 20 % deficit", seed, epsilon=4.0, runs=runs, noise_deficit=0.2))
+    if "pooled" in PARTS:
+        for seed in seeds3:
+            rows.append(
+                row(
+                    "dp-fed-bnsl ε=4, 20 % deficit, pooled",
+                    seed,
+                    epsilon=4.0,
+                    runs=4 if QUICK else 300,
+                    noise_deficit=0.2,
+                    guess_fraction=0.005,
+                )
             )
-        )
-    for seed in seeds3:
-        rows.append(
-            row(
-                "dp-fed-sparse-bnsl warm start ε=4",
-                seed,
-                epsilon=4.0,
-                runs=1 if QUICK else 3,
-                learner="dp-fed-sparse-bnsl",
+    if "warm" in PARTS:
+        for seed in seeds3:
+            rows.append(
+                row(
+                    "dp-fed-sparse-bnsl warm start ε=4",
+                    seed,
+                    epsilon=4.0,
+                    runs=1 if QUICK else 3,
+                    learner="dp-fed-sparse-bnsl",
+                )
             )
-        )
     df = pd.DataFrame(rows)
     summary = df.groupby("setting", sort=False).agg(
         canaries=("canaries", "first"),
@@ -99,6 +113,10 @@ def main() -> None:
         gdp_max=("gdp_lb", "max"),
         snj_median=("snj_lb", "median"),
         flagged=("flagged", "sum"),
+        trials_median=("trials_lb", "median"),
+        trials_flagged=("trials_flagged", "sum"),
+        estimate_median=("estimate", "median"),
+        shift_median=("estimate_shift", "median"),
         audits=("seed", "count"),
         cpu_per_audit=("cpu_s", "median"),
     )

@@ -63,7 +63,24 @@ def test_the_estimate_recovers_mu_from_large_samples():
     est = gaussian_fit_epsilon(rng.normal(1, 1, 100_000), rng.normal(0, 1, 100_000), delta=1e-5)
     assert est.mean_in == pytest.approx(1.0, abs=0.02) and est.sd_out == pytest.approx(1.0, abs=0.02)
     assert gaussian_epsilon(0.95, 1e-5) < est.epsilon < gaussian_epsilon(1.05, 1e-5)
+    assert est.mu == pytest.approx(1.0, abs=0.03)  # s.e. √(2/10⁵ + 1/(4·10⁵)) ≈ 0.005
+    assert est.epsilon_shift == pytest.approx(gaussian_epsilon(est.mu, 1e-5), rel=1e-8)
     assert est.n_in == est.n_out == 100_000
+
+
+def test_the_shift_reading_is_steadier_than_the_two_normals():
+    """Scores of a pure shift (μ = 0.925, 1,200 a side, 200 repetitions): the two-normal ε(δ)
+    is pushed up by the s.d.s' sampling noise, the shift reading is not. Its mean over the
+    repetitions is within 0.1 of ε(δ) at μ = 0.925 (4.0; the spread of μ̂ is about 0.04, of
+    ε about 0.2, so the mean's s.e. is about 0.015), while the two-normal mean is above it."""
+    rng = np.random.default_rng(1)
+    ests = [
+        gaussian_fit_epsilon(rng.normal(0.925, 1, 1200), rng.normal(0, 1, 1200), delta=1e-5)
+        for _ in range(200)
+    ]
+    target = gaussian_epsilon(0.925, 1e-5)
+    assert abs(np.mean([e.epsilon_shift for e in ests]) - target) < 0.1
+    assert np.mean([e.epsilon for e in ests]) > target + 0.2
 
 
 @pytest.mark.parametrize(
