@@ -17,7 +17,9 @@ bounds (Steinke–Nasr–Jagielski ε, Gaussian-curve μ), the canaries read as 
 and its ε(δ), flagged when above μ_c), Andrew et al.'s estimate (two normals, and the shift
 model's ε), and the CPU seconds; then a summary per setting.
 
-    python experiments/canary_participants.py [--quick] [--only one,many,secure]
+``--one-runs N`` sets the runs of ``one`` (default 300).
+
+    python experiments/canary_participants.py [--quick] [--only one,many,secure] [--one-runs N]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ QUICK = "--quick" in sys.argv
 PARTS = {"one", "many", "secure"}
 if "--only" in sys.argv:
     PARTS = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+ONE_RUNS = int(sys.argv[sys.argv.index("--one-runs") + 1]) if "--one-runs" in sys.argv else 300
 
 
 def row(name: str, seed: int, **kwargs) -> dict:
@@ -66,7 +69,7 @@ def main() -> None:
     for deficit in (0.0, 0.2):
         tag = ", 20 % deficit" if deficit else ""
         if "one" in PARTS:
-            runs = 10 if QUICK else 300
+            runs = 10 if QUICK else ONE_RUNS
             rows.append(row("one canary a participant" + tag, 0, runs=runs, noise_deficit=deficit))
         if "many" in PARTS:
             for seed in seeds:

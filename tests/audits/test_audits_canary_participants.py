@@ -55,6 +55,45 @@ def test_a_large_deficit_is_flagged():
     assert r.estimate is not None and r.estimate.epsilon > r.canary_epsilon
 
 
+def _short_off_the_diagonal(monkeypatch, keep: float) -> None:
+    """A broken DP-Fed-BNSL whose off-diagonal noise is ``keep`` times what it should be (the
+    diagonal's is intact): the release is rebuilt from the correct one's noise."""
+    from dpbnsl.learners.linear import hosted_fed_bnsl
+    from dpbnsl.mechanisms import clip_rows
+    from dpbnsl.mechanisms.covariance import release_covariance
+
+    def broken(X, *, clip_norm, multiplier, psd_floor, rng):
+        S, release = release_covariance(
+            X, clip_norm=clip_norm, multiplier=multiplier, psd_floor=None, rng=rng
+        )
+        Xc = clip_rows(X, norm=clip_norm)
+        exact = Xc.T @ Xc / X.shape[0]
+        scale = np.full(S.shape, keep)
+        np.fill_diagonal(scale, 1.0)
+        return exact + (S - exact) * scale, release
+
+    monkeypatch.setattr(hosted_fed_bnsl, "release_covariance", broken)
+
+
+def test_noise_missing_off_the_diagonal_is_seen_here_and_not_by_isolated_canaries(monkeypatch):
+    """The coverage canary participants add. With 60 % of the off-diagonal noise missing, the
+    isolated canaries (diagonal entries only) score exactly as on the correct release; the canary
+    participants' noise along triu(uuᵀ), 95 % of it off the diagonal, shrinks to about half its
+    s.d., so their μ is about 0.97 against μ_c ≈ 0.5. Read as trials, 800 canaries (Hoeffding's
+    slack at about 400 a side: 0.06 in AUC) give μ_lb ≈ 0.7 and flag it (the correct release:
+    ``test_the_scores_carry_the_canaries_claimed_signal``)."""
+    from dpbnsl.audits import covariance_one_run_audit
+
+    kw = dict(epsilon=4.0, canaries=10, runs=2, rng=0)
+    iso_ok = covariance_one_run_audit(epsilon=4.0, d=20, participants=10, rng=0)
+    _short_off_the_diagonal(monkeypatch, 0.4)
+    bad = canary_participant_audit(**kw)
+    iso_bad = covariance_one_run_audit(epsilon=4.0, d=20, participants=10, rng=0)
+    np.testing.assert_allclose(iso_bad.scores, iso_ok.scores, rtol=0, atol=1e-8)
+    assert not iso_bad.flagged and not iso_bad.trials_flagged
+    assert bad.trials is not None and bad.trials_flagged, bad.trials
+
+
 def test_the_secure_release_is_read_from_its_decoded_sum():
     """Under secure aggregation a run's canaries share one matrix; the claim is the ledger's RDP
     ε; over 6 runs of 8 participants × 3 canaries (144 canaries) nothing is flagged."""
@@ -72,6 +111,16 @@ def test_every_local_release_gives_the_same_scores_on_the_same_seed():
         r = canary_participant_audit(learner=learner, **kw)
         np.testing.assert_array_equal(r.truths, ref.truths)
         np.testing.assert_allclose(r.scores, ref.scores, rtol=0, atol=1e-8)
+
+
+def test_the_warm_start_is_audited_against_its_share():
+    """DP-Fed-Sparse-BNSL's warm start: the release's share of the run's budget is the claim, and
+    the canaries' claim is below it."""
+    r = canary_participant_audit(
+        epsilon=4.0, learner="dp-fed-sparse-bnsl", d=8, participants=3, canaries=2, rng=0
+    )
+    assert r.scores.size == 6 and r.run_epsilon == 4.0 and r.projected == 0
+    assert 0 < r.canary_epsilon < r.claimed_epsilon < 4.0 and not r.flagged
 
 
 def test_too_few_canaries_give_no_trial_readings():
