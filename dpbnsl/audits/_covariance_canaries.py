@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._validation import check_choice, check_int, check_real
+from ..accounting.calibrate import calibrate_gaussian
 from ..federation import Transcript
 from .gaussian_fit import gaussian_fit_epsilon
 from .gdp import gdp_lower_bound
@@ -29,6 +31,58 @@ LEARNERS = (
     "dp-fed-sparse-bnsl",
 )
 EPS_MAX = 100.0  # the learners' largest finite ε
+
+
+def check_settings(
+    epsilon: Any,
+    delta: Any,
+    learner: Any,
+    d: Any,
+    participants: Any,
+    runs: Any,
+    guess_fraction: Any,
+    alpha: Any,
+    noise_deficit: Any,
+) -> tuple[float, float, int, int, int, float, float, float]:
+    """The audits' common settings, validated before any run: (ε, δ, d, P, runs, guess fraction,
+    α, noise deficit)."""
+    e = check_real(epsilon, "epsilon", low=0.0, high=EPS_MAX, low_open=True)
+    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_choice(learner, "learner", LEARNERS)
+    out = (
+        e,
+        dl,
+        check_int(d, "d", low=2),
+        check_int(participants, "participants", low=1),
+        check_int(runs, "runs", low=1),
+        check_real(guess_fraction, "guess_fraction", low=0.0, high=1.0, low_open=True),
+        check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True),
+        check_real(noise_deficit, "noise_deficit", low=0.0, high=1.0, high_open=True),
+    )
+    if learner == "dp-fed-bnsl-secure" and out[-1] > 0:
+        raise ValueError("`noise_deficit` is built for the local releases only (their plan sets z)")
+    return out
+
+
+def secure_release(
+    data: list, epsilon: float, delta: float, R: float, rng: np.random.Generator
+) -> tuple[np.ndarray, int, float]:
+    """DP-Fed-BNSL under secure aggregation: the decoded noisy sum the server reads (its matrix
+    and row count) and the run's claimed ε (the ledger's RDP ε)."""
+    from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
+
+    res = dp_fed_bnsl(data, epsilon=epsilon, delta=delta, clip_norm=R, aggregation="secure", rng=rng)
+    if res.privacy is None:  # pragma: no cover - the learner always states it
+        raise RuntimeError("the learner returned no privacy statement")
+    release = res.info["release"]
+    return np.asarray(release.S), int(release.n), float(res.privacy.epsilon)
+
+
+def secure_claim(claims: list[float], delta: float) -> tuple[float, float]:
+    """The secure runs' claim: the largest ledger ε, and the μ of the Gaussian curve with that
+    ε(δ) (what the Gaussian-curve readings compare with)."""
+    claimed = max(claims)
+    return claimed, 1.0 / calibrate_gaussian(claimed, delta)
 
 
 def multiplier(learner: str, epsilon: float, delta: float, d: int, m: np.ndarray, n: int) -> float:

@@ -53,17 +53,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_generator, check_choice, check_int, check_real
-from ..accounting.calibrate import calibrate_gaussian
+from .._validation import as_generator, check_int
 from ..accounting.gaussian import gaussian_epsilon
 from ._covariance_canaries import (
-    EPS_MAX,
     LEARNERS,
     as_trials,
     background_size,
+    check_settings,
     deficit_epsilon,
     multiplier,
     released,
+    secure_claim,
+    secure_release,
     top_guesses,
 )
 from .bounds import OneRunBound, one_run_bound
@@ -179,18 +180,10 @@ def canary_participant_audit(
     The cost is the isolated-canary audit's per run (about 0.8 s of CPU for DP-Fed-BNSL with the
     defaults); with one canary per participant a run yields ``participants`` canaries.
     """
-    e = check_real(epsilon, "epsilon", low=0.0, high=EPS_MAX, low_open=True)
-    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    check_choice(learner, "learner", LEARNERS)
-    d = check_int(d, "d", low=2)
-    P = check_int(participants, "participants", low=1)
+    e, dl, d, P, T, frac, a, p = check_settings(
+        epsilon, delta, learner, d, participants, runs, guess_fraction, alpha, noise_deficit
+    )
     c = check_int(canaries, "canaries", low=1)
-    T = check_int(runs, "runs", low=1)
-    frac = check_real(guess_fraction, "guess_fraction", low=0.0, high=1.0, low_open=True)
-    a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
-    p = check_real(noise_deficit, "noise_deficit", low=0.0, high=1.0, high_open=True)
-    if learner == "dp-fed-bnsl-secure" and p > 0:
-        raise ValueError("`noise_deficit` is built for the local releases only (their plan sets z)")
     gen = as_generator(rng)
     R = 1.0  # the learners' default clip norm of the release
     secure = learner == "dp-fed-bnsl-secure"
@@ -214,7 +207,7 @@ def canary_participant_audit(
             warnings.simplefilter("ignore")
             seed = gen.spawn(1)[0]
             if secure:
-                S, n_total, claim = _secure_release(data, e, dl, R, seed)
+                S, n_total, claim = secure_release(data, e, dl, R, seed)
                 Delta = S - np.eye(d) * (P * R * R / n_total)
                 cos, nrm = _cosines(Delta, U.reshape(P * c, d))
                 scores.append(cos)
@@ -231,8 +224,7 @@ def canary_participant_audit(
 
     s, t, nr = np.concatenate(scores), np.concatenate(truths), np.concatenate(norms)
     if secure:
-        claimed = max(claims)
-        mu = 1.0 / calibrate_gaussian(claimed, dl)  # the Gaussian curve of the claim
+        claimed, mu = secure_claim(claims, dl)
     else:
         mu = 1.0 / z
         claimed = gaussian_epsilon(mu, dl)
@@ -260,17 +252,3 @@ def canary_participant_audit(
         projected=projected,
         cpu_seconds=cpu,
     )
-
-
-def _secure_release(
-    data: list, epsilon: float, delta: float, R: float, rng: np.random.Generator
-) -> tuple[np.ndarray, int, float]:
-    """DP-Fed-BNSL under secure aggregation: the decoded noisy sum the server reads (its matrix
-    and row count) and the run's claimed ε."""
-    from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
-
-    res = dp_fed_bnsl(data, epsilon=epsilon, delta=delta, clip_norm=R, aggregation="secure", rng=rng)
-    if res.privacy is None:  # pragma: no cover - the learner always states it
-        raise RuntimeError("the learner returned no privacy statement")
-    release = res.info["release"]
-    return np.asarray(release.S), int(release.n), float(res.privacy.epsilon)

@@ -39,17 +39,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_generator, check_choice, check_int, check_real
-from ..accounting.calibrate import calibrate_gaussian
+from .._validation import as_generator
 from ..accounting.gaussian import gaussian_epsilon
 from ._covariance_canaries import (
-    EPS_MAX,
     LEARNERS,
     as_trials,
     background_size,
+    check_settings,
     deficit_epsilon,
     multiplier,
     released,
+    secure_claim,
+    secure_release,
     top_guesses,
 )
 from .bounds import OneRunBound, one_run_bound
@@ -160,19 +161,11 @@ def covariance_one_run_audit(
     CPU for DP-Fed-BNSL. At ε = 4 (δ = 10⁻⁵) 9 runs pooled (10,800 canaries) give a median
     Gaussian-curve bound of 0.65 ε over five seeds (``docs/results/audits.md``).
     """
-    e = check_real(epsilon, "epsilon", low=0.0, high=EPS_MAX, low_open=True)
-    dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
-    check_choice(learner, "learner", LEARNERS)
-    d = check_int(d, "d", low=2)
-    P = check_int(participants, "participants", low=1)
-    T = check_int(runs, "runs", low=1)
-    frac = check_real(guess_fraction, "guess_fraction", low=0.0, high=1.0, low_open=True)
-    a = check_real(alpha, "alpha", low=0.0, high=1.0, low_open=True, high_open=True)
-    p = check_real(noise_deficit, "noise_deficit", low=0.0, high=1.0, high_open=True)
+    e, dl, d, P, T, frac, a, p = check_settings(
+        epsilon, delta, learner, d, participants, runs, guess_fraction, alpha, noise_deficit
+    )
     gen = as_generator(rng)
     if learner == "dp-fed-bnsl-secure":
-        if p > 0:
-            raise ValueError("`noise_deficit` is built for the local releases only (their plan sets z)")
         return _secure_audit(e, dl, d, P, T, frac, a, gen)
 
     R = 1.0  # both learners' default clip norm of the release
@@ -218,8 +211,6 @@ def _secure_audit(
     e: float, dl: float, d: int, P: int, T: int, frac: float, a: float, gen: np.random.Generator
 ) -> CovarianceOneRunAudit:
     """:func:`covariance_one_run_audit` of the jointly noised release: one matrix per run."""
-    from ..learners.linear.dp_fed_bnsl import dp_fed_bnsl
-
     R, per = 1.0, d // 2
     owner = np.arange(per) % P  # canary j sits in participant j mod P, after d background rows
     truths, scores, claims = [], [], []
@@ -232,18 +223,13 @@ def _secure_audit(
             data[k][d + int(np.sum(owner[:j] == k)), 2 * j + (0 if coins[j] else 1)] = R
         with warnings.catch_warnings():  # the design is not centred; the learner says so
             warnings.simplefilter("ignore")
-            seed = gen.spawn(1)[0]
-            res = dp_fed_bnsl(data, epsilon=e, delta=dl, clip_norm=R, aggregation="secure", rng=seed)
-        if res.privacy is None:  # pragma: no cover - the learner always states it
-            raise RuntimeError("the learner returned no privacy statement")
-        release = res.info["release"]
-        diag = np.diag(release.S) * release.n / (R * R)
+            S, n_total, claim = secure_release(data, e, dl, R, gen.spawn(1)[0])
+        diag = np.diag(S) * n_total / (R * R)
         scores.append(diag[0 : 2 * per : 2] - diag[1 : 2 * per : 2])
         truths.append(np.where(coins, 1, -1))
-        claims.append(float(res.privacy.epsilon))
+        claims.append(claim)
     cpu = time.process_time() - start
-    claimed = max(claims)
-    mu = 1.0 / calibrate_gaussian(claimed, dl)  # the Gaussian curve of the claim
+    claimed, mu = secure_claim(claims, dl)
     return _result("dp-fed-bnsl-secure", scores, truths, frac, a, dl, mu, claimed, e, 0.0, T, 0, cpu)
 
 

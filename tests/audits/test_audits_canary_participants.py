@@ -144,7 +144,7 @@ def test_too_few_canaries_give_no_trial_readings():
 )
 def test_bad_settings_are_refused_before_any_run(kwargs, err, monkeypatch):
     monkeypatch.setattr(module, "released", lambda *a, **k: pytest.fail("ran"))
-    monkeypatch.setattr(module, "_secure_release", lambda *a, **k: pytest.fail("ran"))
+    monkeypatch.setattr(module, "secure_release", lambda *a, **k: pytest.fail("ran"))
     with pytest.raises(ValueError, match=err):
         canary_participant_audit(**kwargs)
 
