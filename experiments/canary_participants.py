@@ -5,8 +5,8 @@ Claimed ε = 4 (δ = 10⁻⁵), d = 60, 40 participants a run; the canary record
 directions (``dpbnsl.audits.canary_participants``). Settings, each correct and with a 20 % noise
 deficit (the negative control):
 
-- ``one``: DP-Fed-BNSL, one canary per participant (the canaries are independent), 300 runs
-  (12,000 canaries), seed 0;
+- ``one``: DP-Fed-BNSL, one canary per participant (the canaries are independent), 900 runs
+  (36,000 canaries; ``--one-runs 300`` for 12,000), seed 0;
 - ``many``: DP-Fed-BNSL, 30 canaries per participant, 20 runs (24,000 canaries), seeds 0–2;
 - ``secure``: the jointly noised release under secure aggregation, 5 canaries per participant
   (200 in each run's one sum), 60 runs (12,000 canaries), seeds 0–2; no deficit control (the
@@ -17,7 +17,7 @@ bounds (Steinke–Nasr–Jagielski ε, Gaussian-curve μ), the canaries read as 
 and its ε(δ), flagged when above μ_c), Andrew et al.'s estimate (two normals, and the shift
 model's ε), and the CPU seconds; then a summary per setting.
 
-``--one-runs N`` sets the runs of ``one`` (default 300).
+``--one-runs N`` sets the runs of ``one`` (default 900, about 13 CPU-minutes each).
 
     python experiments/canary_participants.py [--quick] [--only one,many,secure] [--one-runs N]
 """
@@ -35,7 +35,7 @@ QUICK = "--quick" in sys.argv
 PARTS = {"one", "many", "secure"}
 if "--only" in sys.argv:
     PARTS = set(sys.argv[sys.argv.index("--only") + 1].split(","))
-ONE_RUNS = int(sys.argv[sys.argv.index("--one-runs") + 1]) if "--one-runs" in sys.argv else 300
+ONE_RUNS = int(sys.argv[sys.argv.index("--one-runs") + 1]) if "--one-runs" in sys.argv else 900
 
 
 def row(name: str, seed: int, **kwargs) -> dict:
