@@ -12,10 +12,12 @@ deficit (the negative control):
   (200 in each run's one sum), 60 runs (12,000 canaries), seeds 0–2; no deficit control (the
   secure learner's plan has no deficit hook).
 
-Prints one line per audit: the canaries' claim (μ_c, ε_c) and the release's (ε), the one-run
-bounds (Steinke–Nasr–Jagielski ε, Gaussian-curve μ), the canaries read as trials (μ lower bound
-and its ε(δ), flagged when above μ_c), Andrew et al.'s estimate (two normals, and the shift
-model's ε), and the CPU seconds; then a summary per setting.
+Prints one line per audit: what the stated mechanism allows the canaries (μ_c, ε_c) and the
+release's claim (ε), the one-run bounds (Steinke–Nasr–Jagielski ε, Gaussian-curve μ), the
+canaries read as trials (μ lower bound and its ε(δ); counted in a flag only when the canaries are
+independent, one a participant), Andrew et al.'s estimate (two normals, and the shift model's
+ε), the flags (``flagged``: the privacy claim refuted; ``mechanism_flagged``: the stated
+mechanism refuted), and the CPU seconds; then a summary per setting.
 
 ``--one-runs N`` sets the runs of ``one`` (default 900, about 13 CPU-minutes each).
 
@@ -55,7 +57,8 @@ def row(name: str, seed: int, **kwargs) -> dict:
         estimate=None if est is None else round(est.epsilon, 3),
         estimate_shift=None if est is None else round(est.epsilon_shift, 3),
         flagged=r.flagged,
-        trials_flagged=r.trials_flagged,
+        independent=r.independent,
+        mechanism_flagged=r.mechanism_flagged,
         projected=r.projected,
         cpu_s=round(r.cpu_seconds, 1),
     )
@@ -88,7 +91,7 @@ def main() -> None:
         eps_c=("eps_c", "first"),
         trials_mu=("trials_mu", "median"),
         trials_lb=("trials_lb", "median"),
-        trials_flagged=("trials_flagged", "sum"),
+        mechanism_flagged=("mechanism_flagged", "sum"),
         gdp_mu=("gdp_mu", "median"),
         snj_lb=("snj_lb", "median"),
         flagged=("flagged", "sum"),

@@ -123,15 +123,15 @@ def background_size(d: int, z: float, R: float) -> tuple[int, int]:
 
 def as_trials(scores: np.ndarray, truths: np.ndarray, *, delta: float, alpha: float) -> dict[str, Any]:
     """The readings of canaries as independent trials: ``trials`` (μ lower bound, out-scores
-    against in-scores) and ``estimate`` (Gaussian fit); both None unless each side has two
-    canaries and neither side's scores are constant."""
+    against in-scores; None unless each side has a canary) and ``estimate`` (Gaussian fit; None
+    unless each side has two canaries whose scores are not all equal)."""
     s_in, s_out = scores[truths > 0], scores[truths < 0]
-    if min(s_in.size, s_out.size) < 2 or np.ptp(s_in) == 0 or np.ptp(s_out) == 0:
-        return {"trials": None, "estimate": None}
-    return {
-        "trials": gdp_lower_bound(s_out, s_in, delta=delta, alpha=alpha, direction="greater"),
-        "estimate": gaussian_fit_epsilon(s_in, s_out, delta=delta),
-    }
+    out: dict[str, Any] = {"trials": None, "estimate": None}
+    if min(s_in.size, s_out.size) >= 1:
+        out["trials"] = gdp_lower_bound(s_out, s_in, delta=delta, alpha=alpha, direction="greater")
+    if min(s_in.size, s_out.size) >= 2 and np.ptp(s_in) > 0 and np.ptp(s_out) > 0:
+        out["estimate"] = gaussian_fit_epsilon(s_in, s_out, delta=delta)
+    return out
 
 
 def top_guesses(scores: np.ndarray, frac: float) -> np.ndarray:

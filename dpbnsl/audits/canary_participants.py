@@ -17,12 +17,20 @@ upper triangle t = triu(uuᵀ). Under the claimed Gaussian release (noise z·√
 the upper triangle) the canary's in/out pair is μ_u-GDP with μ_u = ‖t‖/(√2·z), and
 ‖t‖² = (1 + Σᵢuᵢ⁴)/2 ≈ ½: random-direction canaries see about half of the claimed μ (the
 replace-one sensitivity is reached only by swapping two axis-aligned rows, which
-:func:`~dpbnsl.audits.covariance_one_run_audit` does). The audit therefore compares its bounds
-with the claim *for these canaries*, ε(δ) of μ_c-GDP with μ_c = max over the canaries of μ_u —
-what the learner's stated Gaussian mechanism allows them, never more than its ε — and reports
-the full claim beside it. What it adds to the axis-aligned canaries: every entry of the release,
-off-diagonal ones included, moves the scores, so an implementation short of noise anywhere in the
-matrix is seen.
+:func:`~dpbnsl.audits.covariance_one_run_audit` does).
+
+Two claims are therefore tested, and kept apart:
+
+- **the privacy claim** (``flagged``): the release is 1/z-GDP per record, ε(δ) = ``claimed_epsilon``.
+  Any implementation that meets it keeps every canary below it, whatever its noise looks like.
+  Random-direction canaries reach only about half of it, so they rarely refute it.
+- **the stated mechanism** (``mechanism_flagged``): independent Gaussian noise z·√2R²/n on every
+  upper-triangle entry, which allows these canaries μ_c = the largest μ_u and no more. An
+  implementation can break this and still meet the privacy claim (with less noise off the
+  diagonal, down to 1/√2 of it, the Mahalanobis norm of every record swap stays within the
+  claim's); with less than that off the diagonal, the claim fails on an off-diagonal pair (rows
+  R(e_a ± e_b)/√2) that the isolated canaries do not test. Every entry of the release moves these
+  canaries' scores, so such an implementation is seen here.
 
 Three readings of the same scores:
 
@@ -30,14 +38,16 @@ Three readings of the same scores:
   Chaudhuri's one-run test of the Gaussian curve (guesses: the top ``guess_fraction`` of the
   cosines "in"). They assume nothing about how canaries interact.
 - ``trials``: :func:`~dpbnsl.audits.gdp_lower_bound` (area-under-the-ROC rule) with the canaries
-  as independent trials, out-scores against in-scores. Valid when the canaries are independent:
-  exactly so with one canary per participant of a local release (independent noise per
-  participant); with several per participant or under secure aggregation (one release) their
-  directions are nearly but not exactly orthogonal and they share the noise, so it is approximate.
+  as independent trials, out-scores against in-scores. Valid when the canaries are independent
+  (``independent``): one canary per participant of a local release, unprojected (each canary has
+  its own noise draw). With several per participant or under secure aggregation (one release)
+  they share the noise, and their directions are nearly but not exactly orthogonal: the reading
+  is then approximate, reported, and never used by a flag.
 - ``estimate``: Andrew et al.'s ε estimate from normals fitted to the in- and out-scores
-  (:func:`~dpbnsl.audits.gaussian_fit_epsilon`); no confidence level.
+  (:func:`~dpbnsl.audits.gaussian_fit_epsilon`); no confidence level, never used by a flag.
 
-The last two are None unless each side holds two canaries with scores that are not all equal.
+``trials`` is None unless each side holds a canary; ``estimate`` unless each side holds two with
+scores that are not all equal.
 
 The public background (R·e_l rows, ⌈6z√d⌉ per variable, as for the isolated canaries) keeps the
 PSD projection idle; the released matrices are recovered from the server's view as in
@@ -79,7 +89,8 @@ __all__ = ["CanaryParticipantAudit", "canary_participant_audit", "LEARNERS"]
 class CanaryParticipantAudit:
     """Result of :func:`canary_participant_audit` (module docstring for the readings).
 
-    ``canary_mu``/``canary_epsilon``: the claim for these canaries (μ_c and ε(δ) of μ_c-GDP);
+    ``canary_mu``/``canary_epsilon``: what the stated mechanism allows these canaries (μ_c and
+    ε(δ) of μ_c-GDP);
     ``claimed_mu``/``claimed_epsilon``: the release's whole claim (1/z and its ε(δ); for the
     secure release, the RDP accountant's ε and the μ of its Gaussian curve); ``run_epsilon``: the
     ε the run was made at (above the claim under ``noise_deficit``). ``scores`` (cosines),
@@ -109,16 +120,37 @@ class CanaryParticipantAudit:
     cpu_seconds: float
 
     @property
-    def flagged(self) -> bool:
-        """A one-run bound above the canaries' claim. For the secure release (Skellam noise, whose
-        curve is only close to Gaussian) the claim for the canaries is the Gaussian curve's, so
-        its flag is evidence rather than proof."""
-        return self.snj.epsilon_lb > self.canary_epsilon or self.gdp.mu_lb > self.canary_mu
+    def independent(self) -> bool:
+        """Whether the canaries are independent trials: one per participant of a local release
+        that the PSD projection left alone (each canary then has its own noise draw)."""
+        return (
+            self.canaries_per_participant == 1
+            and self.learner != "dp-fed-bnsl-secure"
+            and self.projected == 0
+        )
 
     @property
-    def trials_flagged(self) -> bool:
-        """``trials``'s μ lower bound above the canaries' μ_c (assumes independent canaries)."""
-        return self.trials is not None and self.trials.mu_lb > self.canary_mu
+    def flagged(self) -> bool:
+        """The learner's privacy claim refuted: a one-run bound above the release's whole claim
+        (``claimed_epsilon``, ``claimed_mu``), which any implementation meeting the claim satisfies
+        whatever its canaries see; or, with independent canaries, ``trials``'s μ lower bound above
+        ``claimed_mu``. For the secure release (Skellam noise) the (ε, δ) bound alone."""
+        if self.learner == "dp-fed-bnsl-secure":
+            return self.snj.epsilon_lb > self.claimed_epsilon
+        trials = self.independent and self.trials is not None and self.trials.mu_lb > self.claimed_mu
+        return trials or self.snj.epsilon_lb > self.claimed_epsilon or self.gdp.mu_lb > self.claimed_mu
+
+    @property
+    def mechanism_flagged(self) -> bool:
+        """The *stated mechanism* refuted: the Gaussian-curve one-run bound, or (with independent
+        canaries) ``trials``'s μ lower bound, above μ_c, what independent Gaussian noise of
+        z·√2R²/n on every upper-triangle entry allows these canaries. This is not a refutation of
+        the privacy claim: an implementation with, say, less noise off the diagonal (down to 1/√2
+        of it) still meets its claim, and is flagged here. Local releases only."""
+        if self.learner == "dp-fed-bnsl-secure":
+            return False
+        trials = self.independent and self.trials is not None and self.trials.mu_lb > self.canary_mu
+        return trials or self.gdp.mu_lb > self.canary_mu
 
 
 def _unit_rows(k: int, d: int, gen: np.random.Generator) -> np.ndarray:

@@ -58,12 +58,18 @@ class GaussianFitEstimate:
     method: str = "andrew-et-al-2024 (Gaussian fit)"
 
 
-def _mass(lo: float, hi: float, m: float, s: float) -> float:
-    """P[lo < X < hi] for X ~ N(m, s²), accurate in either tail."""
+def _log_mass(lo: float, hi: float, m: float, s: float) -> float:
+    """ln P[lo < X < hi] for X ~ N(m, s²), accurate far in either tail (−∞ for an empty set)."""
     a, b = (lo - m) / s, (hi - m) / s
-    if a > 0:  # both in the upper tail: difference of survival functions
-        return float(special.ndtr(-a) - special.ndtr(-b))
-    return float(special.ndtr(b) - special.ndtr(a))
+    if not a < b:
+        return -math.inf
+    if a > 0:  # both in the upper tail: ln(Φ(−a) − Φ(−b))
+        big, small = float(special.log_ndtr(-a)), float(special.log_ndtr(-b))
+    elif b < 0:  # both in the lower tail: ln(Φ(b) − Φ(a))
+        big, small = float(special.log_ndtr(b)), float(special.log_ndtr(a))
+    else:
+        return math.log(float(special.ndtr(b) - special.ndtr(a)))
+    return big + math.log1p(-math.exp(small - big)) if small < big else -math.inf
 
 
 def _region(m1: float, s1: float, m0: float, s0: float, eps: float) -> list[tuple[float, float]]:
@@ -85,19 +91,40 @@ def _region(m1: float, s1: float, m0: float, s0: float, eps: float) -> list[tupl
     return [(-inf, x1), (x2, inf)] if a > 0 else [(x1, x2)]
 
 
+def _log_sum(logs: list[float]) -> float:
+    """ln Σ e^x over at most two terms, without overflow or underflow."""
+    top = max(logs)
+    if top == -math.inf:
+        return top
+    return top + math.log(sum(math.exp(x - top) for x in logs))
+
+
 def _divergence(m1: float, s1: float, m0: float, s0: float, eps: float) -> float:
-    """The hockey-stick divergence sup_A P(A) − e^ε Q(A), P = N(m1, s1²), Q = N(m0, s0²)."""
+    """The hockey-stick divergence sup_A P(A) − e^ε Q(A), P = N(m1, s1²), Q = N(m0, s0²), with the
+    masses in logs (Q's can be far below the smallest float while e^ε·Q(A) is not)."""
     regions = _region(m1, s1, m0, s0, eps)
-    p = sum(_mass(lo, hi, m1, s1) for lo, hi in regions)
-    q = sum(_mass(lo, hi, m0, s0) for lo, hi in regions)
-    if q <= 0.0:
-        return p
-    log_eq = eps + math.log(q)  # e^ε·q, kept finite: beyond e^700 it exceeds any mass p ≤ 1
-    return 0.0 if log_eq > 700.0 else max(0.0, p - math.exp(log_eq))
+    if not regions:
+        return 0.0
+    log_p = _log_sum([_log_mass(lo, hi, m1, s1) for lo, hi in regions])
+    log_q = _log_sum([_log_mass(lo, hi, m0, s0) for lo, hi in regions])
+    if log_p == -math.inf:
+        return 0.0
+    # P(A) − e^ε Q(A) = P(A)·(1 − e^{ε + ln Q(A) − ln P(A)})
+    gap = eps + log_q - log_p
+    return 0.0 if gap >= 0.0 else math.exp(log_p) * -math.expm1(gap)
 
 
 def normal_pair_delta(m1: float, s1: float, m0: float, s0: float, epsilon: float) -> float:
     """δ(ε) of the pair N(m1, s1²), N(m0, s0²): the larger divergence of the two directions."""
+    for name, v in (("m1", m1), ("m0", m0)):
+        check_real(v, name)
+    for name, v in (("s1", s1), ("s0", s0)):
+        check_real(v, name, low=0.0, low_open=True)
+    e = check_real(epsilon, "epsilon", low=0.0)
+    return _delta(m1, s1, m0, s0, e)
+
+
+def _delta(m1: float, s1: float, m0: float, s0: float, epsilon: float) -> float:
     return max(_divergence(m1, s1, m0, s0, epsilon), _divergence(m0, s0, m1, s1, epsilon))
 
 
@@ -119,7 +146,7 @@ def normal_pair_epsilon(m1: float, s1: float, m0: float, s0: float, delta: float
     m1, s1, m0, s0 = shift, s1 / S, 0.0, s0 / S
     if normal_pair_delta(m1, s1, m0, s0, 0.0) <= dl:
         return 0.0
-    if normal_pair_delta(m1, s1, m0, s0, _EPS_MAX) > dl:
+    if _delta(m1, s1, m0, s0, _EPS_MAX) > dl:
         return math.inf
     lo, hi = 0.0, 1.0
     while normal_pair_delta(m1, s1, m0, s0, hi) > dl:

@@ -105,9 +105,12 @@ class CovarianceOneRunAudit:
 
     @property
     def trials_flagged(self) -> bool:
-        """``trials``'s μ lower bound above the claimed μ = 1/z: valid when the canaries are
-        independent, as the claimed release makes them (each canary's two diagonal entries get
-        their own noise); for the secure release, under its Gaussian approximation."""
+        """``trials``'s μ lower bound above the claimed μ = 1/z, for a local release the PSD
+        projection left alone: its canaries are then independent, as the claimed release makes
+        them (each canary's two diagonal entries get their own noise). Never for the secure
+        release (its Skellam curve is only close to the Gaussian one; ``trials`` is evidence)."""
+        if self.learner == "dp-fed-bnsl-secure" or self.projected > 0:
+            return False
         return self.trials is not None and self.trials.mu_lb > self.claimed_mu
 
 

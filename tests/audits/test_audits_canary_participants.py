@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from dpbnsl.accounting.gaussian import gaussian_epsilon
 from dpbnsl.audits import canary_participant_audit
 from dpbnsl.audits import canary_participants as module
 
@@ -28,7 +29,8 @@ def test_the_scores_carry_the_canaries_claimed_signal():
     (about 0.47). Its standard error is √(1/n_in + 1/n_out) ≈ 0.058 (interference between the
     nearly orthogonal canaries of a participant adds well under 1 % to the variance), so it is
     within 4 standard errors. The canaries' claim μ_c is the largest μ_u, about half the release's
-    claimed μ; nothing is flagged and no matrix was projected."""
+    claimed μ (between √(1 + 1/d)/2 and 1/√2 of it, since ‖t‖² = (1 + Σuᵢ⁴)/2 with
+    1/d ≤ Σuᵢ⁴ ≤ 1); nothing is flagged and no matrix was projected."""
     r = canary_participant_audit(epsilon=4.0, canaries=10, runs=3, rng=0)
     s, t = r.scores, r.truths
     assert s.size == 1200 and r.projected == 0 and r.canaries_per_participant == 10
@@ -39,20 +41,21 @@ def test_the_scores_carry_the_canaries_claimed_signal():
     se = math.sqrt(1 / np.sum(t > 0) + 1 / np.sum(t < 0))
     assert abs(mu_hat - mu_u) < 4 * se
     assert r.canary_mu == pytest.approx(np.max(r.norms) / math.sqrt(2) * r.claimed_mu)
-    assert 0.45 * r.claimed_mu < r.canary_mu < 0.6 * r.claimed_mu
+    assert math.sqrt(1 + 1 / 60) / 2 <= r.canary_mu / r.claimed_mu <= 1 / math.sqrt(2)
     assert r.claimed_epsilon == pytest.approx(4.0, abs=1e-3) and r.canary_epsilon < r.claimed_epsilon
-    assert not r.flagged and not r.trials_flagged
+    assert not r.independent and not r.flagged and not r.mechanism_flagged
 
 
-def test_a_large_deficit_is_flagged():
-    """60 % of the noise missing (true μ_u ≈ 0.47/0.4 = 1.18 against μ_c ≈ 0.5): 600 canaries
-    (one per participant, so independent) read as trials give μ_lb ≈ 0.9 (Hoeffding's slack at
-    300 a side is 0.07 in AUC, 0.2 in μ), well above μ_c; the Gaussian fit's ε is above the
-    canaries' claim too."""
+def test_a_large_deficit_refutes_the_stated_mechanism():
+    """60 % of the noise missing (true μ_u ≈ 0.47/0.4 = 1.18 against μ_c ≈ 0.5): 600 canaries, one
+    per participant, so independent. Read as trials (Hoeffding's slack at about 300 a side: 0.07
+    in AUC, 0.2 in μ) they give μ_lb ≈ 0.9, above μ_c: the stated mechanism is refuted. The
+    shift estimate's μ̂ has s.e. √(1/300 + 1/300) ≈ 0.08, so a correct release stays below ε(δ)
+    of μ = 0.47 + 4 × 0.08 = 0.79 (3.3 at δ = 10⁻⁵); this one is far above it (about 5.6)."""
     r = canary_participant_audit(epsilon=4.0, d=30, participants=60, runs=10, noise_deficit=0.6, rng=1)
-    assert r.scores.size == 600 and r.run_epsilon > 4.0
-    assert r.trials is not None and r.trials_flagged
-    assert r.estimate is not None and r.estimate.epsilon > r.canary_epsilon
+    assert r.scores.size == 600 and r.run_epsilon > 4.0 and r.independent
+    assert r.trials is not None and r.trials.mu_lb > r.canary_mu and r.mechanism_flagged
+    assert r.estimate is not None and r.estimate.epsilon_shift > gaussian_epsilon(0.79, 1e-5)
 
 
 def _short_off_the_diagonal(monkeypatch, keep: float) -> None:
@@ -75,23 +78,27 @@ def _short_off_the_diagonal(monkeypatch, keep: float) -> None:
     monkeypatch.setattr(hosted_fed_bnsl, "release_covariance", broken)
 
 
+@pytest.mark.slow
 def test_noise_missing_off_the_diagonal_is_seen_here_and_not_by_isolated_canaries(monkeypatch):
-    """The coverage canary participants add. With 60 % of the off-diagonal noise missing, the
-    isolated canaries (diagonal entries only) score exactly as on the correct release; the canary
-    participants' noise along triu(uuᵀ), 95 % of it off the diagonal, shrinks to about half its
-    s.d., so their μ is about 0.97 against μ_c ≈ 0.5. Read as trials, 800 canaries (Hoeffding's
-    slack at about 400 a side: 0.06 in AUC) give μ_lb ≈ 0.7 and flag it (the correct release:
-    ``test_the_scores_carry_the_canaries_claimed_signal``)."""
+    """The coverage canary participants add. With 60 % of the off-diagonal noise missing (below
+    1/√2 of it: the privacy claim itself fails, on an off-diagonal pair), the isolated canaries
+    (diagonal entries only) score exactly as on the correct release; the canary participants'
+    noise along triu(uuᵀ), 95 % of it off the diagonal, shrinks to about half its s.d., so their
+    μ is about 0.97 against μ_c ≈ 0.52 (d = 30). Read as trials, 800 independent canaries
+    (Hoeffding's slack at about 400 a side: 0.06 in AUC) give μ_lb ≈ 0.65 (0.647 when written)
+    and refute the stated mechanism; the correct release on the same seed gives 0.29."""
     from dpbnsl.audits import covariance_one_run_audit
 
-    kw = dict(epsilon=4.0, canaries=10, runs=2, rng=0)
+    kw = dict(epsilon=4.0, d=30, participants=100, runs=8, rng=0)
+    ok = canary_participant_audit(**kw)
     iso_ok = covariance_one_run_audit(epsilon=4.0, d=20, participants=10, rng=0)
     _short_off_the_diagonal(monkeypatch, 0.4)
     bad = canary_participant_audit(**kw)
     iso_bad = covariance_one_run_audit(epsilon=4.0, d=20, participants=10, rng=0)
     np.testing.assert_allclose(iso_bad.scores, iso_ok.scores, rtol=0, atol=1e-8)
     assert not iso_bad.flagged and not iso_bad.trials_flagged
-    assert bad.trials is not None and bad.trials_flagged, bad.trials
+    assert bad.independent and not ok.mechanism_flagged
+    assert bad.mechanism_flagged and bad.trials is not None and bad.trials.mu_lb > bad.canary_mu
 
 
 def test_the_secure_release_is_read_from_its_decoded_sum():
@@ -101,7 +108,8 @@ def test_the_secure_release_is_read_from_its_decoded_sum():
         epsilon=4.0, learner="dp-fed-bnsl-secure", d=20, participants=8, canaries=3, runs=6, rng=2
     )
     assert r.scores.size == 144 and r.claimed_epsilon <= 4.0 and not r.flagged
-    assert 0.4 * r.claimed_mu < r.canary_mu < 0.6 * r.claimed_mu
+    assert math.sqrt(1 + 1 / 20) / 2 <= r.canary_mu / r.claimed_mu <= 1 / math.sqrt(2)
+    assert not r.independent and not r.mechanism_flagged
 
 
 def test_every_local_release_gives_the_same_scores_on_the_same_seed():
@@ -125,7 +133,8 @@ def test_the_warm_start_is_audited_against_its_share():
 
 def test_too_few_canaries_give_no_trial_readings():
     r = canary_participant_audit(epsilon=4.0, d=4, participants=1, rng=0)
-    assert r.trials is None and r.estimate is None and not r.trials_flagged and r.scores.size == 1
+    assert r.scores.size == 1 and r.estimate is None and not r.flagged and not r.mechanism_flagged
+    assert (r.trials is None) == (r.truths.size < 2)  # one canary: one side is empty
 
 
 @pytest.mark.parametrize(
@@ -150,14 +159,16 @@ def test_bad_settings_are_refused_before_any_run(kwargs, err, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_twenty_percent_deficit_is_flagged_when_the_canaries_are_read_as_trials():
-    """The issue's negative control: 20 runs of 40 participants × 30 canaries (24,000) at ε = 4.
-    With 20 % of the noise missing the canaries' average μ_u is 0.47/0.8 = 0.59, AUC
-    Φ(0.59/√2) = 0.662; Hoeffding's slack at 12,000 a side is 0.011, so μ_lb ≈ √2·Φ⁻¹(0.651) =
-    0.55 against μ_c ≈ 0.50 (a margin of 0.015 in AUC, four times the empirical AUC's standard
-    error of about 0.004). The correct run on the same seed stays below μ_c."""
-    kw = dict(epsilon=4.0, canaries=30, runs=20, rng=4)
+def test_a_twenty_percent_deficit_refutes_the_stated_mechanism():
+    """The issue's negative control, with independent canaries: 4,000 participants of one canary
+    each at ε = 4 (d = 30: μ_c ≈ 0.52). With 20 % of the noise missing the canaries' average μ_u
+    is 0.48/0.8 = 0.60, AUC Φ(0.60/√2) = 0.664; Hoeffding's slack at about 2,000 a side is
+    √(ln 20/4,000) = 0.027, so μ_lb ≈ √2·Φ⁻¹(0.637) = 0.50 — at the edge of μ_c. 16,000
+    canaries (slack 0.014) give μ_lb ≈ √2·Φ⁻¹(0.650) = 0.54, above μ_c by 0.02 in μ, 0.006 in AUC,
+    about twice the empirical AUC's s.e. (0.0026 at 8,000 a side). The correct release on the
+    same seed stays below μ_c (its μ_lb ≈ 0.41)."""
+    kw = dict(epsilon=4.0, d=30, participants=200, runs=80, rng=4)
     ok = canary_participant_audit(**kw)
-    assert ok.trials is not None and not ok.trials_flagged and not ok.flagged
+    assert ok.independent and ok.trials is not None and not ok.mechanism_flagged and not ok.flagged
     bad = canary_participant_audit(noise_deficit=0.2, **kw)
-    assert bad.trials is not None and bad.trials_flagged, (bad.trials.mu_lb, bad.canary_mu)
+    assert bad.trials is not None and bad.mechanism_flagged, (bad.trials.mu_lb, bad.canary_mu)

@@ -105,3 +105,46 @@ def test_bad_pairs_are_refused(kwargs, err):
     args = dict(m1=1.0, s1=1.0, m0=0.0, s0=1.0, delta=1e-5) | kwargs
     with pytest.raises(ValueError, match=err):
         normal_pair_epsilon(**args)
+
+
+def test_tiny_deltas_keep_the_narrow_normals_mass():
+    """At δ = 10⁻²⁰⁰ the narrow normal's mass on the region is far below the smallest float while
+    e^ε times it is not: the divergence is computed in logs. δ(ε̂) matches a 60-digit mpmath
+    evaluation of the same region's masses to 1e-6 (the region's end points are exact
+    quadratic roots, recomputed here)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    m1, s1, m0, s0, target = 0.0, 1.0, 0.0, 1.5, 1e-200
+    e = normal_pair_epsilon(m1, s1, m0, s0, target)
+    assert 569.0 < e < 570.5  # the mass dropped to 0 would give 570.70
+
+    def divergence(ma, sa, mb, sb):  # P = N(ma, sa²), Q = N(mb, sb²), zero means: |x| beyond a root
+        a = mpmath.mpf(1) / (2 * sb**2) - mpmath.mpf(1) / (2 * sa**2)
+        c = mpmath.log(mpmath.mpf(sb) / sa) - e
+        if a <= 0 and c <= 0:
+            return mpmath.mpf(0)
+        if a > 0:  # the tails |x| > r
+            r = mpmath.sqrt(-c / a) if c < 0 else mpmath.mpf(0)
+            p, q = 2 * mpmath.ncdf(-r / sa), 2 * mpmath.ncdf(-r / sb)
+        else:  # the centre |x| < r
+            r = mpmath.sqrt(-c / a)
+            p, q = 1 - 2 * mpmath.ncdf(-r / sa), 1 - 2 * mpmath.ncdf(-r / sb)
+        return max(mpmath.mpf(0), p - mpmath.exp(e) * q)
+
+    ref = max(divergence(m1, s1, m0, s0), divergence(m0, s0, m1, s1))
+    assert float(ref / mpmath.mpf(target)) == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "args, err",
+    [
+        ((0.0, 0.0, 0.0, 1.0, 1.0), "s1"),
+        ((0.0, 1.0, 0.0, -1.0, 1.0), "s0"),
+        ((0.0, 1.0, 0.0, 1.0, -1.0), "epsilon"),
+        ((math.nan, 1.0, 0.0, 1.0, 1.0), "m1"),
+        ((0.0, 1.0, 0.0, 1.0, math.nan), "epsilon"),
+    ],
+)
+def test_the_divergence_refuses_bad_arguments(args, err):
+    with pytest.raises(ValueError, match=err):
+        normal_pair_delta(*args)

@@ -41,15 +41,39 @@ def test_a_correct_release_is_not_flagged_and_a_large_deficit_is():
     assert (
         bad.flagged and bad.gdp.mu_lb > bad.claimed_mu and bad.claimed_epsilon == pytest.approx(4.0, abs=1e-3)
     )
-    assert bad.trials_flagged and bad.estimate is not None and bad.estimate.epsilon > 4.0
+    assert bad.trials_flagged and ok.estimate is not None and bad.estimate is not None
+    # the shift estimate's μ̂ has s.e. √(2/300) ≈ 0.08: about 0.925 for the correct release (ε 4.2
+    # on this seed), about 2.3 here (ε 12.5)
+    assert bad.estimate.epsilon_shift > 2 * ok.estimate.epsilon_shift
 
 
 def test_too_few_canaries_give_no_trial_readings():
-    """One canary (d = 2, one participant): neither side has two scores, so the readings that
-    treat canaries as trials are absent, and the one-run bounds are still given."""
+    """One canary (d = 2, one participant): one side is empty, so the readings that treat
+    canaries as trials are absent, and the one-run bounds are still given."""
     r = covariance_one_run_audit(epsilon=4.0, d=2, participants=1, rng=0)
     assert r.trials is None and r.estimate is None and not r.trials_flagged
     assert r.gdp.canaries == 1
+
+
+def test_a_noiseless_release_is_flagged_by_the_trials_reading(monkeypatch):
+    """Scores of exactly ±1 (no noise at all): no normal can be fitted, but the trials reading is
+    still made (AUC 1) and flags the claim, from 100 canaries (the one-run bounds, with two
+    guesses at the default 2 %, cannot)."""
+    from dpbnsl.learners.linear import hosted_fed_bnsl
+    from dpbnsl.mechanisms import clip_rows
+    from dpbnsl.mechanisms.covariance import release_covariance
+
+    def noiseless(X, *, clip_norm, multiplier, psd_floor, rng):  # recorded as noisy, sent exact
+        release = release_covariance(X, clip_norm=clip_norm, multiplier=multiplier, psd_floor=None, rng=rng)[
+            1
+        ]
+        Xc = clip_rows(X, norm=clip_norm)
+        return Xc.T @ Xc / X.shape[0], release
+
+    monkeypatch.setattr(hosted_fed_bnsl, "release_covariance", noiseless)
+    r = covariance_one_run_audit(epsilon=4.0, d=20, participants=10, rng=0)
+    assert set(np.round(r.scores, 8)) == {-1.0, 1.0} and r.estimate is None
+    assert r.trials is not None and r.trials_flagged
 
 
 def test_the_deficit_run_has_the_asked_multiplier():

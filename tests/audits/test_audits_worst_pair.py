@@ -160,21 +160,28 @@ def test_the_whole_run_game_is_a_likelihood_ratio_with_most_of_the_loss():
         run_game("dp-fed-sparse-bnsl", epsilon=1.0, delta=1e-5, trials=1, pair="worst")
 
 
-def test_the_whole_run_games_noise_deficit_keeps_the_claim_and_raises_the_loss():
-    """The negative control: the DP-PGCD releases use (1 − p)·m, the claim stays that of m, and
-    the loss is the deficient mechanism's. 300 runs per world (d = 6): E_D[e^ℓ] = 1 still holds
-    (it is the loss of the run as made), and the KL divergence under D′ rises from about 0.35 to
-    about 0.55 with 20 % of the noise missing (the KL of a Gaussian test scales as 1/(1 − p)²;
-    0.547 measured, and 4 standard errors of 300 runs, 4 × 0.06, still clear 0.3)."""
-    kw = dict(epsilon=4.0, delta=1e-5, d=6, rng=0)
-    ok = run_game("dp-fed-sparse-bnsl-worst", trials=1, **kw)
-    bad = run_game("dp-fed-sparse-bnsl-worst", trials=300, noise_deficit=0.2, **kw)
+def test_the_whole_run_games_noise_deficit_keeps_the_claim():
+    """The negative control: the DP-PGCD releases use (1 − p)·m, the claim stays that of m."""
+    kw = dict(epsilon=4.0, delta=1e-5, d=6, trials=2, rng=0)
+    ok = run_game("dp-fed-sparse-bnsl-worst", **kw)
+    bad = run_game("dp-fed-sparse-bnsl-worst", noise_deficit=0.2, **kw)
     assert bad.details["multiplier"] == pytest.approx(0.8 * ok.details["multiplier"])
     assert bad.claimed_epsilon == ok.claimed_epsilon and bad.details["noise_deficit"] == 0.2
-    assert _mean_within(np.exp(bad.scores0), 1.0)
-    assert bad.scores1.mean() > 0.3
     with pytest.raises(ValueError, match="noise_deficit"):
         run_game("dp-fed-sparse-bnsl-worst", epsilon=1.0, delta=1e-5, trials=1, noise_deficit=-0.5)
+
+
+@pytest.mark.slow
+def test_the_whole_run_games_noise_deficit_raises_the_loss():
+    """1,000 runs per world (d = 6): the loss is the deficient mechanism's, E_D[e^ℓ] = 1 within 4
+    standard errors, and its mean under D′ (the KL divergence) rises from about 0.35 to about
+    0.55 with 20 % of the noise missing (a Gaussian test's KL scales as 1/(1 − p)²). The s.e. of
+    the mean at 1,000 runs is about 0.033 (sd ≈ 1.03), so 0.45 is three of them from either."""
+    bad = run_game(
+        "dp-fed-sparse-bnsl-worst", epsilon=4.0, delta=1e-5, trials=1000, d=6, noise_deficit=0.2, rng=0
+    )
+    assert _mean_within(np.exp(bad.scores0), 1.0)
+    assert bad.scores1.mean() > 0.45
 
 
 @pytest.mark.slow
