@@ -159,13 +159,9 @@ def _unit_rows(k: int, d: int, gen: np.random.Generator) -> np.ndarray:
     return u / np.linalg.norm(u, axis=1, keepdims=True)
 
 
-def _upper(d: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(d)
-
-
 def _cosines(Delta: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """cos(triu(Δ), triu(uuᵀ)) for every row u of U, and ‖triu(uuᵀ)‖."""
-    iu = _upper(Delta.shape[0])
+    iu = np.triu_indices(Delta.shape[0])
     v = Delta[iu]
     T = U[:, iu[0]] * U[:, iu[1]]  # triu(uuᵀ) per canary
     norms = np.linalg.norm(T, axis=1)

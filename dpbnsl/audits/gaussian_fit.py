@@ -116,12 +116,16 @@ def _divergence(m1: float, s1: float, m0: float, s0: float, eps: float) -> float
 
 def normal_pair_delta(m1: float, s1: float, m0: float, s0: float, epsilon: float) -> float:
     """δ(ε) of the pair N(m1, s1²), N(m0, s0²): the larger divergence of the two directions."""
+    _check_pair(m1, s1, m0, s0)
+    e = check_real(epsilon, "epsilon", low=0.0)
+    return _delta(m1, s1, m0, s0, e)
+
+
+def _check_pair(m1: float, s1: float, m0: float, s0: float) -> None:
     for name, v in (("m1", m1), ("m0", m0)):
         check_real(v, name)
     for name, v in (("s1", s1), ("s0", s0)):
         check_real(v, name, low=0.0, low_open=True)
-    e = check_real(epsilon, "epsilon", low=0.0)
-    return _delta(m1, s1, m0, s0, e)
 
 
 def _delta(m1: float, s1: float, m0: float, s0: float, epsilon: float) -> float:
@@ -130,10 +134,7 @@ def _delta(m1: float, s1: float, m0: float, s0: float, epsilon: float) -> float:
 
 def normal_pair_epsilon(m1: float, s1: float, m0: float, s0: float, delta: float) -> float:
     """The least ε ≥ 0 with δ(ε) ≤ ``delta`` for the pair (∞ beyond ε = 1000)."""
-    for name, v in (("m1", m1), ("m0", m0)):
-        check_real(v, name)
-    for name, v in (("s1", s1), ("s0", s0)):
-        check_real(v, name, low=0.0, low_open=True)
+    _check_pair(m1, s1, m0, s0)
     dl = check_real(delta, "delta", low=0.0, high=1.0, low_open=True, high_open=True)
     # ε is invariant under x ↦ (x − m0)/S: work where the larger s.d. is 1 and m0 = 0
     S = max(s0, s1)
@@ -144,16 +145,16 @@ def normal_pair_epsilon(m1: float, s1: float, m0: float, s0: float, delta: float
     if not abs(shift) <= 1e6:  # a million standard deviations apart: ε(δ) is far beyond 1000
         return math.inf
     m1, s1, m0, s0 = shift, s1 / S, 0.0, s0 / S
-    if normal_pair_delta(m1, s1, m0, s0, 0.0) <= dl:
+    if _delta(m1, s1, m0, s0, 0.0) <= dl:
         return 0.0
     if _delta(m1, s1, m0, s0, _EPS_MAX) > dl:
         return math.inf
     lo, hi = 0.0, 1.0
-    while normal_pair_delta(m1, s1, m0, s0, hi) > dl:
+    while _delta(m1, s1, m0, s0, hi) > dl:
         lo, hi = hi, 2.0 * hi
     while hi - lo > 1e-10 * max(hi, 1.0):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if normal_pair_delta(m1, s1, m0, s0, mid) > dl else (lo, mid)
+        lo, hi = (mid, hi) if _delta(m1, s1, m0, s0, mid) > dl else (lo, mid)
     return hi
 
 
